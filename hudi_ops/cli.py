@@ -1,0 +1,248 @@
+"""The `hudi-ops` command: create, write, read and inspect tables with the local engine (no Spark).
+
+Exit codes: 0 ok, 2 bad input or usage, 3 write conflict, 4 lock timeout, 1 anything else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.json as pajson
+import pyarrow.parquet as pq
+
+from hudi_ops.config import load_props_file, parse_key_values
+from hudi_ops.errors import (
+    HudiOpsError,
+    InvalidInputError,
+    LockAcquisitionError,
+    TableExistsError,
+    TableNotFoundError,
+    WriteConflictError,
+)
+from hudi_ops.table import HudiTable
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CONFLICT, EXIT_LOCK_TIMEOUT = 0, 1, 2, 3, 4
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.run(args) or EXIT_OK
+    except WriteConflictError as e:
+        return _fail(e, EXIT_CONFLICT)
+    except LockAcquisitionError as e:
+        return _fail(e, EXIT_LOCK_TIMEOUT)
+    except (InvalidInputError, TableNotFoundError, TableExistsError) as e:
+        return _fail(e, EXIT_BAD_INPUT)
+    except HudiOpsError as e:
+        return _fail(e, EXIT_FAILED)
+
+
+def _fail(e: Exception, code: int) -> int:
+    print(f"hudi-ops: error: {e}", file=sys.stderr)
+    return code
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="hudi-ops", description="Apache Hudi tables, local engine.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    c = sub.add_parser("create", help="create an empty table (table version 8)")
+    c.add_argument("path")
+    c.add_argument("--name", required=True)
+    c.add_argument("--type", default="COPY_ON_WRITE", choices=["COPY_ON_WRITE", "MERGE_ON_READ"])
+    c.add_argument("--record-key", required=True, help="field, or comma-separated fields")
+    c.add_argument("--partition-field", default="", help="field, or comma-separated fields")
+    c.add_argument("--ordering-field", help="precombine field; enables EVENT_TIME_ORDERING")
+    c.add_argument("--merge-mode", choices=["EVENT_TIME_ORDERING", "COMMIT_TIME_ORDERING"])
+    c.add_argument("--hive-style", action="store_true", help="partition folders named field=value")
+    c.set_defaults(run=_create)
+
+    w = sub.add_parser("write", help="write a file of records in one commit")
+    w.add_argument("path")
+    w.add_argument("--operation", default="upsert", choices=["upsert", "insert", "bulk_insert", "delete"])
+    w.add_argument("--input", required=True, help="a .parquet, .jsonl/.json or .csv file")
+    _conf_args(w)
+    w.set_defaults(run=_write)
+
+    r = sub.add_parser("read", help="read the table (snapshot, as of an instant, or incremental)")
+    r.add_argument("path")
+    r.add_argument("--as-of", help="instant (yyyyMMddHHmmssSSS), ISO-8601 time or epoch millis")
+    r.add_argument("--incremental", action="store_true")
+    r.add_argument("--begin", help="incremental start (exclusive), a completion time")
+    r.add_argument("--end", help="incremental end (inclusive)")
+    r.add_argument("--read-optimized", action="store_true")
+    r.add_argument("--columns", help="comma-separated columns to return")
+    r.add_argument("--filter", action="append", default=[], metavar="'COL OP VALUE'",
+                   help="e.g. --filter 'city = sf' (ops: = != < <= > >= in 'not in')")
+    r.add_argument("--format", default="jsonl", choices=["jsonl", "parquet"])
+    r.add_argument("--output", help="file to write (default: standard output, jsonl only)")
+    r.set_defaults(run=_read)
+
+    for name, fn, text in (
+        ("timeline", _timeline, "list the instants of the active timeline"),
+        ("commits", _commits, "list completed commits with their statistics"),
+        ("file-groups", _file_groups, "list file groups and their latest slice"),
+    ):
+        s = sub.add_parser(name, help=text)
+        s.add_argument("path")
+        s.add_argument("--json", action="store_true")
+        s.set_defaults(run=fn)
+    return p
+
+
+def _conf_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--props", help="a properties file of hoodie.* options")
+    p.add_argument("--hoodie-conf", action="append", default=[], metavar="K=V")
+
+
+def _options(args: argparse.Namespace) -> dict[str, str]:
+    out: dict[str, str] = {}
+    if args.props:
+        out.update(load_props_file(Path(args.props).read_text()))
+    out.update(parse_key_values(args.hoodie_conf))
+    return out
+
+
+def _create(args: argparse.Namespace) -> int:
+    table = HudiTable.create(
+        args.path,
+        name=args.name,
+        table_type=args.type,
+        record_key=[k for k in args.record_key.split(",") if k],
+        partition_fields=[f for f in args.partition_field.split(",") if f],
+        ordering_field=args.ordering_field,
+        merge_mode=args.merge_mode,
+        hive_style=args.hive_style,
+    )
+    _emit({"created": table.base_path, "table_version": table.properties.table_version})
+    return EXIT_OK
+
+
+def read_input(path: str) -> pa.Table:
+    p = Path(path)
+    if not p.exists():
+        raise InvalidInputError(f"input file {path!r} does not exist")
+    suffix = p.suffix.lower()
+    try:
+        if suffix == ".parquet":
+            return pq.read_table(p)
+        if suffix in (".json", ".jsonl", ".ndjson"):
+            return pajson.read_json(p)
+        if suffix == ".csv":
+            return pacsv.read_csv(p)
+    except pa.ArrowInvalid as e:
+        raise InvalidInputError(f"cannot parse {path!r}: {e}") from None
+    raise InvalidInputError(f"input {path!r} must end in .parquet, .json, .jsonl or .csv")
+
+
+def _write(args: argparse.Namespace) -> int:
+    table = HudiTable.open(args.path)
+    result = table.write(read_input(args.input), args.operation, options=_options(args))
+    _emit(result.to_dict())
+    return EXIT_OK
+
+
+def _parse_filter(text: str) -> tuple[str, str, str]:
+    parts = text.split(None, 1)
+    if len(parts) == 2:
+        rest = parts[1]
+        for op in ("not in ", "in ", "<=", ">=", "!=", "==", "=", "<", ">"):
+            if rest.lower().startswith(op):
+                return parts[0], op.strip(), rest[len(op):].strip()
+    raise InvalidInputError(f"--filter {text!r} must be 'COLUMN OP VALUE', e.g. 'city = sf'")
+
+
+def _read(args: argparse.Namespace) -> int:
+    table = HudiTable.open(args.path)
+    columns = [c for c in args.columns.split(",") if c] if args.columns else None
+    filters = [_parse_filter(f) for f in args.filter]
+    if args.incremental:
+        if not args.begin:
+            raise InvalidInputError("--incremental needs --begin (a completion time; see `hudi-ops timeline`)")
+        data = table.incremental(args.begin, args.end, columns=columns, filters=filters)
+    else:
+        data = table.read(as_of=args.as_of, columns=columns, filters=filters, read_optimized=args.read_optimized)
+    if args.format == "parquet":
+        if not args.output:
+            raise InvalidInputError("--format parquet needs --output FILE")
+        pq.write_table(data, args.output)
+        return EXIT_OK
+    out = open(args.output, "w") if args.output else sys.stdout  # noqa: SIM115 - stdout must not be closed
+    try:
+        for row in data.to_pylist():
+            out.write(json.dumps(row, default=str) + "\n")
+    finally:
+        if args.output:
+            out.close()
+    return EXIT_OK
+
+
+def _timeline(args: argparse.Namespace) -> int:
+    tl = HudiTable.open(args.path).timeline()
+    rows = [
+        {"requested": i.requested_time, "action": i.action, "state": i.state.name,
+         "completed": i.completion_time, "file": i.file_name}
+        for i in tl
+    ]
+    _table_out(rows, args.json, ["requested", "action", "state", "completed", "file"])
+    return EXIT_OK
+
+
+def _commits(args: argparse.Namespace) -> int:
+    tl = HudiTable.open(args.path).timeline()
+    rows = []
+    for i in tl.completed_writes():
+        m = tl.commit_metadata(i)
+        stats = list(m.write_stats())
+        rows.append({
+            "instant": i.requested_time, "completed": tl.completion_time(i), "action": i.action,
+            "operation": m.operation_type, "files": len(stats),
+            "writes": sum(s.num_writes or 0 for s in stats), "inserts": sum(s.num_inserts or 0 for s in stats),
+            "updates": sum(s.num_update_writes or 0 for s in stats), "deletes": sum(s.num_deletes or 0 for s in stats),
+            "bytes": sum(s.total_write_bytes or 0 for s in stats),
+        })
+    _table_out(rows, args.json, ["instant", "completed", "action", "operation", "files", "writes", "inserts",
+                                 "updates", "deletes", "bytes"])
+    return EXIT_OK
+
+
+def _file_groups(args: argparse.Namespace) -> int:
+    view = HudiTable.open(args.path).file_system_view()
+    rows = []
+    for g in view.file_groups():
+        s = g.latest_slice
+        assert s is not None
+        rows.append({
+            "partition": g.id.partition_path, "file_id": g.id.file_id, "slices": len(g.slices),
+            "base_instant": s.base_instant, "base_file": s.base_file.name.file_name if s.base_file else None,
+            "log_files": len(s.log_files), "bytes": s.total_size,
+        })
+    _table_out(rows, args.json, ["partition", "file_id", "slices", "base_instant", "log_files", "bytes"])
+    return EXIT_OK
+
+
+def _emit(obj: dict[str, Any]) -> None:
+    print(json.dumps(obj, default=str))
+
+
+def _table_out(rows: list[dict[str, Any]], as_json: bool, cols: list[str]) -> None:
+    if as_json:
+        print(json.dumps(rows, default=str, indent=1))
+        return
+    widths = {c: max([len(c), *(len(str(r.get(c))) for r in rows)]) for c in cols}
+    print("  ".join(c.ljust(widths[c]) for c in cols))
+    for r in rows:
+        print("  ".join(str(r.get(c)).ljust(widths[c]) for c in cols))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

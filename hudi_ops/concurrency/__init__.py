@@ -1,0 +1,1 @@
+"""Coordination between writers: markers, heartbeats, locks, conflict resolution."""

@@ -1,0 +1,203 @@
+"""Typed `hoodie.*` configuration keys with Hudi's names and defaults, and their resolution.
+
+Precedence, lowest first: built-in defaults < hoodie.properties < --props file < explicit options.
+`HoodieConfig` is an immutable mapping of raw strings; `get(KEY)` parses and validates one key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Generic, TypeVar
+
+from hudi_ops.errors import ConfigError
+
+T = TypeVar("T")
+
+
+def _parse_bool(text: str) -> bool:
+    low = text.strip().lower()
+    if low in ("true", "1", "yes"):
+        return True
+    if low in ("false", "0", "no"):
+        return False
+    raise ValueError("expected true or false")
+
+
+def _parse_list(text: str) -> tuple[str, ...]:
+    return tuple(p.strip() for p in text.split(",") if p.strip())
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigKey(Generic[T]):
+    """One `hoodie.*` key: its exact name, Hudi's default, a parser and accepted older names."""
+
+    name: str
+    default: T | None
+    parse: Callable[[str], T]
+    doc: str = ""
+    aliases: tuple[str, ...] = ()
+    choices: tuple[str, ...] = ()
+
+    def from_text(self, text: str) -> T:
+        if self.choices and text.upper() not in self.choices:
+            raise ConfigError(f"{self.name}={text!r} is not valid; use one of {', '.join(self.choices)}")
+        try:
+            return self.parse(text.upper() if self.choices else text)
+        except ValueError as e:
+            raise ConfigError(f"{self.name}={text!r} is not valid: {e}") from None
+
+
+def str_key(name: str, default: str | None = None, doc: str = "", **kw: object) -> ConfigKey[str]:
+    return ConfigKey(name, default, str, doc, **kw)  # type: ignore[arg-type]
+
+
+def int_key(name: str, default: int | None, doc: str = "", **kw: object) -> ConfigKey[int]:
+    return ConfigKey(name, default, int, doc, **kw)  # type: ignore[arg-type]
+
+
+def float_key(name: str, default: float | None, doc: str = "") -> ConfigKey[float]:
+    return ConfigKey(name, default, float, doc)
+
+
+def bool_key(name: str, default: bool | None, doc: str = "", **kw: object) -> ConfigKey[bool]:
+    return ConfigKey(name, default, _parse_bool, doc, **kw)  # type: ignore[arg-type]
+
+
+def list_key(name: str, doc: str = "", **kw: object) -> ConfigKey[tuple[str, ...]]:
+    return ConfigKey(name, (), _parse_list, doc, **kw)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class HoodieConfig:
+    """An immutable set of raw `hoodie.*` values; typed access through `get(key)`."""
+
+    values: Mapping[str, str] = field(default_factory=dict)
+
+    def get(self, key: ConfigKey[T]) -> T | None:
+        for name in (key.name, *key.aliases):
+            text = self.values.get(name)
+            if text is not None and text != "":
+                return key.from_text(text)
+        return key.default
+
+    def require(self, key: ConfigKey[T]) -> T:
+        value = self.get(key)
+        if value is None or value == ():
+            raise ConfigError(f"{key.name} is required: set it with --hoodie-conf {key.name}=...")
+        return value
+
+    def get_raw(self, name: str) -> str | None:
+        return self.values.get(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.values
+
+    def merged(self, *overrides: Mapping[str, str] | None) -> HoodieConfig:
+        """A new config where later mappings win over earlier ones and over this one."""
+        out = dict(self.values)
+        for o in overrides:
+            if o:
+                out.update({k: str(v) for k, v in o.items()})
+        return HoodieConfig(out)
+
+    def with_values(self, **pairs: str) -> HoodieConfig:
+        return self.merged(pairs)
+
+
+def parse_key_values(items: Iterable[str]) -> dict[str, str]:
+    """Parse `k=v` strings (the CLI's --hoodie-conf) into a dict, naming the malformed one."""
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--hoodie-conf {item!r} is not key=value; write e.g. hoodie.table.name=trips")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def load_props_file(text: str) -> dict[str, str]:
+    """Parse a Java-properties style --props file (`k=v` lines, `#` comments)."""
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        s = line.strip()
+        if not s or s.startswith(("#", "!")):
+            continue
+        key, _, value = s.partition("=")
+        out[key.strip()] = value.strip()
+    return out
+
+
+class WriteConfig:
+    """Write-client keys (HoodieWriteConfig and friends) with Hudi's defaults."""
+
+    TABLE_NAME = str_key("hoodie.table.name", aliases=("hoodie.datasource.write.table.name",))
+    RECORD_KEY_FIELD = list_key("hoodie.datasource.write.recordkey.field", doc="record key column(s)")
+    PARTITION_PATH_FIELD = list_key("hoodie.datasource.write.partitionpath.field", doc="partition column(s)")
+    ORDERING_FIELD = str_key(
+        "hoodie.datasource.write.precombine.field", None, "field that decides which record wins",
+        aliases=("hoodie.table.ordering.fields", "hoodie.table.precombine.field"),
+    )
+    HIVE_STYLE_PARTITIONING = bool_key("hoodie.datasource.write.hive_style_partitioning", False)
+    URL_ENCODE_PARTITIONING = bool_key("hoodie.datasource.write.partitionpath.urlencode", False)
+    OPERATION = str_key(
+        "hoodie.datasource.write.operation", "upsert",
+    )
+    RECORD_MERGE_MODE = str_key(
+        "hoodie.record.merge.mode", None, "EVENT_TIME_ORDERING or COMMIT_TIME_ORDERING",
+        choices=("EVENT_TIME_ORDERING", "COMMIT_TIME_ORDERING"),
+    )
+    COMBINE_BEFORE_INSERT = bool_key("hoodie.combine.before.insert", False)
+    COMBINE_BEFORE_UPSERT = bool_key("hoodie.combine.before.upsert", True)
+    COMBINE_BEFORE_DELETE = bool_key("hoodie.combine.before.delete", True)
+    INDEX_TYPE = str_key("hoodie.index.type", "SIMPLE", choices=("SIMPLE", "BLOOM", "GLOBAL_SIMPLE"))
+    BLOOM_FILTER_TYPE = str_key("hoodie.bloom.index.filter.type", "DYNAMIC_V0", choices=("DYNAMIC_V0", "SIMPLE"))
+    BLOOM_NUM_ENTRIES = int_key("hoodie.index.bloom.num_entries", 60000)
+    BLOOM_FPP = float_key("hoodie.index.bloom.fpp", 0.000000001)
+    BLOOM_DYNAMIC_MAX_ENTRIES = int_key("hoodie.bloom.index.filter.dynamic.max.entries", 100000)
+    BLOOM_PRUNE_BY_RANGES = bool_key("hoodie.bloom.index.prune.by.ranges", True)
+    PARQUET_MAX_FILE_SIZE = int_key("hoodie.parquet.max.file.size", 120 * 1024 * 1024)
+    PARQUET_SMALL_FILE_LIMIT = int_key("hoodie.parquet.small.file.limit", 100 * 1024 * 1024)
+    PARQUET_BLOCK_SIZE = int_key("hoodie.parquet.block.size", 120 * 1024 * 1024)
+    PARQUET_PAGE_SIZE = int_key("hoodie.parquet.page.size", 1024 * 1024)
+    PARQUET_COMPRESSION = str_key(
+        "hoodie.parquet.compression.codec", "gzip", choices=("GZIP", "SNAPPY", "ZSTD", "UNCOMPRESSED", "LZ4")
+    )
+    RECORD_SIZE_ESTIMATE = int_key("hoodie.copyonwrite.record.size.estimate", 1024)
+    INSERT_SPLIT_SIZE = int_key("hoodie.copyonwrite.insert.split.size", 500000)
+    AUTO_TUNE_INSERT_SPLITS = bool_key("hoodie.copyonwrite.insert.auto.split", True)
+    DATABASE_NAME = str_key("hoodie.database.name", "default")
+    METADATA_ENABLE = bool_key("hoodie.metadata.enable", False)
+    POPULATE_META_FIELDS = bool_key("hoodie.populate.meta.fields", True)
+
+
+class TableConfigKeys:
+    """Keys stored in hoodie.properties (HoodieTableConfig) with Hudi 1.0's names."""
+
+    NAME = str_key("hoodie.table.name")
+    TYPE = str_key("hoodie.table.type", "COPY_ON_WRITE", choices=("COPY_ON_WRITE", "MERGE_ON_READ"))
+    VERSION = int_key("hoodie.table.version", None)
+    INITIAL_VERSION = int_key("hoodie.table.initial.version", None)
+    TIMELINE_LAYOUT_VERSION = int_key("hoodie.timeline.layout.version", None)
+    TIMELINE_PATH = str_key("hoodie.timeline.path", "timeline")
+    TIMELINE_HISTORY_PATH = str_key("hoodie.timeline.history.path", "history")
+    ARCHIVELOG_FOLDER = str_key("hoodie.archivelog.folder", "archived")
+    RECORD_KEY_FIELDS = list_key("hoodie.table.recordkey.fields")
+    PARTITION_FIELDS = list_key("hoodie.table.partition.fields")
+    PRECOMBINE_FIELD = str_key("hoodie.table.precombine.field", aliases=("hoodie.table.ordering.fields",))
+    KEYGEN_TYPE = str_key("hoodie.table.keygenerator.type")
+    KEYGEN_CLASS = str_key("hoodie.table.keygenerator.class")
+    HIVE_STYLE_PARTITIONING = bool_key("hoodie.datasource.write.hive_style_partitioning", False)
+    URL_ENCODE_PARTITIONING = bool_key("hoodie.datasource.write.partitionpath.urlencode", False)
+    DROP_PARTITION_COLUMNS = bool_key("hoodie.datasource.write.drop.partition.columns", False)
+    POPULATE_META_FIELDS = bool_key("hoodie.populate.meta.fields", True)
+    RECORD_MERGE_MODE = str_key("hoodie.record.merge.mode")
+    RECORD_MERGE_STRATEGY_ID = str_key("hoodie.record.merge.strategy.id")
+    PAYLOAD_CLASS = str_key("hoodie.compaction.payload.class")
+    TIMELINE_TIMEZONE = str_key("hoodie.table.timeline.timezone", "LOCAL")
+    DATABASE_NAME = str_key("hoodie.database.name")
+    CREATE_SCHEMA = str_key("hoodie.table.create.schema")
+    BASE_FILE_FORMAT = str_key("hoodie.table.base.file.format", "PARQUET")
+    METADATA_PARTITIONS = list_key("hoodie.table.metadata.partitions")
+    METADATA_PARTITIONS_INFLIGHT = list_key("hoodie.table.metadata.partitions.inflight")
+    CHECKSUM = int_key("hoodie.table.checksum", None)

@@ -1,0 +1,1 @@
+"""Where write work runs: the engine interface and its local (in-process) implementation."""

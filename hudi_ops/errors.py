@@ -1,0 +1,85 @@
+"""The one exception tree of hudi-ops: every error a user can see derives from HudiOpsError."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+class HudiOpsError(Exception):
+    """Root of every hudi-ops error."""
+
+
+class TableNotFoundError(HudiOpsError):
+    """No Hudi table (no .hoodie/hoodie.properties) at the given path."""
+
+    def __init__(self, base_path: str) -> None:
+        super().__init__(
+            f"no Hudi table at {base_path!r}: .hoodie/hoodie.properties is missing; "
+            "create one with `hudi-ops create` or HudiTable.create(...)"
+        )
+        self.base_path = base_path
+
+
+class TableExistsError(HudiOpsError):
+    """A table already exists where one was to be created."""
+
+    def __init__(self, base_path: str) -> None:
+        super().__init__(f"a Hudi table already exists at {base_path!r}; open it instead of creating it")
+        self.base_path = base_path
+
+
+class InvalidTableError(HudiOpsError):
+    """The table on storage is malformed or of a version/layout hudi-ops cannot handle."""
+
+
+class InvalidInputError(HudiOpsError):
+    """Bad user input: null or missing keys, schema mismatch, bad config. The message names the fix."""
+
+
+class ConfigError(InvalidInputError):
+    """A hoodie.* option has a bad value or contradicts another one."""
+
+
+class TimelineError(HudiOpsError):
+    """The timeline is in a state that forbids the requested transition."""
+
+    def __init__(self, message: str, *, instant: str | None = None) -> None:
+        super().__init__(message)
+        self.instant = instant
+
+
+class ConcurrencyError(HudiOpsError):
+    """Base of the retryable commit failures caused by other writers."""
+
+
+class WriteConflictError(ConcurrencyError):
+    """Our instant touched file groups that a concurrent instant committed first."""
+
+    def __init__(self, instant: str, conflicting_instant: str, file_ids: Iterable[str]) -> None:
+        self.instant = instant
+        self.conflicting_instant = conflicting_instant
+        self.file_ids = tuple(sorted(file_ids))
+        super().__init__(
+            f"write conflict: instant {instant} and committed instant {conflicting_instant} both wrote "
+            f"file groups {', '.join(self.file_ids)}; nothing of {instant} is visible, retry the write"
+        )
+
+
+class LockAcquisitionError(ConcurrencyError):
+    """The table lock could not be taken in time."""
+
+
+class HeartbeatExpiredError(ConcurrencyError):
+    """The writer's heartbeat expired, so other writers may roll its instant back."""
+
+
+class TableServiceError(HudiOpsError):
+    """A table service (clean, compact, cluster, archive, rollback) failed."""
+
+
+class StorageError(HudiOpsError):
+    """A file operation on the table's storage failed."""
+
+
+class FileAlreadyExistsError(StorageError):
+    """An immutable file that was to be created exists already."""

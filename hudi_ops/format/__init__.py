@@ -1,0 +1,1 @@
+"""The Hudi table format, with no engine: properties, timeline, metadata, file names, views, files."""

@@ -1,0 +1,1 @@
+"""Readers: snapshot, time travel, incremental and read-optimized queries, all returning Arrow."""

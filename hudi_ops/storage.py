@@ -1,0 +1,167 @@
+"""The table's storage: a base path on a pyarrow file system, addressed by table-relative paths.
+
+Every module reads and writes table files through `Storage`, so the table can live on a local folder,
+HDFS or an object store without the format code knowing which.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import uuid
+from dataclasses import dataclass
+
+import pyarrow.fs as pafs
+
+from hudi_ops.errors import FileAlreadyExistsError, StorageError
+
+
+@dataclass(frozen=True, slots=True)
+class FileInfo:
+    """One listed file: its path relative to the table's base path, size and modification time."""
+
+    path: str
+    size: int
+    mtime_ms: int
+
+    @property
+    def name(self) -> str:
+        return posixpath.basename(self.path)
+
+
+class Storage:
+    """A Hudi table's base path on a pyarrow file system; all paths given to it are relative."""
+
+    def __init__(self, fs: pafs.FileSystem, root: str, uri: str) -> None:
+        self.fs = fs
+        self.root = root.rstrip("/") or "/"
+        self.uri = uri
+
+    @classmethod
+    def for_uri(cls, uri: str | os.PathLike[str]) -> Storage:
+        text = os.fspath(uri)
+        if "://" not in text:
+            text = os.path.abspath(text)
+            return cls(pafs.LocalFileSystem(), text, text)
+        fs, root = pafs.FileSystem.from_uri(text)
+        return cls(fs, root, text)
+
+    @property
+    def is_local(self) -> bool:
+        return isinstance(self.fs, pafs.LocalFileSystem)
+
+    def full_path(self, rel: str) -> str:
+        return posixpath.join(self.root, rel) if rel else self.root
+
+    def uri_of(self, rel: str) -> str:
+        """The path as other engines name it: absolute for local tables, scheme-qualified otherwise."""
+        if self.is_local:
+            return self.full_path(rel)
+        return posixpath.join(self.uri.rstrip("/"), rel) if rel else self.uri
+
+    # -- reading -----------------------------------------------------------------------------------
+
+    def exists(self, rel: str) -> bool:
+        return self.fs.get_file_info(self.full_path(rel)).type != pafs.FileType.NotFound
+
+    def is_dir(self, rel: str) -> bool:
+        return self.fs.get_file_info(self.full_path(rel)).type == pafs.FileType.Directory
+
+    def read_bytes(self, rel: str) -> bytes:
+        try:
+            with self.fs.open_input_stream(self.full_path(rel)) as f:
+                return f.read()
+        except FileNotFoundError:
+            raise
+        except OSError as e:
+            raise StorageError(f"cannot read {self.uri_of(rel)}: {e}") from e
+
+    def info(self, rel: str) -> FileInfo:
+        i = self.fs.get_file_info(self.full_path(rel))
+        if i.type == pafs.FileType.NotFound:
+            raise FileNotFoundError(self.uri_of(rel))
+        return FileInfo(rel, i.size or 0, _mtime_ms(i))
+
+    def list_files(self, rel_dir: str) -> list[FileInfo]:
+        """Files (not folders) directly inside `rel_dir`; empty when the folder does not exist."""
+        return [f for f, is_dir in self._list(rel_dir) if not is_dir]
+
+    def list_dirs(self, rel_dir: str) -> list[str]:
+        """Relative paths of the folders directly inside `rel_dir`."""
+        return [f.path for f, is_dir in self._list(rel_dir) if is_dir]
+
+    def walk_files(self, rel_dir: str = "") -> list[FileInfo]:
+        """Every file below `rel_dir`, at any depth, in one listing call."""
+        base = self.full_path(rel_dir).rstrip("/")
+        selector = pafs.FileSelector(base, allow_not_found=True, recursive=True)
+        out = []
+        for i in self.fs.get_file_info(selector):
+            if i.type == pafs.FileType.File:
+                sub = i.path[len(base) + 1:] if i.path.startswith(base + "/") else posixpath.basename(i.path)
+                out.append(FileInfo(posixpath.join(rel_dir, sub) if rel_dir else sub, i.size or 0, _mtime_ms(i)))
+        return out
+
+    def _list(self, rel_dir: str) -> list[tuple[FileInfo, bool]]:
+        selector = pafs.FileSelector(self.full_path(rel_dir), allow_not_found=True, recursive=False)
+        out = []
+        for i in self.fs.get_file_info(selector):
+            rel = posixpath.join(rel_dir, posixpath.basename(i.path)) if rel_dir else posixpath.basename(i.path)
+            out.append((FileInfo(rel, i.size or 0, _mtime_ms(i)), i.type == pafs.FileType.Directory))
+        return out
+
+    # -- writing -----------------------------------------------------------------------------------
+
+    def makedirs(self, rel_dir: str) -> None:
+        self.fs.create_dir(self.full_path(rel_dir), recursive=True)
+
+    def write_bytes(self, rel: str, data: bytes) -> None:
+        """Write (or overwrite) a mutable file, such as a heartbeat."""
+        self.makedirs(posixpath.dirname(rel))
+        with self.fs.open_output_stream(self.full_path(rel)) as f:
+            f.write(data)
+
+    def create_new(self, rel: str, data: bytes) -> None:
+        """Create an immutable file atomically; fail with FileAlreadyExistsError if it exists.
+
+        Locally the content is written to a private temporary file and hard-linked into place, so
+        readers never see a half-written file and two creators cannot both succeed. Other file
+        systems get an existence check and a single write (one PUT on object stores).
+        """
+        self.makedirs(posixpath.dirname(rel))
+        target = self.full_path(rel)
+        if self.is_local:
+            tmp = f"{target}.{uuid.uuid4().hex}.tmp"
+            with open(tmp, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            try:
+                os.link(tmp, target)
+            except FileExistsError:
+                raise FileAlreadyExistsError(f"{self.uri_of(rel)} exists already") from None
+            finally:
+                os.unlink(tmp)
+            return
+        if self.exists(rel):
+            raise FileAlreadyExistsError(f"{self.uri_of(rel)} exists already")
+        with self.fs.open_output_stream(target) as f:
+            f.write(data)
+
+    def delete_file(self, rel: str, *, missing_ok: bool = True) -> bool:
+        """Delete one file; returns whether it existed."""
+        try:
+            self.fs.delete_file(self.full_path(rel))
+            return True
+        except FileNotFoundError:
+            if missing_ok:
+                return False
+            raise
+
+    def delete_dir(self, rel_dir: str) -> None:
+        if self.exists(rel_dir):
+            self.fs.delete_dir(self.full_path(rel_dir))
+
+
+def _mtime_ms(info: pafs.FileInfo) -> int:
+    m = info.mtime_ns
+    return int(m // 1_000_000) if m is not None else 0
