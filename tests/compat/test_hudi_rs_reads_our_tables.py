@@ -34,6 +34,7 @@ class Scenario:
     partition_fields: tuple[str, ...]
     hive_style: bool
     ordering: bool  # event-time ordering on `ts`; else commit-time ordering
+    table_type: str = "COPY_ON_WRITE"
 
     def __str__(self) -> str:
         return self.name
@@ -46,6 +47,8 @@ SCENARIOS = [
     Scenario("nonpartitioned-complex-committime", ("id", "kind"), (), False, False),
     Scenario("two-level-hive-complex-eventtime", ("id", "kind"), ("city", "kind"), True, True),
     Scenario("partitioned-plain-complex-eventtime", ("id", "kind"), ("city",), False, True),
+    # MERGE_ON_READ written as deltacommits of base files (log files come with the MOR write path)
+    Scenario("mor-partitioned-hive-simple-eventtime", ("id",), ("city",), True, True, "MERGE_ON_READ"),
 ]
 
 CITIES = ("sf", "nyc", "chennai")
@@ -116,7 +119,7 @@ def written(request, tmp_path):
     table = HudiTable.create(
         tmp_path / "t", name="compat_" + sc.name.replace("-", "_"), record_key=list(sc.key_fields),
         partition_fields=list(sc.partition_fields), hive_style=sc.hive_style,
-        ordering_field="ts" if sc.ordering else None,
+        ordering_field="ts" if sc.ordering else None, table_type=sc.table_type,
     )
     model = TableModel(sc.key_fields, sc.partition_fields, sc.hive_style, "ts" if sc.ordering else None)
     steps: list[tuple[str, list[dict[str, Any]]]] = [
@@ -169,7 +172,8 @@ def test_incremental_reads_between_completion_times_match(written):
 def test_timeline_is_what_hudi_rs_sees(written):
     table, model = written
     rs = hudi.HudiTable(table.base_path)
-    commits = [i.timestamp for i in rs.get_timeline().get_completed_commits()]
+    tl = rs.get_timeline()
+    commits = [i.timestamp for i in (tl.get_completed_deltacommits() if rs.is_mor else tl.get_completed_commits())]
     assert commits == [req for req, _, _ in model.history]
     assert rs.table_name == table.properties.table_name
     assert _completion_times(table) == {req: comp for req, comp, _ in model.history}
