@@ -55,13 +55,16 @@ class ConcurrencyError(HudiOpsError):
 class WriteConflictError(ConcurrencyError):
     """Our instant touched file groups that a concurrent instant committed first."""
 
-    def __init__(self, instant: str, conflicting_instant: str, file_ids: Iterable[str]) -> None:
+    def __init__(
+        self, instant: str, conflicting_instant: str, file_ids: Iterable[str], *, reason: str | None = None
+    ) -> None:
         self.instant = instant
         self.conflicting_instant = conflicting_instant
         self.file_ids = tuple(sorted(file_ids))
+        why = reason or f"committed instant {conflicting_instant} also wrote them"
         super().__init__(
-            f"write conflict: instant {instant} and committed instant {conflicting_instant} both wrote "
-            f"file groups {', '.join(self.file_ids)}; nothing of {instant} is visible, retry the write"
+            f"write conflict on file groups {', '.join(self.file_ids)}: {why}; "
+            f"nothing of instant {instant} is visible, retry the write"
         )
 
 

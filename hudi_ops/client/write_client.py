@@ -29,11 +29,12 @@ from hudi_ops.concurrency.markers import WriteMarkers
 from hudi_ops.config import WriteConfig, int_key
 from hudi_ops.engine.base import Engine
 from hudi_ops.engine.local import LocalEngine
-from hudi_ops.errors import InvalidInputError, TimelineError
+from hudi_ops.errors import InvalidInputError, TimelineError, WriteConflictError
 from hudi_ops.format.avro_schema import arrow_to_avro, schema_to_json
 from hudi_ops.format.commit_metadata import CommitMetadata, WriteStat
 from hudi_ops.format.file_group import BaseFile
 from hudi_ops.format.file_names import new_file_id
+from hudi_ops.format.fs_view import FileSystemView
 from hudi_ops.format.instant import Instant, InstantTimeGenerator, State
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.format.meta_fields import RECORD_KEY
@@ -154,7 +155,7 @@ class WriteClient:
             )
         if isinstance(batch, pa.RecordBatch):
             batch = pa.Table.from_batches([batch])
-        plan = self._plan(batch, timeline, operation)
+        plan = self._plan(batch, timeline, operation, instant)
         pending.operation, pending.schema = operation, plan.context_schema
         transition_to_inflight(timeline, requested[0], self._workload_profile(plan, operation).to_avro_bytes())
         ctx = self._context(instant, plan.context_schema)
@@ -223,7 +224,7 @@ class WriteClient:
 
     # -- planning ----------------------------------------------------------------------------------
 
-    def _plan(self, batch: pa.Table, timeline: Timeline, operation: WriteOperation) -> _Plan:
+    def _plan(self, batch: pa.Table, timeline: Timeline, operation: WriteOperation, instant: str) -> _Plan:
         is_delete = operation is WriteOperation.DELETE
         table_schema = self.meta.table_schema(timeline)
         if is_delete and table_schema is None:
@@ -252,9 +253,14 @@ class WriteClient:
                 self.meta.storage, base_files, partitions, keys,
                 index_type=self.config.get(WriteConfig.INDEX_TYPE) or "SIMPLE",
             )
+            _refuse_pending_clustering(view, {f for f in located if f is not None}, instant)
         else:
             located = np.full(records.num_rows, None, dtype=object)
-        return _Planner(self, timeline, base_files, operation).plan(records, partitions, located, schema)
+        # a file group that a pending compaction or clustering will rewrite takes no new inserts
+        busy = {g.file_id for g in (*view.pending_clustering, *view.pending_compaction)}
+        packable = [b for b in base_files if b.file_id not in busy]
+        planner = _Planner(self, timeline, base_files, packable, operation)
+        return planner.plan(records, partitions, located, schema)
 
     def _combine(self, operation: WriteOperation) -> bool:
         key = {
@@ -328,10 +334,14 @@ class _TaskRunner:
 class _Planner:
     """Turns tagged records into one write task per file group."""
 
-    def __init__(self, client: WriteClient, timeline: Timeline, base_files: list[BaseFile], op: WriteOperation):
+    def __init__(
+        self, client: WriteClient, timeline: Timeline, base_files: list[BaseFile], packable: list[BaseFile],
+        op: WriteOperation,
+    ) -> None:
         self.client = client
         self.timeline = timeline
         self.base_files = {b.file_id: b for b in base_files}
+        self.packable = packable
         self.op = op
 
     def plan(self, records: pa.Table, partitions: pa.Array, located: np.ndarray, schema: pa.Schema) -> _Plan:
@@ -348,7 +358,7 @@ class _Planner:
             for p in sorted(set(parts[~has_loc])):
                 rows = np.nonzero((parts == p) & ~has_loc)[0]
                 insert_rows[p] = rows
-                small = [b for b in self.base_files.values() if b.partition_path == p]
+                small = [b for b in self.packable if b.partition_path == p]
                 inserts.extend(assign_inserts(
                     p, len(rows), small, avg_record_size=avg, rules=sizing,
                     use_small_files=self.op is not WriteOperation.BULK_INSERT,
@@ -379,6 +389,17 @@ class _Planner:
                 WriteTask(partition_path=p, file_id=fid, task_index=len(tasks), records=records.take(pa.array(rows)))
             )
         return _Plan(tasks, schema)
+
+
+def _refuse_pending_clustering(view: FileSystemView, file_ids: set[str], instant: str) -> None:
+    """Hudi refuses updates to file groups a pending clustering will replace: they would be lost."""
+    hit = {g: t for g, t in view.pending_clustering.items() if g.file_id in file_ids}
+    if hit:
+        clustering = min(hit.values())
+        raise WriteConflictError(
+            instant, clustering, (str(g) for g in hit),
+            reason=f"pending clustering {clustering} will replace them; retry after it completes",
+        )
 
 
 def _inflight_of(timeline: Timeline, instant: str) -> Instant:

@@ -13,42 +13,38 @@ def in_partition(partition_path: str, name: str) -> str:
     return posixpath.join(partition_path, name) if partition_path else name
 
 
+class _PartitionFile:
+    """What base and log files share: a name holding the file id and instant, inside a partition."""
+
+    __slots__ = ()
+    partition_path: str
+    name: BaseFileName | LogFileName
+
+    @property
+    def path(self) -> str:
+        return in_partition(self.partition_path, self.name.file_name)
+
+    @property
+    def file_id(self) -> str:
+        return self.name.file_id
+
+    @property
+    def instant_time(self) -> str:
+        return self.name.instant_time
+
+
 @dataclass(frozen=True, slots=True)
-class BaseFile:
+class BaseFile(_PartitionFile):
     partition_path: str
     name: BaseFileName
     size: int = 0
 
-    @property
-    def path(self) -> str:
-        return in_partition(self.partition_path, self.name.file_name)
-
-    @property
-    def file_id(self) -> str:
-        return self.name.file_id
-
-    @property
-    def instant_time(self) -> str:
-        return self.name.instant_time
-
 
 @dataclass(frozen=True, slots=True)
-class LogFile:
+class LogFile(_PartitionFile):
     partition_path: str
     name: LogFileName
     size: int = 0
-
-    @property
-    def path(self) -> str:
-        return in_partition(self.partition_path, self.name.file_name)
-
-    @property
-    def file_id(self) -> str:
-        return self.name.file_id
-
-    @property
-    def instant_time(self) -> str:
-        return self.name.instant_time
 
 
 @dataclass(frozen=True, slots=True)

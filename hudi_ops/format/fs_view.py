@@ -5,7 +5,8 @@ Rules (Hudi's AbstractTableFileSystemView / HoodieFileGroup, checked against hud
   greatest base instant at or before its deltacommit's *completion* time, in layout 1 the slice
   named in the log file;
 - only files of completed instants count (or of instants older than the active timeline);
-- file groups replaced by a completed replacecommit are gone.
+- file groups replaced by a completed replacecommit are gone;
+- file groups in a pending compaction or clustering plan are reported, so writers leave them alone.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from dataclasses import dataclass
 
 from hudi_ops.format.file_group import BaseFile, FileGroup, FileGroupId, FileSlice, LogFile
 from hudi_ops.format.file_names import BaseFileName, LogFileName
-from hudi_ops.format.instant import Action
+from hudi_ops.format.instant import Action, State
+from hudi_ops.format.plans import CompactionPlan, RequestedReplaceMetadata
 from hudi_ops.format.timeline import META_FOLDER, Timeline
 from hudi_ops.storage import FileInfo, Storage
 
@@ -47,6 +49,9 @@ class FileSystemView:
     timeline: Timeline
     groups: tuple[FileGroup, ...]
     replaced: frozenset[FileGroupId]
+    #: file group -> requested time of the pending compaction / clustering that plans to rewrite it
+    pending_compaction: dict[FileGroupId, str]
+    pending_clustering: dict[FileGroupId, str]
 
     @classmethod
     def build(
@@ -67,7 +72,8 @@ class FileSystemView:
             if visible.layout_version < 2 or _visible(visible, lf.instant_time, as_of):
                 by_group.setdefault(FileGroupId(lf.partition_path, lf.file_id), ([], []))[1].append(lf)
         groups = tuple(_slice_group(gid, b, lg, timeline) for gid, (b, lg) in sorted(by_group.items(), key=_key))
-        return cls(visible, groups, _replaced_file_groups(visible))
+        compaction, clustering = _pending_service_file_groups(timeline)
+        return cls(visible, groups, _replaced_file_groups(visible), compaction, clustering)
 
     # -- queries -----------------------------------------------------------------------------------
 
@@ -131,3 +137,26 @@ def _replaced_file_groups(timeline: Timeline) -> frozenset[FileGroupId]:
             for partition, file_ids in (meta.partition_to_replace_file_ids or {}).items():
                 out.update(FileGroupId(partition, fid) for fid in file_ids)
     return frozenset(out)
+
+
+def _pending_service_file_groups(timeline: Timeline) -> tuple[dict[FileGroupId, str], dict[FileGroupId, str]]:
+    """File groups named by the plans of pending compactions and clusterings (requested files hold the plans)."""
+    compaction: dict[FileGroupId, str] = {}
+    clustering: dict[FileGroupId, str] = {}
+    pending = {i.requested_time for i in timeline.pending}
+    for inst in timeline.instants:
+        if inst.state is not State.REQUESTED or inst.requested_time not in pending:
+            continue
+        if inst.action in (Action.COMPACTION, Action.LOG_COMPACTION):
+            plan = CompactionPlan.from_avro_bytes(timeline.read_bytes(inst))
+            for op in plan.operations or ():
+                compaction[FileGroupId(op.partition_path or "", op.file_id or "")] = inst.requested_time
+        elif inst.action in (Action.CLUSTERING, Action.REPLACE_COMMIT):
+            data = timeline.read_bytes(inst)
+            meta = RequestedReplaceMetadata.from_avro_bytes(data) if data else None
+            if meta is None or meta.clustering_plan is None:
+                continue  # insert_overwrite plans carry no clustering plan
+            for group in meta.clustering_plan.input_groups or ():
+                for sl in group.slices or ():
+                    clustering[FileGroupId(sl.partition_path or "", sl.file_id or "")] = inst.requested_time
+    return compaction, clustering

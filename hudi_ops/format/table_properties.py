@@ -11,7 +11,7 @@ import json
 import logging
 import re
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import MappingProxyType
@@ -227,12 +227,15 @@ class TableProperties:
         object.__setattr__(self, "values", MappingProxyType(dict(self.values)))
         self._validate()
 
+    def __hash__(self) -> int:
+        return hash(frozenset(self.values.items()))
+
     # -- reading and writing -----------------------------------------------------------------------
 
     @classmethod
     def load(cls, storage: Storage) -> TableProperties:
         """Read the table's properties; like Java, fall back to the backup when the main file is
-        missing or fails its checksum (a writer is in the middle of updating it)."""
+        missing or invalid, e.g. fails its checksum (a writer is in the middle of updating it)."""
         first_error: InvalidTableError | None = None
         for rel in (PROPERTIES_FILE, BACKUP_FILE):
             try:
@@ -258,8 +261,8 @@ class TableProperties:
         *,
         table_name: str,
         table_type: str,
-        record_key_fields: tuple[str, ...] | list[str],
-        partition_fields: tuple[str, ...] | list[str] = (),
+        record_key_fields: str | Sequence[str],
+        partition_fields: str | Sequence[str] = (),
         ordering_field: str | None = None,
         merge_mode: str | None = None,
         keygen_type: str | None = None,
@@ -271,13 +274,14 @@ class TableProperties:
 
         `merge_mode` defaults to EVENT_TIME_ORDERING with an ordering field, else COMMIT_TIME_ORDERING
         (Java's inference); `keygen_type` to NON_PARTITION, SIMPLE or COMPLEX from the field counts.
+        Field lists may be given as sequences or comma-separated text.
         """
         _check_name("table name", table_name)
         _check_name("database", database)
         ttype = table_type.upper()
         if ttype not in _K.TYPE.choices:
             raise ConfigError(f"table type {table_type!r} is not valid; use COPY_ON_WRITE or MERGE_ON_READ")
-        keys, parts = tuple(record_key_fields), tuple(partition_fields)
+        keys, parts = _field_list(record_key_fields), _field_list(partition_fields)
         if not keys:
             raise ConfigError("a table needs a record key field; pass e.g. record_key_fields=['id']")
         for f in (*keys, *parts, *([ordering_field] if ordering_field is not None else [])):
@@ -584,6 +588,11 @@ def _infer_keygen_type(keys: tuple[str, ...], parts: tuple[str, ...]) -> str:
     if not parts:
         return "NON_PARTITION"
     return "SIMPLE" if len(keys) == 1 and len(parts) == 1 else "COMPLEX"
+
+
+def _field_list(fields: str | Sequence[str]) -> tuple[str, ...]:
+    items = fields.split(",") if isinstance(fields, str) else fields
+    return tuple(f.strip() for f in items if f.strip())
 
 
 def _check_name(what: str, name: str) -> None:
