@@ -10,7 +10,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import pyarrow as pa
 import pyarrow.csv as pacsv
@@ -107,7 +107,10 @@ def _conf_args(p: argparse.ArgumentParser) -> None:
 def _options(args: argparse.Namespace) -> dict[str, str]:
     out: dict[str, str] = {}
     if args.props:
-        out.update(load_props_file(Path(args.props).read_text()))
+        try:
+            out.update(load_props_file(Path(args.props).read_text()))
+        except OSError as e:
+            raise InvalidInputError(f"cannot read --props {args.props!r}: {e.strerror or e}") from None
     out.update(parse_key_values(args.hoodie_conf))
     return out
 
@@ -171,19 +174,24 @@ def _read(args: argparse.Namespace) -> int:
         data = table.incremental(args.begin, args.end, columns=columns, filters=filters)
     else:
         data = table.read(as_of=args.as_of, columns=columns, filters=filters, read_optimized=args.read_optimized)
-    if args.format == "parquet":
-        if not args.output:
-            raise InvalidInputError("--format parquet needs --output FILE")
-        pq.write_table(data, args.output)
-        return EXIT_OK
-    out = open(args.output, "w") if args.output else sys.stdout  # noqa: SIM115 - stdout must not be closed
+    if args.format == "parquet" and not args.output:
+        raise InvalidInputError("--format parquet needs --output FILE")
     try:
-        for row in data.to_pylist():
-            out.write(json.dumps(row, default=str) + "\n")
-    finally:
-        if args.output:
-            out.close()
+        if args.format == "parquet":
+            pq.write_table(data, args.output)
+        elif args.output:
+            with open(args.output, "w") as out:
+                _write_jsonl(data, out)
+        else:
+            _write_jsonl(data, sys.stdout)
+    except OSError as e:
+        raise InvalidInputError(f"cannot write --output {args.output!r}: {e.strerror or e}") from None
     return EXIT_OK
+
+
+def _write_jsonl(data: pa.Table, out: TextIO) -> None:
+    for row in data.to_pylist():
+        out.write(json.dumps(row, default=str) + "\n")
 
 
 def _timeline(args: argparse.Namespace) -> int:

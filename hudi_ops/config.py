@@ -150,7 +150,7 @@ class WriteConfig:
     COMBINE_BEFORE_INSERT = bool_key("hoodie.combine.before.insert", False)
     COMBINE_BEFORE_UPSERT = bool_key("hoodie.combine.before.upsert", True)
     COMBINE_BEFORE_DELETE = bool_key("hoodie.combine.before.delete", True)
-    INDEX_TYPE = str_key("hoodie.index.type", "SIMPLE", choices=("SIMPLE", "BLOOM", "GLOBAL_SIMPLE"))
+    INDEX_TYPE = str_key("hoodie.index.type", "SIMPLE", choices=("SIMPLE", "BLOOM"))
     BLOOM_FILTER_TYPE = str_key("hoodie.bloom.index.filter.type", "DYNAMIC_V0", choices=("DYNAMIC_V0", "SIMPLE"))
     BLOOM_NUM_ENTRIES = int_key("hoodie.index.bloom.num_entries", 60000)
     BLOOM_FPP = float_key("hoodie.index.bloom.fpp", 0.000000001)

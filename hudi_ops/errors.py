@@ -48,6 +48,10 @@ class TimelineError(HudiOpsError):
         self.instant = instant
 
 
+class InvalidInstantTimeError(InvalidInputError, TimelineError):
+    """A time given by the user (as-of, incremental bounds) is not a valid instant time."""
+
+
 class ConcurrencyError(HudiOpsError):
     """Base of the retryable commit failures caused by other writers."""
 

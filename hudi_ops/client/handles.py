@@ -13,7 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudi_ops.client.precombine import MergeMode, deleted_mask, incoming_wins
+from hudi_ops.client.precombine import MergeMode, dedupe_indices, deleted_mask, incoming_wins
 from hudi_ops.concurrency.markers import IOType, WriteMarkers
 from hudi_ops.format.base_file import read_base_file, write_base_file
 from hudi_ops.format.bloom import bloom_filter_from_config
@@ -160,6 +160,9 @@ def _merge(ctx: WriteContext, task: WriteTask) -> WriteStatus:
     name = _new_name(ctx, task)
     old_keys = old.column(RECORD_KEY)
     incoming = task.records
+    if task.match_keys and incoming.num_rows > 1:
+        # without precombine a key can arrive twice; like Hudi's merge handle, the last one is merged
+        incoming = incoming.take(pa.array(dedupe_indices(None, incoming.column(RECORD_KEY).combine_chunks(), None)))
     n_old, n_new = old.num_rows, incoming.num_rows
     soft_deleted = deleted_mask(incoming)
     take = np.arange(n_old, dtype=np.int64)

@@ -8,14 +8,18 @@ null or empty value.
 
 from __future__ import annotations
 
+import math
 import urllib.parse
 from dataclasses import dataclass
+from decimal import Decimal
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudi_ops.errors import InvalidInputError
+from hudi_ops.errors import InvalidInputError, InvalidTableError
 
+SUPPORTED_TYPES = ("SIMPLE", "COMPLEX", "NON_PARTITION")
 NULL_KEY = "__null__"
 EMPTY_KEY = "__empty__"
 DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
@@ -27,15 +31,20 @@ class KeyGenerator:
     partition_fields: tuple[str, ...] = ()
     hive_style: bool = False
     url_encode: bool = False
+    #: `hoodie.table.keygenerator.type`; inferred from the field counts as Hudi does when absent
+    type_name: str | None = None
 
-    @property
-    def type_name(self) -> str:
-        """The `hoodie.table.keygenerator.type` value Hudi 1.0 writes for this generator."""
-        if not self.partition_fields:
-            return "NON_PARTITION"
-        if len(self.record_key_fields) == 1 and len(self.partition_fields) == 1:
-            return "SIMPLE"
-        return "COMPLEX"
+    def __post_init__(self) -> None:
+        if self.type_name is None:
+            inferred = "NON_PARTITION" if not self.partition_fields else (
+                "SIMPLE" if len(self.record_key_fields) == 1 and len(self.partition_fields) == 1 else "COMPLEX"
+            )
+            object.__setattr__(self, "type_name", inferred)
+        if self.type_name not in SUPPORTED_TYPES:
+            raise InvalidTableError(
+                f"the table's key generator type {self.type_name} is not supported by the hudi-ops writer "
+                f"(supported: {', '.join(SUPPORTED_TYPES)})"
+            )
 
     def check_columns(self, schema: pa.Schema) -> None:
         for role, names in (("record key", self.record_key_fields), ("partition path", self.partition_fields)):
@@ -50,7 +59,7 @@ class KeyGenerator:
         self.check_columns(batch.schema)
         if len(self.record_key_fields) == 1 and self.type_name != "COMPLEX":
             name = self.record_key_fields[0]
-            keys = _as_string(batch.column(name))
+            keys = _as_string(batch.column(name), name)
             bad = pc.or_kleene(pc.is_null(keys), pc.equal(keys, ""))
             if pc.any(bad).as_py():
                 row = pc.index(bad, True).as_py()
@@ -62,7 +71,7 @@ class KeyGenerator:
         parts = []
         all_null = None
         for name in self.record_key_fields:
-            values = _as_string(batch.column(name))
+            values = _as_string(batch.column(name), name)
             is_null = pc.is_null(values)
             all_null = is_null if all_null is None else pc.and_(all_null, is_null)
             filled = pc.if_else(is_null, NULL_KEY, pc.if_else(pc.equal(values, ""), EMPTY_KEY, values))
@@ -81,7 +90,7 @@ class KeyGenerator:
             return pa.array([""] * batch.num_rows, pa.string())
         segments = []
         for name in self.partition_fields:
-            values = _as_string(batch.column(name))
+            values = _as_string(batch.column(name), name)
             values = pc.if_else(pc.or_kleene(pc.is_null(values), pc.equal(values, "")), DEFAULT_PARTITION, values)
             if self.url_encode:
                 values = pa.array([urllib.parse.quote(v, safe="") for v in values.to_pylist()], pa.string())
@@ -92,16 +101,44 @@ class KeyGenerator:
         return joined.combine_chunks() if isinstance(joined, pa.ChunkedArray) else joined
 
 
-def _as_string(values: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array:
+def _as_string(values: pa.ChunkedArray | pa.Array, name: str) -> pa.ChunkedArray | pa.Array:
+    """Values as Hudi's key generators print them (Java's String.valueOf of the Avro value)."""
     t = values.type
     if pa.types.is_string(t):
         return values
-    if pa.types.is_large_string(t) or pa.types.is_integer(t) or pa.types.is_date(t):
+    if pa.types.is_null(t):
+        return pc.cast(values, pa.string())
+    if pa.types.is_large_string(t) or pa.types.is_integer(t) or pa.types.is_date(t) or pa.types.is_decimal(t):
         return pc.cast(values, pa.string())
     if pa.types.is_boolean(t):
         return pc.if_else(values, "true", "false")
-    if pa.types.is_floating(t) or pa.types.is_decimal(t) or pa.types.is_timestamp(t):
-        return pc.cast(values, pa.string())
+    if pa.types.is_floating(t):
+        single = pa.types.is_float32(t)
+        return pa.array(
+            [None if v is None else java_float_string(v, single=single) for v in values.to_pylist()], pa.string()
+        )
+    if pa.types.is_timestamp(t):
+        # Avro stores timestamp-micros as a long, and that number is what Hudi's key generators print
+        micros = pc.cast(pc.cast(values, pa.timestamp("us", tz=t.tz)), pa.int64())
+        return pc.cast(micros, pa.string())
     raise InvalidInputError(
-        f"a key or partition field of type {t} cannot be turned into a key; use a string, number, bool or date column"
+        f"key or partition field {name!r} has type {t}, which cannot form a key; "
+        "use a string, number, bool, date or timestamp column"
     )
+
+
+def java_float_string(value: float, *, single: bool = False) -> str:
+    """Java's Double.toString (Float.toString when `single`): `1.0`, `0.001`, `1.0E7`, `1.5E-5`."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    if value == 0:
+        return "-0.0" if math.copysign(1, value) < 0 else "0.0"
+    shortest = str(np.float32(value)) if single else repr(value)  # the shortest digits that round-trip
+    if 1e-3 <= abs(value) < 1e7:
+        return shortest if "." in shortest or "e" in shortest else shortest + ".0"
+    _, digits, exponent = Decimal(shortest).as_tuple()
+    assert isinstance(exponent, int)
+    text = "".join(map(str, digits)).rstrip("0") or "0"
+    return f"{'-' if value < 0 else ''}{text[0]}.{text[1:] or '0'}E{len(digits) + exponent - 1}"

@@ -36,8 +36,8 @@ class MergeMode(Enum):
 def check_ordering_values(batch: pa.Table, ordering_field: str) -> None:
     if batch.schema.get_field_index(ordering_field) < 0:
         raise InvalidInputError(
-            f"ordering field {ordering_field!r} is not a column of the input; add it, or write with "
-            "hoodie.record.merge.mode=COMMIT_TIME_ORDERING"
+            f"ordering field {ordering_field!r} is not a column of the input; this table merges by event "
+            "time, which is fixed when a table is created, so every write must carry the field"
         )
     nulls = batch.column(ordering_field).null_count
     if nulls:
@@ -48,7 +48,7 @@ def check_ordering_values(batch: pa.Table, ordering_field: str) -> None:
 
 
 def dedupe_indices(
-    partition_paths: pa.Array, record_keys: pa.Array, ordering: pa.Array | None
+    partition_paths: pa.Array | None, record_keys: pa.Array, ordering: pa.Array | None
 ) -> np.ndarray:
     """Row indices to keep so each (partition, key) appears once: the winner under the merge rule.
 
@@ -58,6 +58,8 @@ def dedupe_indices(
     if n == 0:
         return np.arange(0, dtype=np.int64)
     row = pa.array(np.arange(n, dtype=np.int64))
+    if partition_paths is None:
+        partition_paths = pa.nulls(n, pa.string()).fill_null("")
     cols = {"p": partition_paths, "k": record_keys, "r": row}
     sort = [("p", "ascending"), ("k", "ascending")]
     if ordering is not None:

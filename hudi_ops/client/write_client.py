@@ -26,7 +26,7 @@ from hudi_ops.client.write_schema import conform, write_schema
 from hudi_ops.concurrency.heartbeat import HEARTBEAT_INTERVAL_MS, Heartbeat
 from hudi_ops.concurrency.lock import InProcessLockProvider, locked
 from hudi_ops.concurrency.markers import WriteMarkers
-from hudi_ops.config import WriteConfig, int_key
+from hudi_ops.config import ConfigKey, HoodieConfig, WriteConfig, int_key
 from hudi_ops.engine.base import Engine
 from hudi_ops.engine.local import LocalEngine
 from hudi_ops.errors import InvalidInputError, TimelineError, WriteConflictError
@@ -98,11 +98,13 @@ class WriteClient:
     ) -> None:
         self.meta = meta
         self.config = meta.properties.as_config().merged(options)
+        _validate(self.config)
         self.engine: Engine = engine or LocalEngine()
         props = meta.properties
         self.keygen = KeyGenerator(
             props.record_key_fields, props.partition_fields,
             hive_style=props.hive_style_partitioning, url_encode=props.url_encode_partitioning,
+            type_name=props.keygen_type,
         )
         self.ordering_field = props.ordering_field
         self.merge_mode = MergeMode.parse(props.merge_mode, self.ordering_field)
@@ -157,7 +159,7 @@ class WriteClient:
             batch = pa.Table.from_batches([batch])
         plan = self._plan(batch, timeline, operation, instant)
         pending.operation, pending.schema = operation, plan.context_schema
-        transition_to_inflight(timeline, requested[0], self._workload_profile(plan, operation).to_avro_bytes())
+        transition_to_inflight(timeline, requested[0], plan.workload_profile(operation).to_avro_bytes())
         ctx = self._context(instant, plan.context_schema)
         return self.engine.map(_TaskRunner(ctx), plan.tasks)
 
@@ -234,9 +236,14 @@ class WriteClient:
         self.keygen.check_columns(batch.schema)
         if not is_delete and self.merge_mode is MergeMode.EVENT_TIME_ORDERING and self.ordering_field:
             check_ordering_values(batch, self.ordering_field)
-        records = batch if is_delete else conform(batch, schema)
-        keys = self.keygen.record_keys(batch)
-        partitions = self.keygen.partition_paths(batch)
+        if is_delete:  # keys only: cast the key and partition columns to the table's types
+            key_fields = dict.fromkeys((*self.keygen.record_key_fields, *self.keygen.partition_fields))
+            records = conform(batch, pa.schema([schema.field(f) if f in schema.names else batch.schema.field(f)
+                                                for f in key_fields]))
+        else:
+            records = conform(batch, schema)
+        keys = self.keygen.record_keys(records)
+        partitions = self.keygen.partition_paths(records)
         if self._combine(operation) and records.num_rows:
             ordering = None
             if self.merge_mode is MergeMode.EVENT_TIME_ORDERING and self.ordering_field and not is_delete:
@@ -298,27 +305,26 @@ class WriteClient:
             ),
         )
 
-    def _workload_profile(self, plan: _Plan, operation: WriteOperation) -> CommitMetadata:
-        """The inflight file: per partition, inserts bound for new file groups and per-group updates."""
-        stats: dict[str, list[WriteStat]] = {}
-        for t in plan.tasks:
-            entry = stats.setdefault(t.partition_path, [])
-            if t.base_file is None:
-                entry.append(WriteStat(file_id="", prev_commit="null", num_inserts=t.records.num_rows))
-            else:
-                entry.append(
-                    WriteStat(file_id=t.file_id, prev_commit=t.prev_commit, num_update_writes=t.records.num_rows)
-                )
-        return CommitMetadata(
-            partition_to_write_stats={p: tuple(v) for p, v in stats.items()},
-            compacted=False, extra_metadata={}, version=None, operation_type=operation.value,
-        )
-
 
 @dataclass(frozen=True)
 class _Plan:
     tasks: list[WriteTask]
     context_schema: pa.Schema
+    inserts: dict[str, int]  # partition -> records bound for new or small file groups
+    updates: dict[str, tuple[str, str, int]]  # file id -> (partition, base instant, records it takes)
+
+    def workload_profile(self, operation: WriteOperation) -> CommitMetadata:
+        """The inflight file, as Spark writes it: per partition one `fileId ""` entry counting its
+        inserts, and one entry per existing file group counting its updates."""
+        stats: dict[str, list[WriteStat]] = {}
+        for partition, n in sorted(self.inserts.items()):
+            stats.setdefault(partition, []).append(WriteStat(file_id="", prev_commit="null", num_inserts=n))
+        for fid, (partition, prev, n) in sorted(self.updates.items()):
+            stats.setdefault(partition, []).append(WriteStat(file_id=fid, prev_commit=prev, num_update_writes=n))
+        return CommitMetadata(
+            partition_to_write_stats={p: tuple(v) for p, v in stats.items()},
+            compacted=False, extra_metadata={}, version=None, operation_type=operation.value,
+        )
 
 
 @dataclass(frozen=True)
@@ -388,7 +394,18 @@ class _Planner:
             tasks.append(
                 WriteTask(partition_path=p, file_id=fid, task_index=len(tasks), records=records.take(pa.array(rows)))
             )
-        return _Plan(tasks, schema)
+        updates = {
+            fid: (self.base_files[fid].partition_path, self.base_files[fid].instant_time, int((located == fid).sum()))
+            for fid in set(located[has_loc])
+        }
+        return _Plan(tasks, schema, {p: len(r) for p, r in insert_rows.items()}, updates)
+
+
+def _validate(config: HoodieConfig) -> None:
+    """Parse every known write key up front, so a bad value fails before any instant is started."""
+    for key in (*vars(WriteConfig).values(), LOCK_WAIT_MS, HEARTBEAT_INTERVAL_MS):
+        if isinstance(key, ConfigKey):
+            config.get(key)
 
 
 def _refuse_pending_clustering(view: FileSystemView, file_ids: set[str], instant: str) -> None:

@@ -12,7 +12,7 @@ Rules (Hudi's AbstractTableFileSystemView / HoodieFileGroup, checked against hud
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from hudi_ops.format.file_group import BaseFile, FileGroup, FileGroupId, FileSlice, LogFile
@@ -69,6 +69,8 @@ class FileSystemView:
             if _visible(visible, b.instant_time, as_of):
                 by_group.setdefault(FileGroupId(b.partition_path, b.file_id), ([], []))[0].append(b)
         for lf in logs:
+            # layout 1 names a log after its slice, not its writer: Java lists every log and leaves
+            # the choice of blocks (by their instant headers) to the log reader
             if visible.layout_version < 2 or _visible(visible, lf.instant_time, as_of):
                 by_group.setdefault(FileGroupId(lf.partition_path, lf.file_id), ([], []))[1].append(lf)
         groups = tuple(_slice_group(gid, b, lg, timeline) for gid, (b, lg) in sorted(by_group.items(), key=_key))
@@ -98,6 +100,26 @@ def _key(item: tuple[FileGroupId, object]) -> tuple[str, str]:
 
 def _visible(timeline: Timeline, instant_time: str, as_of: str | None) -> bool:
     return (as_of is None or instant_time <= as_of) and timeline.is_completed(instant_time)
+
+
+def has_committed_data(timeline: Timeline) -> Callable[[LogFile], bool]:
+    """Whether a log file holds data of a completed instant of `timeline`.
+
+    In layout 2 the log's name carries its deltacommit. In layout 1 it carries the slice's base
+    instant, so a log counts when a completed deltacommit lists it as written, or when it predates
+    the active timeline (archived); logs of failed writes and rollback command blocks do not.
+    """
+    if timeline.layout_version >= 2:
+        return lambda lf: timeline.is_completed(lf.instant_time)
+    written = {
+        stat.path
+        for inst in timeline.completed
+        if inst.action == Action.DELTA_COMMIT
+        for stat in timeline.commit_metadata(inst).write_stats()
+        if stat.path
+    }
+    first = timeline.first_write_instant_time
+    return lambda lf: lf.path in written or (first is not None and lf.instant_time < first)
 
 
 def _slice_group(gid: FileGroupId, bases: list[BaseFile], logs: list[LogFile], timeline: Timeline) -> FileGroup:

@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 from enum import Enum
 from typing import ClassVar
 
-from hudi_ops.errors import TimelineError
+from hudi_ops.errors import InvalidInstantTimeError, TimelineError
 
 INSTANT_FORMAT = "%Y%m%d%H%M%S"
 INSTANT_LENGTH = 17
@@ -75,14 +75,14 @@ class Instant:
         if not m:
             raise TimelineError(f"{file_name!r} is not a Hudi instant file name")
         req, comp, action, state = m.group("req", "comp", "action", "state")
+        if comp is not None and (state is not None or action == "inflight"):
+            raise TimelineError(f"{file_name!r}: only completed instants carry a completion time")
         if action == "inflight" and state is None:  # `<T>.inflight` is a COW commit in flight
             return cls(req, Action.COMMIT, State.INFLIGHT)
         if action not in Action.ALL:
             raise TimelineError(f"{file_name!r} names unknown action {action!r}")
         if state is None:
             return cls(req, action, State.COMPLETED, comp)
-        if comp is not None:
-            raise TimelineError(f"{file_name!r}: only completed instants carry a completion time")
         return cls(req, action, State(state))
 
     @classmethod
@@ -134,9 +134,13 @@ def format_instant_time(dt: datetime) -> str:
 
 def parse_instant_time(text: str) -> datetime:
     """A 17-digit (or legacy 14-digit) instant time as a UTC datetime."""
+    bad = InvalidInstantTimeError(f"{text!r} is not an instant time; use yyyyMMddHHmmss[SSS], e.g. 20250101120000000")
     if not re.fullmatch(r"\d{14}(\d{3})?", text):
-        raise TimelineError(f"{text!r} is not an instant time; use yyyyMMddHHmmss[SSS], e.g. 20250101120000000")
-    base = datetime.strptime(text[:14], INSTANT_FORMAT).replace(tzinfo=UTC)
+        raise bad
+    try:
+        base = datetime.strptime(text[:14], INSTANT_FORMAT).replace(tzinfo=UTC)
+    except ValueError:
+        raise bad from None
     millis = int(text[14:]) if len(text) == INSTANT_LENGTH else 999
     return base.replace(microsecond=millis * 1000)
 
@@ -144,17 +148,18 @@ def parse_instant_time(text: str) -> datetime:
 def normalize_instant_time(text: str) -> str:
     """Accept `yyyyMMddHHmmss[SSS]`, ISO-8601 (naive = UTC) or epoch millis; return 17 digits."""
     t = text.strip()
-    if re.fullmatch(r"\d{17}", t):
-        return t
-    if re.fullmatch(r"\d{14}", t):
-        return t + "999"
+    if re.fullmatch(r"0+", t) and not 10 <= len(t) <= 13:  # "000": Hudi's "from the beginning"
+        return "0" * INSTANT_LENGTH
+    if re.fullmatch(r"\d{14}(\d{3})?", t):
+        parse_instant_time(t)  # rejects impossible dates such as month 13
+        return t if len(t) == INSTANT_LENGTH else t + "999"
     if re.fullmatch(r"\d{10,13}", t):
         ms = int(t) if len(t) == 13 else int(t) * 1000
         return format_instant_time(datetime.fromtimestamp(ms / 1000, UTC))
     try:
         dt = datetime.fromisoformat(t.replace("Z", "+00:00"))
     except ValueError:
-        raise TimelineError(
+        raise InvalidInstantTimeError(
             f"{text!r} is not a time; use an instant (yyyyMMddHHmmssSSS), ISO-8601 or epoch milliseconds"
         ) from None
     if dt.tzinfo is None:

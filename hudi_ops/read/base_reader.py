@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hudi_ops.errors import InvalidTableError
 from hudi_ops.format.base_file import read_base_file
 from hudi_ops.format.file_group import BaseFile
 from hudi_ops.format.schema_align import align
@@ -27,6 +28,11 @@ def read_base_files(
     expr = to_expression(filters, schema)
     if row_filter is not None:
         expr = row_filter if expr is None else expr & row_filter
+    for f in files:
+        if f.name.extension != "parquet":
+            raise InvalidTableError(
+                f"{f.path}: {f.name.extension} base files are not supported; hudi-ops reads parquet base files"
+            )
     parts = [align(read_base_file(storage, f.path), schema) for f in files]
     table = pa.concat_tables(parts) if parts else schema.empty_table()
     if expr is not None:

@@ -9,7 +9,7 @@ import pyarrow.compute as pc
 
 from hudi_ops.errors import InvalidInputError
 from hudi_ops.format.file_group import BaseFile
-from hudi_ops.format.fs_view import FileSystemView
+from hudi_ops.format.fs_view import FileSystemView, has_committed_data
 from hudi_ops.format.instant import normalize_instant_time
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.format.meta_fields import COMMIT_TIME, with_meta_schema
@@ -51,6 +51,11 @@ def incremental(
     Table version 8+ orders commits by completion time (Hudi 1.x and hudi-rs); version 6 by instant time.
     Deleted records produce no rows.
     """
+    if not meta.properties.populate_meta_fields:
+        raise InvalidInputError(
+            "incremental queries need the _hoodie_commit_time meta field, and this table is written with "
+            "hoodie.populate.meta.fields=false; read snapshots (optionally as of an instant) instead"
+        )
     timeline = meta.timeline()
     lo = normalize_instant_time(begin)
     hi = normalize_instant_time(end) if end is not None else None
@@ -95,7 +100,8 @@ def _schema(
 def _files(meta: MetaClient, view: FileSystemView, read_optimized: bool) -> list[BaseFile]:
     if read_optimized or not meta.is_mor:
         return view.latest_base_files()
-    with_logs = [s for s in view.latest_slices() if s.log_files]
+    holds_data = has_committed_data(view.timeline)
+    with_logs = [s for s in view.latest_slices() if any(holds_data(lf) for lf in s.log_files)]
     if with_logs:
         raise InvalidInputError(
             f"{len(with_logs)} file slice(s) of this MERGE_ON_READ table have log files, which this reader "
@@ -106,7 +112,8 @@ def _files(meta: MetaClient, view: FileSystemView, read_optimized: bool) -> list
 
 def _pruned(meta: MetaClient, files: list[BaseFile], filters: Sequence[Filter], schema: pa.Schema) -> list[BaseFile]:
     fields = meta.properties.partition_fields
-    if not filters or not fields:
+    # only SIMPLE and COMPLEX generators put the column's own value in the path; others format it
+    if not filters or not fields or meta.properties.keygen_type not in ("SIMPLE", "COMPLEX"):
         return files
     return [f for f in files if keep_partition(_partition_values(f.partition_path, fields), filters, schema)]
 

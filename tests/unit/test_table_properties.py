@@ -397,6 +397,7 @@ def test_for_new_table_commit_time_and_inferred_key_generators() -> None:
     assert props.table_type == "MERGE_ON_READ"
     assert props.values["hoodie.table.checksum"] == str(checksum("db", "trips"))
     assert new_table(record_key_fields=["id", "name"]).keygen_type == "COMPLEX"
+    assert new_table(record_key_fields="id, name").record_key_fields == ("id", "name")
     assert new_table(partition_fields=["a", "b"]).keygen_type == "COMPLEX"
     assert new_table(keygen_type="timestamp").keygen_type == "TIMESTAMP"
     kept = new_table(merge_mode="COMMIT_TIME_ORDERING")
@@ -431,6 +432,7 @@ def test_updated_copies_and_keeps_the_checksum_right() -> None:
     assert renamed.ordering_field is None
     assert renamed.values["hoodie.table.checksum"] == str(checksum("default", "rides"))
     assert props.table_name == "trips"
+    assert hash(props) == hash(new_table()) and props == new_table() and props != renamed
     with pytest.raises(InvalidTableError, match=r"table versions 6, 8 and 9"):
         props.updated(**{"hoodie.table.version": "5"})
 
