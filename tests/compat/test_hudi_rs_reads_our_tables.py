@@ -13,13 +13,12 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
+import hudi
 import pyarrow as pa
 import pytest
 
 from hudi_ops import HudiTable
 from tests.compat.model import TableModel
-
-hudi = pytest.importorskip("hudi")
 
 pytestmark = pytest.mark.compat
 
