@@ -34,6 +34,7 @@ class Scenario:
     hive_style: bool
     ordering: bool  # event-time ordering on `ts`; else commit-time ordering
     table_type: str = "COPY_ON_WRITE"
+    options: tuple[tuple[str, str], ...] = ()
 
     def __str__(self) -> str:
         return self.name
@@ -48,6 +49,12 @@ SCENARIOS = [
     Scenario("partitioned-plain-complex-eventtime", ("id", "kind"), ("city",), False, True),
     # MERGE_ON_READ written as deltacommits of base files (log files come with the MOR write path)
     Scenario("mor-partitioned-hive-simple-eventtime", ("id",), ("city",), True, True, "MERGE_ON_READ"),
+    # tiny files: many file groups per partition, inserts packed into small files, rewrites of several groups
+    Scenario("small-files-bloom-index", ("id",), ("city",), False, True, options=(
+        ("hoodie.parquet.max.file.size", "9000"), ("hoodie.parquet.small.file.limit", "6500"),
+        ("hoodie.copyonwrite.record.size.estimate", "700"), ("hoodie.index.type", "BLOOM"),
+        ("hoodie.index.bloom.num_entries", "100"), ("hoodie.bloom.index.filter.type", "SIMPLE"),
+    )),
 ]
 
 CITIES = ("sf", "nyc", "chennai")
@@ -122,18 +129,25 @@ def written(request, tmp_path):
     )
     model = TableModel(sc.key_fields, sc.partition_fields, sc.hive_style, "ts" if sc.ordering else None)
     steps: list[tuple[str, list[dict[str, Any]]]] = [
-        ("upsert", _rows(rng, list(range(0, 40)), 1000)),
+        ("bulk_insert", _rows(rng, list(range(0, 30)), 1000)),
+        ("insert", _rows(rng, list(range(30, 40)), 1000)),           # new keys: packed into small files
         ("upsert", _rows(rng, [*range(30, 60), 31, 31, 45], 1040)),   # updates, inserts, in-batch dups
         ("upsert", _rows(rng, rng.sample(range(0, 60), 25), 1010)),   # late events: many lose on event time
         ("delete", _rows(rng, [1, 2, 3, 35, 59, 999], 0)),           # 999 does not exist
         ("upsert", _rows(rng, [*range(55, 70), 2], 1100)),            # re-insert a deleted key
     ]
     for op, rows in steps:
-        result = table.write(_arrow(rows), op)
+        result = table.write(_arrow(rows), op, options=dict(sc.options))
         if op == "delete":
             model.delete(rows, result.instant_time, result.completion_time)
         else:
             model.upsert(rows, result.instant_time, result.completion_time)
+    if sc.options:  # the tiny-file scenario must really split partitions and pack inserts into small files
+        groups = [g.id.partition_path for g in table.file_system_view().file_groups()]
+        assert len(groups) > len(set(groups))
+        tl = table.timeline()
+        stats = [s for i in tl.completed_writes() for s in tl.commit_metadata(i).write_stats()]
+        assert any(s.prev_commit != "null" and s.num_inserts for s in stats)
     return table, model
 
 
