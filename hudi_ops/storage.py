@@ -47,6 +47,11 @@ class Storage:
         return cls(fs, root, text)
 
     @property
+    def table_id(self) -> str:
+        """Names the table's location independently of how its URI was spelled (`/t` vs `file:///t`)."""
+        return f"{self.fs.type_name}:{self.root}"
+
+    @property
     def is_local(self) -> bool:
         return isinstance(self.fs, pafs.LocalFileSystem)
 

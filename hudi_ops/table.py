@@ -133,10 +133,10 @@ class HudiTable:
         instant = client.start_commit()
         try:
             statuses = client.write(batch, instant, op)
-            return client.commit(instant, statuses)
         except BaseException:
             client.abort(instant)
             raise
+        return client.commit(instant, statuses)
 
     def upsert(self, batch: pa.Table, *, options: Mapping[str, str] | None = None) -> CommitResult:
         return self.write(batch, WriteOperation.UPSERT, options=options)

@@ -8,6 +8,7 @@ lock, re-checks the table, and creates `<T>_<C>.<action>` last. Until then nothi
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -23,6 +24,7 @@ from hudi_ops.client.keygen import KeyGenerator
 from hudi_ops.client.partitioner import InsertBucket, SizingRules, assign_inserts, average_record_size
 from hudi_ops.client.precombine import MergeMode, check_ordering_values, dedupe_indices
 from hudi_ops.client.write_schema import conform, write_schema
+from hudi_ops.concurrency.conflict import check_conflicts, rewritten_file_groups
 from hudi_ops.concurrency.heartbeat import HEARTBEAT_INTERVAL_MS, Heartbeat
 from hudi_ops.concurrency.lock import InProcessLockProvider, locked
 from hudi_ops.concurrency.markers import WriteMarkers
@@ -46,6 +48,8 @@ from hudi_ops.format.transitions import (
     transition_to_completed,
     transition_to_inflight,
 )
+
+log = logging.getLogger(__name__)
 
 LOCK_WAIT_MS = int_key("hoodie.write.lock.wait_time_ms", 60_000)
 
@@ -87,9 +91,9 @@ class CommitResult:
 
 @dataclass
 class _Pending:
-    operation: WriteOperation
-    schema: pa.Schema
     heartbeat: Heartbeat
+    operation: WriteOperation = WriteOperation.UPSERT
+    schema: pa.Schema = field(default_factory=lambda: pa.schema([]))
 
 
 class WriteClient:
@@ -115,7 +119,7 @@ class WriteClient:
                 "the merge mode is fixed when the table is created"
             )
         self._pending: dict[str, _Pending] = {}
-        self._lock = InProcessLockProvider(meta.storage.uri)
+        self._lock = InProcessLockProvider(meta.storage.table_id)
 
     # -- phase 1 ---------------------------------------------------------------------------------
 
@@ -127,7 +131,7 @@ class WriteClient:
             instant = InstantTimeGenerator.next(timeline.max_time)
             create_requested(timeline, instant, self.meta.commit_action)
         hb = Heartbeat(self.meta.storage, instant, interval_ms=self.config.require(HEARTBEAT_INTERVAL_MS)).start()
-        self._pending[instant] = _Pending(WriteOperation.UPSERT, pa.schema([]), hb)
+        self._pending[instant] = _Pending(hb)
         return instant
 
     def upsert(self, batch: pa.Table, instant: str) -> list[WriteStatus]:
@@ -184,13 +188,24 @@ class WriteClient:
             version=None,
             operation_type=pending.operation.value,
         )
-        check_writable_v8(self.meta.reload_properties().properties)
-        with locked(self._lock, self._lock_wait_s):
-            timeline = self.meta.timeline()
-            inflight = _inflight_of(timeline, instant)
-            completion = InstantTimeGenerator.next(timeline.max_time)
-            transition_to_completed(timeline, inflight, completion, metadata.to_avro_bytes())
-        self._finish(instant)
+        _inflight_of(self.meta.timeline(), instant)  # misuse (nothing written yet) fails without undoing
+        try:
+            check_writable_v8(self.meta.reload_properties().properties)
+            with locked(self._lock, self._lock_wait_s):
+                timeline = self.meta.timeline()
+                inflight = _inflight_of(timeline, instant)
+                check_conflicts(timeline, instant, rewritten_file_groups(stats))
+                completion = InstantTimeGenerator.next(timeline.max_time)
+                transition_to_completed(timeline, inflight, completion, metadata.to_avro_bytes())
+        except BaseException:
+            # a commit that failed before its completed file exists is undone; one after it, never
+            if self.meta.timeline().completed_instant(instant) is None:
+                self.abort(instant)
+            raise
+        try:
+            self._finish(instant)
+        except Exception as e:  # the commit stands; leftover markers or heartbeats are harmless
+            log.warning("instant %s committed, but cleaning its markers/heartbeat failed: %s", instant, e)
         return CommitResult(
             instant_time=instant,
             completion_time=completion,
@@ -205,7 +220,12 @@ class WriteClient:
         )
 
     def abort(self, instant: str) -> None:
-        """Undo a write that will not commit: its data files first, then its timeline files."""
+        """Undo a write that will not commit: its data files first, then its timeline files.
+
+        A completed instant is never undone here: its files are the table's data now.
+        """
+        if self.meta.timeline().completed_instant(instant) is not None:
+            raise TimelineError(f"instant {instant} is completed; it cannot be aborted", instant=instant)
         storage = self.meta.storage
         markers = WriteMarkers(storage, instant)
         for m in markers.all():

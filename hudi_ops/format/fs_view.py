@@ -74,7 +74,7 @@ class FileSystemView:
             if visible.layout_version < 2 or _visible(visible, lf.instant_time, as_of):
                 by_group.setdefault(FileGroupId(lf.partition_path, lf.file_id), ([], []))[1].append(lf)
         groups = tuple(_slice_group(gid, b, lg, timeline) for gid, (b, lg) in sorted(by_group.items(), key=_key))
-        compaction, clustering = _pending_service_file_groups(timeline)
+        compaction, clustering = pending_service_file_groups(timeline)
         return cls(visible, groups, _replaced_file_groups(visible), compaction, clustering)
 
     # -- queries -----------------------------------------------------------------------------------
@@ -161,7 +161,7 @@ def _replaced_file_groups(timeline: Timeline) -> frozenset[FileGroupId]:
     return frozenset(out)
 
 
-def _pending_service_file_groups(timeline: Timeline) -> tuple[dict[FileGroupId, str], dict[FileGroupId, str]]:
+def pending_service_file_groups(timeline: Timeline) -> tuple[dict[FileGroupId, str], dict[FileGroupId, str]]:
     """File groups named by the plans of pending compactions and clusterings (requested files hold the plans)."""
     compaction: dict[FileGroupId, str] = {}
     clustering: dict[FileGroupId, str] = {}
