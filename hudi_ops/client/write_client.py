@@ -31,12 +31,12 @@ from hudi_ops.concurrency.markers import WriteMarkers
 from hudi_ops.config import ConfigKey, HoodieConfig, WriteConfig, int_key
 from hudi_ops.engine.base import Engine
 from hudi_ops.engine.local import LocalEngine
-from hudi_ops.errors import InvalidInputError, TimelineError, WriteConflictError
+from hudi_ops.errors import InvalidInputError, InvalidTableError, TimelineError, WriteConflictError
 from hudi_ops.format.avro_schema import arrow_to_avro, schema_to_json
 from hudi_ops.format.commit_metadata import CommitMetadata, WriteStat
 from hudi_ops.format.file_group import BaseFile
 from hudi_ops.format.file_names import new_file_id
-from hudi_ops.format.fs_view import FileSystemView
+from hudi_ops.format.fs_view import FileSystemView, has_committed_data
 from hudi_ops.format.instant import Instant, InstantTimeGenerator, State
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.format.meta_fields import RECORD_KEY
@@ -280,11 +280,14 @@ class WriteClient:
                 self.meta.storage, base_files, partitions, keys,
                 index_type=self.config.get(WriteConfig.INDEX_TYPE) or "SIMPLE",
             )
-            _refuse_pending_clustering(view, {f for f in located if f is not None}, instant)
+            targets = {f for f in located if f is not None}
+            _refuse_pending_clustering(view, targets, instant)
+            _refuse_unmergeable(view, targets)
         else:
             located = np.full(records.num_rows, None, dtype=object)
-        # a file group that a pending compaction or clustering will rewrite takes no new inserts
-        busy = {g.file_id for g in (*view.pending_clustering, *view.pending_compaction)}
+        # a file group that a pending compaction or clustering will rewrite takes no new inserts,
+        # nor does one whose logs this writer cannot merge
+        busy = {g.file_id for g in (*view.pending_clustering, *view.pending_compaction)} | _with_logs(view)
         packable = [b for b in base_files if b.file_id not in busy]
         planner = _Planner(self, timeline, base_files, packable, operation)
         return planner.plan(records, partitions, located, schema)
@@ -436,6 +439,24 @@ def _refuse_pending_clustering(view: FileSystemView, file_ids: set[str], instant
         raise WriteConflictError(
             instant, clustering, (str(g) for g in hit),
             reason=f"pending clustering {clustering} will replace them; retry after it completes",
+        )
+
+
+def _with_logs(view: FileSystemView) -> set[str]:
+    """File groups whose latest slice has log files holding committed data."""
+    holds_data = has_committed_data(view.timeline)
+    return {s.file_id for s in view.latest_slices() if any(holds_data(lf) for lf in s.log_files)}
+
+
+def _refuse_unmergeable(view: FileSystemView, file_ids: set[str]) -> None:
+    """The writer rewrites base files only: updating a slice with logs (or one a pending compaction is
+    about to rebuild) would drop the logs' updates."""
+    compacting = {g.file_id for g in view.pending_compaction}
+    stuck = sorted(file_ids & (_with_logs(view) | compacting))
+    if stuck:
+        raise InvalidTableError(
+            f"file group(s) {', '.join(stuck)} have log files or a pending compaction, which this writer cannot "
+            "merge yet; compact the table (or let its pending compaction finish) before updating these records"
         )
 
 

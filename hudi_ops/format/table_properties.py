@@ -560,6 +560,13 @@ def check_writable_v8(props: TableProperties) -> None:
             "Remove it by running a Java writer once with hoodie.metadata.enable=false, and run every Java "
             "writer so"
         )
+    if props.timezone != "UTC":
+        raise InvalidTableError(
+            f"table {props.table_name!r} has hoodie.table.timeline.timezone={props.timezone}: its instant times "
+            "follow the writer's local clock zone, while hudi-ops generates UTC times, and mixing the two breaks "
+            "the timeline's order. If its instants are in UTC (Java writers running with TZ=UTC), set "
+            "hoodie.table.timeline.timezone=UTC in hoodie.properties"
+        )
 
 
 def _recover(storage: Storage) -> bytes:

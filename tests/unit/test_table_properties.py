@@ -499,7 +499,10 @@ def test_failed_verification_leaves_readers_on_the_backup(tmp_path: Path) -> Non
 
 
 def test_check_writable_v8(tables: dict[str, Path]) -> None:
-    check_writable_v8(load(tables["sample_table/cow/v8_complexkeygen_hivestyle"]))
+    spark_written = load(tables["sample_table/cow/v8_complexkeygen_hivestyle"])
+    with pytest.raises(InvalidTableError, match=r"timezone=LOCAL.*set hoodie.table.timeline.timezone=UTC"):
+        check_writable_v8(spark_written)  # Java's default zone is the JVM's, which need not be UTC
+    check_writable_v8(spark_written.updated(**{"hoodie.table.timeline.timezone": "UTC"}))
     with pytest.raises(InvalidTableError, match=r"hoodie.metadata.enable=false"):
         check_writable_v8(load(tables["quickstart_trips_table/mor/avro/v8_trips_8i3u1d"]))
     with pytest.raises(InvalidTableError, match=r"hoodie.write.table.version=8"):
