@@ -9,20 +9,21 @@ null or empty value.
 from __future__ import annotations
 
 import math
-import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_ops.errors import InvalidInputError, InvalidTableError
+from hudi_ops.format.partition_path import DEFAULT_PARTITION, escape_path_name
 
 SUPPORTED_TYPES = ("SIMPLE", "COMPLEX", "NON_PARTITION")
 NULL_KEY = "__null__"
 EMPTY_KEY = "__empty__"
-DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +94,7 @@ class KeyGenerator:
             values = _as_string(batch.column(name), name)
             values = pc.if_else(pc.or_kleene(pc.is_null(values), pc.equal(values, "")), DEFAULT_PARTITION, values)
             if self.url_encode:
-                values = pa.array([urllib.parse.quote(v, safe="") for v in values.to_pylist()], pa.string())
+                values = _map_distinct(values, escape_path_name)
             if self.hive_style:
                 values = pc.binary_join_element_wise(f"{name}=", values, "")
             segments.append(values)
@@ -114,9 +115,7 @@ def _as_string(values: pa.ChunkedArray | pa.Array, name: str) -> pa.ChunkedArray
         return pc.if_else(values, "true", "false")
     if pa.types.is_floating(t):
         single = pa.types.is_float32(t)
-        return pa.array(
-            [None if v is None else java_float_string(v, single=single) for v in values.to_pylist()], pa.string()
-        )
+        return _map_distinct(values, lambda v: java_float_string(v, single=single))
     if pa.types.is_timestamp(t):
         # Avro stores timestamp-micros as a long, and that number is what Hudi's key generators print
         micros = pc.cast(pc.cast(values, pa.timestamp("us", tz=t.tz)), pa.int64())
@@ -125,6 +124,13 @@ def _as_string(values: pa.ChunkedArray | pa.Array, name: str) -> pa.ChunkedArray
         f"key or partition field {name!r} has type {t}, which cannot form a key; "
         "use a string, number, bool, date or timestamp column"
     )
+
+
+def _map_distinct(values: pa.ChunkedArray | pa.Array, fn: Callable[[Any], str]) -> pa.Array:
+    """Apply a Python function once per distinct value (partition values repeat a lot), nulls kept."""
+    distinct = pc.unique(values)
+    mapped = pa.array([None if v is None else fn(v) for v in distinct.to_pylist()], pa.string())
+    return pc.take(mapped, pc.index_in(values, value_set=distinct))
 
 
 def java_float_string(value: float, *, single: bool = False) -> str:

@@ -54,11 +54,11 @@ def _cast(value: Any, t: pa.DataType) -> Any:
     return value
 
 
-def keep_partition(values: dict[str, str], filters: Sequence[Filter], schema: pa.Schema) -> bool:
+def keep_partition(values: dict[str, str | None], filters: Sequence[Filter], schema: pa.Schema) -> bool:
     """Whether a partition whose fields have these string values can hold matching rows."""
     relevant = [f for f in filters if f[0] in values]
-    if not relevant:
-        return True
+    if not relevant or any(values[f[0]] is None for f in relevant):
+        return True  # the default partition holds nulls and empty strings alike: read it
     row = {}
     for name in {f[0] for f in relevant}:
         t = schema.field(name).type

@@ -13,11 +13,10 @@ from hudi_ops.format.fs_view import FileSystemView, has_committed_data
 from hudi_ops.format.instant import normalize_instant_time
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.format.meta_fields import COMMIT_TIME, with_meta_schema
+from hudi_ops.format.partition_path import partition_values
 from hudi_ops.format.timeline import Timeline
 from hudi_ops.read.base_reader import read_base_files
 from hudi_ops.read.filters import Filter, check, keep_partition
-
-DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 
 
 def snapshot(
@@ -115,16 +114,13 @@ def _pruned(meta: MetaClient, files: list[BaseFile], filters: Sequence[Filter], 
     # only SIMPLE and COMPLEX generators put the column's own value in the path; others format it
     if not filters or not fields or meta.properties.keygen_type not in ("SIMPLE", "COMPLEX"):
         return files
-    return [f for f in files if keep_partition(_partition_values(f.partition_path, fields), filters, schema)]
-
-
-def _partition_values(partition_path: str, fields: Sequence[str]) -> dict[str, str]:
-    segments = partition_path.split("/") if partition_path else []
-    if len(segments) != len(fields):
-        return {}
-    out = {}
-    for name, seg in zip(fields, segments, strict=True):
-        value = seg.split("=", 1)[1] if "=" in seg else seg
-        if value != DEFAULT_PARTITION:
-            out[name] = value
-    return out
+    props = meta.properties
+    kept = []
+    for f in files:
+        values = partition_values(
+            f.partition_path, fields,
+            hive_style=props.hive_style_partitioning, url_encoded=props.url_encode_partitioning,
+        )
+        if values is None or keep_partition(values, filters, schema):
+            kept.append(f)
+    return kept
