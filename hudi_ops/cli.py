@@ -132,8 +132,8 @@ def _create(args: argparse.Namespace) -> int:
 
 def read_input(path: str) -> pa.Table:
     p = Path(path)
-    if not p.exists():
-        raise InvalidInputError(f"input file {path!r} does not exist")
+    if not p.is_file():
+        raise InvalidInputError(f"input {path!r} is not a file (it does not exist, or is a folder)")
     suffix = p.suffix.lower()
     try:
         if suffix == ".parquet":

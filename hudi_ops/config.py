@@ -38,14 +38,21 @@ class ConfigKey(Generic[T]):
     doc: str = ""
     aliases: tuple[str, ...] = ()
     choices: tuple[str, ...] = ()
+    minimum: float | None = None  # for numbers: the smallest accepted value
+    below: float | None = None  # for numbers: values must stay under this bound
 
     def from_text(self, text: str) -> T:
         if self.choices and text.upper() not in self.choices:
             raise ConfigError(f"{self.name}={text!r} is not valid; use one of {', '.join(self.choices)}")
         try:
-            return self.parse(text.upper() if self.choices else text)
+            value = self.parse(text.upper() if self.choices else text)
         except ValueError as e:
             raise ConfigError(f"{self.name}={text!r} is not valid: {e}") from None
+        if self.minimum is not None and value < self.minimum:  # type: ignore[operator]
+            raise ConfigError(f"{self.name}={text!r} is too small; use a value of at least {self.minimum:g}")
+        if self.below is not None and value >= self.below:  # type: ignore[operator]
+            raise ConfigError(f"{self.name}={text!r} is too large; use a value below {self.below:g}")
+        return value
 
 
 def str_key(name: str, default: str | None = None, doc: str = "", **kw: object) -> ConfigKey[str]:
@@ -56,8 +63,8 @@ def int_key(name: str, default: int | None, doc: str = "", **kw: object) -> Conf
     return ConfigKey(name, default, int, doc, **kw)  # type: ignore[arg-type]
 
 
-def float_key(name: str, default: float | None, doc: str = "") -> ConfigKey[float]:
-    return ConfigKey(name, default, float, doc)
+def float_key(name: str, default: float | None, doc: str = "", **kw: object) -> ConfigKey[float]:
+    return ConfigKey(name, default, float, doc, **kw)  # type: ignore[arg-type]
 
 
 def bool_key(name: str, default: bool | None, doc: str = "", **kw: object) -> ConfigKey[bool]:
@@ -143,28 +150,26 @@ class WriteConfig:
     OPERATION = str_key(
         "hoodie.datasource.write.operation", "upsert",
     )
-    RECORD_MERGE_MODE = str_key(
-        "hoodie.record.merge.mode", None, "EVENT_TIME_ORDERING or COMMIT_TIME_ORDERING",
-        choices=("EVENT_TIME_ORDERING", "COMMIT_TIME_ORDERING"),
-    )
+    # fixed at table creation: a write may only repeat the table's own mode
+    RECORD_MERGE_MODE = str_key("hoodie.record.merge.mode", None, "EVENT_TIME_ORDERING or COMMIT_TIME_ORDERING")
     COMBINE_BEFORE_INSERT = bool_key("hoodie.combine.before.insert", False)
     COMBINE_BEFORE_UPSERT = bool_key("hoodie.combine.before.upsert", True)
     COMBINE_BEFORE_DELETE = bool_key("hoodie.combine.before.delete", True)
     INDEX_TYPE = str_key("hoodie.index.type", "SIMPLE", choices=("SIMPLE", "BLOOM"))
     BLOOM_FILTER_TYPE = str_key("hoodie.bloom.index.filter.type", "DYNAMIC_V0", choices=("DYNAMIC_V0", "SIMPLE"))
-    BLOOM_NUM_ENTRIES = int_key("hoodie.index.bloom.num_entries", 60000)
-    BLOOM_FPP = float_key("hoodie.index.bloom.fpp", 0.000000001)
-    BLOOM_DYNAMIC_MAX_ENTRIES = int_key("hoodie.bloom.index.filter.dynamic.max.entries", 100000)
+    BLOOM_NUM_ENTRIES = int_key("hoodie.index.bloom.num_entries", 60000, minimum=1)
+    BLOOM_FPP = float_key("hoodie.index.bloom.fpp", 0.000000001, minimum=1e-300, below=1)
+    BLOOM_DYNAMIC_MAX_ENTRIES = int_key("hoodie.bloom.index.filter.dynamic.max.entries", 100000, minimum=1)
     BLOOM_PRUNE_BY_RANGES = bool_key("hoodie.bloom.index.prune.by.ranges", True)
-    PARQUET_MAX_FILE_SIZE = int_key("hoodie.parquet.max.file.size", 120 * 1024 * 1024)
-    PARQUET_SMALL_FILE_LIMIT = int_key("hoodie.parquet.small.file.limit", 100 * 1024 * 1024)
-    PARQUET_BLOCK_SIZE = int_key("hoodie.parquet.block.size", 120 * 1024 * 1024)
-    PARQUET_PAGE_SIZE = int_key("hoodie.parquet.page.size", 1024 * 1024)
+    PARQUET_MAX_FILE_SIZE = int_key("hoodie.parquet.max.file.size", 120 * 1024 * 1024, minimum=1)
+    PARQUET_SMALL_FILE_LIMIT = int_key("hoodie.parquet.small.file.limit", 100 * 1024 * 1024, minimum=0)
+    PARQUET_BLOCK_SIZE = int_key("hoodie.parquet.block.size", 120 * 1024 * 1024, minimum=1)
+    PARQUET_PAGE_SIZE = int_key("hoodie.parquet.page.size", 1024 * 1024, minimum=1)
     PARQUET_COMPRESSION = str_key(
         "hoodie.parquet.compression.codec", "gzip", choices=("GZIP", "SNAPPY", "ZSTD", "UNCOMPRESSED", "LZ4")
     )
-    RECORD_SIZE_ESTIMATE = int_key("hoodie.copyonwrite.record.size.estimate", 1024)
-    INSERT_SPLIT_SIZE = int_key("hoodie.copyonwrite.insert.split.size", 500000)
+    RECORD_SIZE_ESTIMATE = int_key("hoodie.copyonwrite.record.size.estimate", 1024, minimum=1)
+    INSERT_SPLIT_SIZE = int_key("hoodie.copyonwrite.insert.split.size", 500000, minimum=1)
     AUTO_TUNE_INSERT_SPLITS = bool_key("hoodie.copyonwrite.insert.auto.split", True)
     DATABASE_NAME = str_key("hoodie.database.name", "default")
     METADATA_ENABLE = bool_key("hoodie.metadata.enable", False)

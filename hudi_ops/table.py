@@ -57,7 +57,6 @@ class HudiTable:
         if storage.exists(".hoodie/hoodie.properties"):
             raise TableExistsError(storage.uri)
         keys = (record_key,) if isinstance(record_key, str) else tuple(record_key)
-        mode = (merge_mode or ("EVENT_TIME_ORDERING" if ordering_field else "COMMIT_TIME_ORDERING")).upper()
         if schema is not None:
             for f in (*keys, *partition_fields, *([ordering_field] if ordering_field else [])):
                 if schema.get_field_index(f) < 0:
@@ -68,7 +67,7 @@ class HudiTable:
             record_key_fields=keys,
             partition_fields=tuple(partition_fields),
             ordering_field=ordering_field,
-            merge_mode=mode,
+            merge_mode=merge_mode,
             hive_style=hive_style,
             database=database,
             create_schema=schema_to_json(arrow_to_avro(schema, table_name=name)) if schema is not None else None,

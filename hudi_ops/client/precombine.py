@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from hudi_ops.errors import ConfigError, InvalidInputError
+from hudi_ops.errors import InvalidInputError, InvalidTableError
 
 IS_DELETED_FIELD = "_hoodie_is_deleted"
 
@@ -22,14 +22,15 @@ class MergeMode(Enum):
     COMMIT_TIME_ORDERING = "COMMIT_TIME_ORDERING"
 
     @classmethod
-    def parse(cls, text: str | None, ordering_field: str | None) -> MergeMode:
-        if text is None:
-            return cls.EVENT_TIME_ORDERING if ordering_field else cls.COMMIT_TIME_ORDERING
+    def of_table(cls, mode: str) -> MergeMode:
+        """The table's merge mode (hoodie.properties, or what Hudi infers from it)."""
         try:
-            return cls(text.upper())
+            return cls(mode.upper())
         except ValueError:
-            raise ConfigError(
-                f"hoodie.record.merge.mode={text!r} is not supported; use EVENT_TIME_ORDERING or COMMIT_TIME_ORDERING"
+            raise InvalidTableError(
+                f"the table merges records with hoodie.record.merge.mode={mode} (a custom payload or merger), "
+                "which the hudi-ops writer cannot apply; only EVENT_TIME_ORDERING and COMMIT_TIME_ORDERING tables "
+                "can be written"
             ) from None
 
 

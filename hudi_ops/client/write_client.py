@@ -51,7 +51,7 @@ from hudi_ops.format.transitions import (
 
 log = logging.getLogger(__name__)
 
-LOCK_WAIT_MS = int_key("hoodie.write.lock.wait_time_ms", 60_000)
+LOCK_WAIT_MS = int_key("hoodie.write.lock.wait_time_ms", 60_000, minimum=0)
 
 
 class WriteOperation(Enum):
@@ -111,9 +111,9 @@ class WriteClient:
             type_name=props.keygen_type,
         )
         self.ordering_field = props.ordering_field
-        self.merge_mode = MergeMode.parse(props.merge_mode, self.ordering_field)
+        self.merge_mode = MergeMode.of_table(props.merge_mode)
         requested_mode = self.config.get(WriteConfig.RECORD_MERGE_MODE)
-        if requested_mode and requested_mode != self.merge_mode.value:
+        if requested_mode and requested_mode.upper() != self.merge_mode.value:
             raise InvalidInputError(
                 f"hoodie.record.merge.mode={requested_mode} differs from the table's {self.merge_mode.value}; "
                 "the merge mode is fixed when the table is created"

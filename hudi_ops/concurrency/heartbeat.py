@@ -15,7 +15,7 @@ from hudi_ops.format.timeline import META_FOLDER
 from hudi_ops.storage import Storage
 
 HEARTBEAT_FOLDER = posixpath.join(META_FOLDER, ".heartbeat")
-HEARTBEAT_INTERVAL_MS = int_key("hoodie.client.heartbeat.interval_in_ms", 60_000)
+HEARTBEAT_INTERVAL_MS = int_key("hoodie.client.heartbeat.interval_in_ms", 60_000, minimum=1)
 HEARTBEAT_TOLERABLE_MISSES = int_key("hoodie.client.heartbeat.tolerable.misses", 2)
 
 
