@@ -13,6 +13,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hudi_ops.client.grouping import group_rows
 from hudi_ops.format.base_file import read_footer, read_record_keys
 from hudi_ops.format.file_group import BaseFile
 from hudi_ops.storage import Storage
@@ -33,10 +34,10 @@ def tag_locations(
         by_partition.setdefault(b.partition_path, []).append(b)
     if not by_partition or len(record_keys) == 0:
         return located
-    parts = partition_paths.to_numpy(zero_copy_only=False)
+    rows_of = group_rows(partition_paths.to_numpy(zero_copy_only=False))
     for partition, files in by_partition.items():
-        rows = np.nonzero(parts == partition)[0]
-        if len(rows) == 0:
+        rows = rows_of.get(partition)
+        if rows is None:
             continue
         keys = pc.take(record_keys, pa.array(rows))
         for f in files:

@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hudi_ops.client.grouping import group_rows
 from hudi_ops.client.handles import BloomOptions, WriteContext, WriteStatus, WriteTask, run_write_task
 from hudi_ops.client.index import tag_locations
 from hudi_ops.client.keygen import KeyGenerator
@@ -375,17 +376,17 @@ class _Planner:
 
     def plan(self, records: pa.Table, partitions: pa.Array, located: np.ndarray, schema: pa.Schema) -> _Plan:
         parts = partitions.to_numpy(zero_copy_only=False)
-        has_loc = np.array([x is not None for x in located], dtype=bool)
-        groups: dict[str, list[np.ndarray]] = {}
-        for fid in set(located[has_loc]):
-            groups[fid] = [np.nonzero(located == fid)[0]]
+        located_rows = group_rows(located)
+        groups: dict[str, list[np.ndarray]] = {str(fid): [rows] for fid, rows in located_rows.items()}
         inserts: list[InsertBucket] = []
         insert_rows: dict[str, np.ndarray] = {}
         if self.op is not WriteOperation.DELETE:
             sizing = self.client._sizing()
             avg = average_record_size(self.timeline, sizing)
-            for p in sorted(set(parts[~has_loc])):
-                rows = np.nonzero((parts == p) & ~has_loc)[0]
+            unlocated = parts.astype(object)
+            unlocated[np.not_equal(located, None)] = None
+            for p, rows in sorted(group_rows(unlocated).items(), key=lambda kv: str(kv[0])):
+                p = str(p)
                 insert_rows[p] = rows
                 small = [b for b in self.packable if b.partition_path == p]
                 inserts.extend(assign_inserts(
@@ -418,8 +419,8 @@ class _Planner:
                 WriteTask(partition_path=p, file_id=fid, task_index=len(tasks), records=records.take(pa.array(rows)))
             )
         updates = {
-            fid: (self.base_files[fid].partition_path, self.base_files[fid].instant_time, int((located == fid).sum()))
-            for fid in set(located[has_loc])
+            str(fid): (self.base_files[str(fid)].partition_path, self.base_files[str(fid)].instant_time, len(rows))
+            for fid, rows in located_rows.items()
         }
         return _Plan(tasks, schema, {p: len(r) for p, r in insert_rows.items()}, updates)
 
