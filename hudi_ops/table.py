@@ -14,8 +14,9 @@ from collections.abc import Mapping, Sequence
 
 import pyarrow as pa
 
+from hudi_ops.client.engine_context import Engine
 from hudi_ops.client.write_client import CommitResult, WriteClient, WriteOperation
-from hudi_ops.engine.base import Engine
+from hudi_ops.engine.local import LocalEngine
 from hudi_ops.errors import InvalidInputError, TableExistsError
 from hudi_ops.format.avro_schema import arrow_to_avro, schema_to_json
 from hudi_ops.format.fs_view import FileSystemView
@@ -121,7 +122,7 @@ class HudiTable:
     # -- writes ----------------------------------------------------------------------------------
 
     def write_client(self, options: Mapping[str, str] | None = None, *, engine: Engine | None = None) -> WriteClient:
-        return WriteClient(self.meta, options, engine=engine)
+        return WriteClient(self.meta, options, engine=engine or LocalEngine())
 
     def write(
         self, batch: pa.Table, operation: WriteOperation | str, *, options: Mapping[str, str] | None = None

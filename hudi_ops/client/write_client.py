@@ -18,6 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hudi_ops.client.engine_context import Engine
 from hudi_ops.client.grouping import group_rows
 from hudi_ops.client.handles import BloomOptions, WriteContext, WriteStatus, WriteTask, run_write_task
 from hudi_ops.client.index import tag_locations
@@ -30,8 +31,6 @@ from hudi_ops.concurrency.heartbeat import HEARTBEAT_INTERVAL_MS, Heartbeat
 from hudi_ops.concurrency.lock import InProcessLockProvider, locked
 from hudi_ops.concurrency.markers import WriteMarkers
 from hudi_ops.config import ConfigKey, HoodieConfig, WriteConfig, int_key
-from hudi_ops.engine.base import Engine
-from hudi_ops.engine.local import LocalEngine
 from hudi_ops.errors import InvalidInputError, InvalidTableError, TimelineError, WriteConflictError
 from hudi_ops.format.avro_schema import arrow_to_avro, schema_to_json
 from hudi_ops.format.commit_metadata import CommitMetadata, WriteStat
@@ -98,13 +97,11 @@ class _Pending:
 
 
 class WriteClient:
-    def __init__(
-        self, meta: MetaClient, options: Mapping[str, str] | None = None, *, engine: Engine | None = None
-    ) -> None:
+    def __init__(self, meta: MetaClient, options: Mapping[str, str] | None = None, *, engine: Engine) -> None:
         self.meta = meta
         self.config = meta.properties.as_config().merged(options)
         _validate(self.config)
-        self.engine: Engine = engine or LocalEngine()
+        self.engine = engine
         props = meta.properties
         self.keygen = KeyGenerator(
             props.record_key_fields, props.partition_fields,

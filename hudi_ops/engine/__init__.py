@@ -1,1 +1,1 @@
-"""Where write work runs: the engine interface and its local (in-process) implementation."""
+"""Where write work runs: engines implementing `hudi_ops.client.engine_context.Engine`."""

@@ -1,7 +1,8 @@
 """The engine interface the write path is written against (Hudi's HoodieEngineContext idea).
 
 The client plans per-file-group tasks on the driver and hands them to an engine, which runs a
-picklable function over them wherever it likes and returns the results in order.
+picklable function over them wherever it likes and returns the results in order. Engines live in
+`hudi_ops.engine` (local) and the Spark layer, above the client, and are handed to it.
 """
 
 from __future__ import annotations

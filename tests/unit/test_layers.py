@@ -1,0 +1,51 @@
+"""Dependencies flow one way (DESIGN.md section 3): a module imports only from its own layer or lower ones."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import hudi_ops
+
+PACKAGE = Path(hudi_ops.__file__).parent
+# lowest first; modules not listed sit on top (the facade, the CLI, the demo)
+LAYERS = [
+    {"errors", "config", "storage"},
+    {"format"},
+    {"read"},
+    {"concurrency"},
+    {"client"},
+    {"services"},
+    {"engine"},
+    {"spark"},
+    {"airflow"},
+]
+
+
+def _layer(top: str) -> int:
+    return next((i for i, names in enumerate(LAYERS) if top in names), len(LAYERS))
+
+
+def _imports(path: Path) -> set[str]:
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("hudi_ops."):
+            out.add(node.module.split(".")[1])
+        elif isinstance(node, ast.Import):
+            out.update(a.name.split(".")[1] for a in node.names if a.name.startswith("hudi_ops."))
+    return out
+
+
+def test_no_module_imports_a_higher_layer():
+    wrong = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE)
+        top = rel.parts[0].removesuffix(".py")
+        if top == "__init__":
+            continue
+        wrong += [f"{rel} imports hudi_ops.{dep}" for dep in _imports(path) if _layer(dep) > _layer(top)]
+    assert wrong == []
+
+
+def test_the_check_sees_imports():
+    assert "format" in _imports(PACKAGE / "client" / "write_client.py")
