@@ -17,7 +17,7 @@ import pyarrow.csv as pacsv
 import pyarrow.json as pajson
 import pyarrow.parquet as pq
 
-from hudi_ops.config import load_props_file, parse_key_values
+from hudi_ops.config import HoodieConfig, WriteConfig, load_props_file, parse_key_values
 from hudi_ops.errors import (
     HudiOpsError,
     InvalidInputError,
@@ -68,7 +68,8 @@ def _parser() -> argparse.ArgumentParser:
 
     w = sub.add_parser("write", help="write a file of records in one commit")
     w.add_argument("path")
-    w.add_argument("--operation", default="upsert", choices=["upsert", "insert", "bulk_insert", "delete"])
+    w.add_argument("--operation", choices=["upsert", "insert", "bulk_insert", "delete"],
+                   help="default: hoodie.datasource.write.operation, else upsert")
     w.add_argument("--input", required=True, help="a .parquet, .jsonl/.json or .csv file")
     _conf_args(w)
     w.set_defaults(run=_write)
@@ -149,7 +150,9 @@ def read_input(path: str) -> pa.Table:
 
 def _write(args: argparse.Namespace) -> int:
     table = HudiTable.open(args.path)
-    result = table.write(read_input(args.input), args.operation, options=_options(args))
+    options = _options(args)
+    operation = args.operation or HoodieConfig(options).get(WriteConfig.OPERATION) or "upsert"
+    result = table.write(read_input(args.input), operation, options=options)
     _emit(result.to_dict())
     return EXIT_OK
 

@@ -91,10 +91,6 @@ class Storage:
         """Files (not folders) directly inside `rel_dir`; empty when the folder does not exist."""
         return [f for f, is_dir in self._list(rel_dir) if not is_dir]
 
-    def list_dirs(self, rel_dir: str) -> list[str]:
-        """Relative paths of the folders directly inside `rel_dir`."""
-        return [f.path for f, is_dir in self._list(rel_dir) if is_dir]
-
     def walk_files(self, rel_dir: str = "") -> list[FileInfo]:
         """Every file below `rel_dir`, at any depth, in one listing call."""
         base = self.full_path(rel_dir).rstrip("/")

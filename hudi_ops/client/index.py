@@ -26,6 +26,7 @@ def tag_locations(
     record_keys: pa.Array,
     *,
     index_type: str = "SIMPLE",
+    prune_by_ranges: bool = True,
 ) -> np.ndarray:
     """For each record, the file id holding its key in the same partition, or None (an insert)."""
     located = np.full(len(record_keys), None, dtype=object)
@@ -42,7 +43,7 @@ def tag_locations(
         keys = pc.take(record_keys, pa.array(rows))
         for f in files:
             if index_type == "BLOOM":
-                candidates = _bloom_candidates(storage, f, keys)
+                candidates = _bloom_candidates(storage, f, keys, prune_by_ranges)
             else:
                 candidates = np.ones(len(rows), dtype=bool)
             if not candidates.any():
@@ -53,12 +54,12 @@ def tag_locations(
     return located
 
 
-def _bloom_candidates(storage: Storage, f: BaseFile, keys: pa.Array) -> np.ndarray:
+def _bloom_candidates(storage: Storage, f: BaseFile, keys: pa.Array, prune_by_ranges: bool) -> np.ndarray:
     footer = read_footer(storage, f.path)
     mask = np.ones(len(keys), dtype=bool)
     # the footer's range is in Java string order, which matches Arrow's byte order for ASCII keys
     ascii_keys = pc.all(pc.string_is_ascii(keys)).as_py() is not False
-    if footer.min_record_key is not None and footer.max_record_key is not None and ascii_keys:
+    if prune_by_ranges and footer.min_record_key is not None and footer.max_record_key is not None and ascii_keys:
         in_range = pc.and_(
             pc.greater_equal(keys, footer.min_record_key), pc.less_equal(keys, footer.max_record_key)
         )

@@ -30,8 +30,8 @@ from hudi_ops.concurrency.conflict import check_conflicts, rewritten_file_groups
 from hudi_ops.concurrency.heartbeat import HEARTBEAT_INTERVAL_MS, Heartbeat
 from hudi_ops.concurrency.lock import InProcessLockProvider, locked
 from hudi_ops.concurrency.markers import WriteMarkers
-from hudi_ops.config import ConfigKey, HoodieConfig, WriteConfig, int_key
-from hudi_ops.errors import InvalidInputError, InvalidTableError, TimelineError, WriteConflictError
+from hudi_ops.config import ConfigKey, HoodieConfig, TableConfigKeys, WriteConfig, int_key
+from hudi_ops.errors import ConfigError, InvalidInputError, InvalidTableError, TimelineError, WriteConflictError
 from hudi_ops.format.avro_schema import arrow_to_avro, schema_to_json
 from hudi_ops.format.commit_metadata import CommitMetadata, WriteStat
 from hudi_ops.format.file_group import BaseFile
@@ -40,7 +40,7 @@ from hudi_ops.format.fs_view import FileSystemView, has_committed_data
 from hudi_ops.format.instant import Instant, InstantTimeGenerator, State
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.format.meta_fields import RECORD_KEY
-from hudi_ops.format.table_properties import check_writable_v8
+from hudi_ops.format.table_properties import TableProperties, check_writable_v8
 from hudi_ops.format.timeline import Timeline
 from hudi_ops.format.transitions import (
     create_requested,
@@ -101,6 +101,7 @@ class WriteClient:
         self.meta = meta
         self.config = meta.properties.as_config().merged(options)
         _validate(self.config)
+        _check_fixed_by_table(self.config, meta.properties)
         self.engine = engine
         props = meta.properties
         self.keygen = KeyGenerator(
@@ -277,6 +278,7 @@ class WriteClient:
             located = tag_locations(
                 self.meta.storage, base_files, partitions, keys,
                 index_type=self.config.get(WriteConfig.INDEX_TYPE) or "SIMPLE",
+                prune_by_ranges=bool(self.config.get(WriteConfig.BLOOM_PRUNE_BY_RANGES)),
             )
             targets = {f for f in located if f is not None}
             _refuse_pending_clustering(view, targets, instant)
@@ -420,6 +422,39 @@ class _Planner:
             for fid, rows in located_rows.items()
         }
         return _Plan(tasks, schema, {p: len(r) for p, r in insert_rows.items()}, updates)
+
+
+def _check_fixed_by_table(config: HoodieConfig, props: TableProperties) -> None:
+    """Options that restate the table's own settings must agree with them (Hudi validates the same)."""
+    if config.get(WriteConfig.METADATA_ENABLE):
+        raise ConfigError(
+            "hoodie.metadata.enable=true: hudi-ops does not maintain Hudi's metadata table, so writers "
+            "that share a table with it run with hoodie.metadata.enable=false"
+        )
+    if not config.get(WriteConfig.POPULATE_META_FIELDS):
+        raise ConfigError(
+            "hoodie.populate.meta.fields=false (set on the table or the write): hudi-ops always writes the "
+            "_hoodie_* meta fields, which incremental reads and conflict checks need"
+        )
+    if config.get(TableConfigKeys.DROP_PARTITION_COLUMNS):
+        raise ConfigError(
+            "hoodie.datasource.write.drop.partition.columns=true: hudi-ops keeps partition columns in the data "
+            "files (hudi-rs cannot read tables that drop them)"
+        )
+    fixed = (
+        (WriteConfig.TABLE_NAME, props.table_name),
+        (WriteConfig.RECORD_KEY_FIELD, ",".join(props.record_key_fields)),
+        (WriteConfig.PARTITION_PATH_FIELD, ",".join(props.partition_fields)),
+        (WriteConfig.ORDERING_FIELD, props.ordering_field),
+    )
+    for key, table_value in fixed:
+        raw = config.get(key)
+        given = ",".join(raw) if isinstance(raw, tuple) else raw
+        if given and given != (table_value or ""):
+            raise ConfigError(
+                f"{key.name}={given} differs from the table's {table_value or '(none)'}; "
+                "it is fixed when the table is created, so drop the option or write to another table"
+            )
 
 
 def _validate(config: HoodieConfig) -> None:

@@ -1,14 +1,11 @@
 """Writer heartbeats: `.hoodie/.heartbeat/<instant>`, an empty file whose mtime a live writer refreshes.
-
-Other writers treat a pending instant whose heartbeat is older than
-`hoodie.client.heartbeat.tolerable.misses` x `hoodie.client.heartbeat.interval_in_ms` as failed.
+Other writers can tell a live writer from a dead one by its age.
 """
 
 from __future__ import annotations
 
 import posixpath
 import threading
-import time
 
 from hudi_ops.config import int_key
 from hudi_ops.format.timeline import META_FOLDER
@@ -16,24 +13,10 @@ from hudi_ops.storage import Storage
 
 HEARTBEAT_FOLDER = posixpath.join(META_FOLDER, ".heartbeat")
 HEARTBEAT_INTERVAL_MS = int_key("hoodie.client.heartbeat.interval_in_ms", 60_000, minimum=1)
-HEARTBEAT_TOLERABLE_MISSES = int_key("hoodie.client.heartbeat.tolerable.misses", 2)
 
 
 def heartbeat_path(instant_time: str) -> str:
     return posixpath.join(HEARTBEAT_FOLDER, instant_time)
-
-
-def last_heartbeat_ms(storage: Storage, instant_time: str) -> int | None:
-    """Milliseconds since the epoch of the instant's last heartbeat, or None without one."""
-    try:
-        return storage.info(heartbeat_path(instant_time)).mtime_ms
-    except FileNotFoundError:
-        return None
-
-
-def is_expired(storage: Storage, instant_time: str, *, interval_ms: int, tolerable_misses: int) -> bool:
-    last = last_heartbeat_ms(storage, instant_time)
-    return last is None or time.time() * 1000 - last > interval_ms * tolerable_misses
 
 
 class Heartbeat:

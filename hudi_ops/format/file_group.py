@@ -74,10 +74,6 @@ class FileSlice:
         return self.group.file_id
 
     @property
-    def is_empty(self) -> bool:
-        return self.base_file is None and not self.log_files
-
-    @property
     def total_size(self) -> int:
         return (self.base_file.size if self.base_file else 0) + sum(f.size for f in self.log_files)
 
@@ -96,11 +92,3 @@ class FileGroup:
     @property
     def latest_base_file(self) -> BaseFile | None:
         return next((s.base_file for s in self.slices if s.base_file is not None), None)
-
-    def all_files(self) -> list[BaseFile | LogFile]:
-        out: list[BaseFile | LogFile] = []
-        for s in self.slices:
-            if s.base_file:
-                out.append(s.base_file)
-            out.extend(s.log_files)
-        return out

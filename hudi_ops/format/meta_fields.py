@@ -14,10 +14,6 @@ META_FIELDS: tuple[str, ...] = (COMMIT_TIME, COMMIT_SEQNO, RECORD_KEY, PARTITION
 META_ARROW_FIELDS: tuple[pa.Field, ...] = tuple(pa.field(n, pa.string()) for n in META_FIELDS)
 
 
-def is_meta_field(name: str) -> bool:
-    return name in META_FIELDS
-
-
 def data_schema(schema: pa.Schema) -> pa.Schema:
     """The user's columns: `schema` without the meta fields."""
     return pa.schema([f for f in schema if f.name not in META_FIELDS], metadata=schema.metadata)
@@ -26,8 +22,3 @@ def data_schema(schema: pa.Schema) -> pa.Schema:
 def with_meta_schema(data: pa.Schema) -> pa.Schema:
     """The meta fields followed by the user's columns."""
     return pa.schema([*META_ARROW_FIELDS, *data_schema(data)])
-
-
-def commit_seqno(instant: str, partition_index: int, record_index: int) -> str:
-    """`<instant>_<task partition>_<record index>`, as Spark writes it."""
-    return f"{instant}_{partition_index}_{record_index}"

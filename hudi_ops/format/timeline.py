@@ -122,10 +122,6 @@ class Timeline:
         times = [t for i in self.instants for t in (i.requested_time, i.completion_time) if t]
         return max(times) if times else None
 
-    def latest_completed_write(self) -> Instant | None:
-        writes = self.completed_writes()
-        return max(writes, key=self.completion_time) if writes else None
-
     # -- content -----------------------------------------------------------------------------------
 
     def path_of(self, instant: Instant) -> str:

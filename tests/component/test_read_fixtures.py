@@ -766,7 +766,7 @@ def test_v8_mor_timeline(open_table):
     assert [i.action for i in tl.states_of("20251220210129235")] == ["compaction", "compaction", "commit"]
     assert [i.action for i in tl.completed if i.action not in Action.WRITE_ACTIONS] == ["indexing"]
     assert tl.pending == ()
-    assert tl.latest_completed_write().requested_time == "20251220210130911"
+    assert tl.completed_writes()[-1].requested_time == "20251220210130911"
     assert tl.max_time == "20251220210131755"
 
 

@@ -50,3 +50,28 @@ def test_cli_refuses_a_folder_as_input(tmp_path, capsys):
     (tmp_path / "in.csv").mkdir()
     assert main(["write", str(tmp_path / "t"), "--input", str(tmp_path / "in.csv")]) == 2
     assert "is not a file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("key", "value", "message"), [
+    ("hoodie.metadata.enable", "true", "metadata table"),
+    ("hoodie.populate.meta.fields", "false", "meta fields"),
+    ("hoodie.datasource.write.drop.partition.columns", "true", "partition columns"),
+    ("hoodie.datasource.write.recordkey.field", "other", "differs from the table's id"),
+    ("hoodie.datasource.write.precombine.field", "other", "differs from the table's ts"),
+    ("hoodie.table.name", "another", "differs from the table's t"),
+])
+def test_options_contradicting_the_table_are_refused(tmp_path, key, value, message):
+    table = HudiTable.create(tmp_path / "t", name="t", record_key="id", ordering_field="ts")
+    with pytest.raises(ConfigError, match=message):
+        table.upsert(pa.table({"id": [1], "ts": [1]}), options={key: value})
+    table.upsert(pa.table({"id": [1], "ts": [1]}), options={"hoodie.datasource.write.recordkey.field": "id"})
+    assert table.read(columns=["id"]).column("id").to_pylist() == [1]
+
+
+def test_cli_takes_the_operation_from_hoodie_conf(tmp_path, capsys):
+    HudiTable.create(tmp_path / "t", name="t", record_key="id")
+    src = tmp_path / "in.jsonl"
+    src.write_text('{"id": 1}\n{"id": 1}\n')
+    assert main(["write", str(tmp_path / "t"), "--input", str(src),
+                 "--hoodie-conf", "hoodie.datasource.write.operation=bulk_insert"]) == 0
+    assert '"operation": "BULK_INSERT"' in capsys.readouterr().out
