@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 
 from hudi_ops.errors import InvalidInputError, InvalidTableError
 from hudi_ops.format.partition_path import DEFAULT_PARTITION, escape_path_name
+from hudi_ops.format.table_properties import infer_keygen_type
 
 SUPPORTED_TYPES = ("SIMPLE", "COMPLEX", "NON_PARTITION")
 NULL_KEY = "__null__"
@@ -37,10 +38,7 @@ class KeyGenerator:
 
     def __post_init__(self) -> None:
         if self.type_name is None:
-            inferred = "NON_PARTITION" if not self.partition_fields else (
-                "SIMPLE" if len(self.record_key_fields) == 1 and len(self.partition_fields) == 1 else "COMPLEX"
-            )
-            object.__setattr__(self, "type_name", inferred)
+            object.__setattr__(self, "type_name", infer_keygen_type(self.record_key_fields, self.partition_fields))
         if self.type_name not in SUPPORTED_TYPES:
             raise InvalidTableError(
                 f"the table's key generator type {self.type_name} is not supported by the hudi-ops writer "

@@ -292,7 +292,7 @@ class TableProperties:
         if mode == EVENT_TIME_ORDERING and not ordering_field:
             raise ConfigError("EVENT_TIME_ORDERING needs an ordering field: pass ordering_field=<column>, "
                               "or use merge_mode=COMMIT_TIME_ORDERING (the latest write wins)")
-        keygen = (keygen_type or _infer_keygen_type(keys, parts)).upper()
+        keygen = (keygen_type or infer_keygen_type(keys, parts)).upper()
         if keygen not in KEYGEN_TYPES:
             raise ConfigError(
                 f"key generator type {keygen_type!r} is not valid; use one of {', '.join(KEYGEN_TYPES)}"
@@ -591,7 +591,8 @@ def _decode(data: bytes) -> str:
         return data.decode("latin-1")
 
 
-def _infer_keygen_type(keys: tuple[str, ...], parts: tuple[str, ...]) -> str:
+def infer_keygen_type(keys: tuple[str, ...], parts: tuple[str, ...]) -> str:
+    """The generator Hudi picks from the field counts when a table names none."""
     if not parts:
         return "NON_PARTITION"
     return "SIMPLE" if len(keys) == 1 and len(parts) == 1 else "COMPLEX"

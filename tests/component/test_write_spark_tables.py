@@ -60,12 +60,16 @@ def _slice_with_logs(table: HudiTable):
     return next(s for s in table.file_system_view().latest_slices() if s.log_files)
 
 
+def _one_record_of(table: HudiTable, file_slice) -> pa.Table:
+    """A record stored in the slice's base file, with the table's user columns."""
+    stored = table.read(read_optimized=True)
+    mine = stored.filter(pa.compute.equal(stored["_hoodie_file_name"], file_slice.base_file.name.file_name))
+    return mine.select(table.schema().names).slice(0, 1)
+
+
 def test_updating_a_slice_whose_logs_cannot_be_merged_is_refused(trips):
     before = _rs_rows(trips, ["uuid", "fare"])
-    target = _slice_with_logs(trips)
-    keys = trips.read(read_optimized=True)
-    in_group = keys.filter(pa.compute.equal(keys["_hoodie_file_name"], target.base_file.name.file_name))
-    update = in_group.select(trips.schema().names).slice(0, 1)
+    update = _one_record_of(trips, _slice_with_logs(trips))
     with pytest.raises(InvalidTableError, match="log files"):
         trips.upsert(update)
     assert _rs_rows(trips, ["uuid", "fare"]) == before
@@ -74,9 +78,7 @@ def test_updating_a_slice_whose_logs_cannot_be_merged_is_refused(trips):
 def test_inserts_never_pack_into_a_slice_with_logs(trips):
     before = _rs_rows(trips, ["uuid", "fare"])
     target = _slice_with_logs(trips)
-    keys = trips.read(read_optimized=True)
-    template = keys.filter(pa.compute.equal(keys["_hoodie_file_name"], target.base_file.name.file_name))
-    new = template.select(trips.schema().names).slice(0, 1)
+    new = _one_record_of(trips, target)
     new = new.set_column(new.schema.get_field_index("uuid"), "uuid", pa.array(["new-rider-uuid"]))
     trips.insert(new)
     groups = [s for s in trips.file_system_view().latest_slices() if s.partition_path == target.partition_path]
