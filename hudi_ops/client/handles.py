@@ -8,6 +8,7 @@ local engine calls them in-process, the Spark engine on executors. Each returns 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 import numpy as np
 import pyarrow as pa
@@ -56,8 +57,9 @@ class WriteContext:
     page_size: int = 1024 * 1024
     bloom: BloomOptions = BloomOptions()
 
-    @property
+    @cached_property
     def storage(self) -> Storage:
+        # made where the task runs (a Spark executor gets the path, not a file-system handle), once
         return Storage.for_uri(self.base_path)
 
 
