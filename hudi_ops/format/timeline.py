@@ -7,6 +7,8 @@ Loaded once from a directory listing; a `Timeline` is an immutable snapshot, so 
 from __future__ import annotations
 
 import posixpath
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
@@ -134,4 +136,24 @@ class Timeline:
         """Commit metadata of a commit/deltacommit/replacecommit instant (Avro in v8, JSON in v6)."""
         if instant.action not in (*Action.WRITE_ACTIONS,) or instant.state is State.REQUESTED:
             raise TimelineError(f"{instant} carries no commit metadata", instant=instant.requested_time)
-        return CommitMetadata.parse(self.read_bytes(instant))
+        if not instant.is_completed:
+            return CommitMetadata.parse(self.read_bytes(instant))
+        # a completed instant file is immutable: a write reads the same few commits several times
+        # (schema, record sizes, replaced groups, conflicts), and each reload would read them again
+        key = (self.storage.table_id, self.path_of(instant))
+        with _CACHE_LOCK:
+            cached = _COMPLETED_METADATA.get(key)
+            if cached is not None:
+                _COMPLETED_METADATA.move_to_end(key)
+                return cached
+        parsed = CommitMetadata.parse(self.read_bytes(instant))
+        with _CACHE_LOCK:
+            _COMPLETED_METADATA[key] = parsed
+            if len(_COMPLETED_METADATA) > _CACHE_SIZE:
+                _COMPLETED_METADATA.popitem(last=False)
+        return parsed
+
+
+_CACHE_SIZE = 4096
+_CACHE_LOCK = threading.Lock()
+_COMPLETED_METADATA: OrderedDict[tuple[str, str], CommitMetadata] = OrderedDict()
