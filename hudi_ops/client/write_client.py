@@ -94,6 +94,7 @@ class _Pending:
     heartbeat: Heartbeat
     operation: WriteOperation = WriteOperation.UPSERT
     schema: pa.Schema = field(default_factory=lambda: pa.schema([]))
+    written: bool = False  # its inflight file and data files exist
 
 
 class WriteClient:
@@ -163,6 +164,7 @@ class WriteClient:
         plan = self._plan(batch, timeline, operation, instant)
         pending.operation, pending.schema = operation, plan.context_schema
         transition_to_inflight(timeline, requested[0], plan.workload_profile(operation).to_avro_bytes())
+        pending.written = True
         ctx = self._context(instant, plan.context_schema)
         return self.engine.map(_TaskRunner(ctx), plan.tasks)
 
@@ -187,7 +189,10 @@ class WriteClient:
             version=None,
             operation_type=pending.operation.value,
         )
-        _inflight_of(self.meta.timeline(), instant)  # misuse (nothing written yet) fails without undoing
+        if not pending.written:  # misuse: nothing to commit yet; fails without undoing anything
+            raise TimelineError(
+                f"instant {instant} has no inflight file: write data with it before committing", instant=instant
+            )
         try:
             check_writable_v8(self.meta.reload_properties().properties)
             with locked(self._lock, self._lock_wait_s):

@@ -12,6 +12,7 @@ import threading
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from enum import Enum
+from functools import lru_cache
 from typing import ClassVar
 
 from hudi_ops.errors import InvalidInstantTimeError, TimelineError
@@ -87,10 +88,7 @@ class Instant:
 
     @classmethod
     def try_parse(cls, file_name: str) -> Instant | None:
-        try:
-            return cls.parse(file_name)
-        except TimelineError:
-            return None
+        return _parse_cached(file_name)
 
     @property
     def file_name(self) -> str:
@@ -124,6 +122,15 @@ class Instant:
     def __str__(self) -> str:
         done = f" completed {self.completion_time}" if self.completion_time else ""
         return f"[{self.requested_time}__{self.action}__{self.state.name}{done}]"
+
+
+@lru_cache(maxsize=1 << 16)
+def _parse_cached(file_name: str) -> Instant | None:
+    """Timelines are listed again for every write; names, once parsed, stay parsed."""
+    try:
+        return Instant.parse(file_name)
+    except TimelineError:
+        return None
 
 
 def format_instant_time(dt: datetime) -> str:
