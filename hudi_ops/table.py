@@ -129,14 +129,14 @@ class HudiTable:
     ) -> CommitResult:
         """Start, write and commit in one call; a failed write is undone and never becomes visible."""
         op = operation if isinstance(operation, WriteOperation) else WriteOperation.parse(operation)
-        client = self.write_client(options)
-        instant = client.start_commit()
-        try:
-            statuses = client.write(batch, instant, op)
-        except BaseException:
-            client.abort(instant)
-            raise
-        return client.commit(instant, statuses)
+        with self.write_client(options) as client:
+            instant = client.start_commit()
+            try:
+                statuses = client.write(batch, instant, op)
+            except BaseException:
+                client.abort(instant)
+                raise
+            return client.commit(instant, statuses)
 
     def upsert(self, batch: pa.Table, *, options: Mapping[str, str] | None = None) -> CommitResult:
         return self.write(batch, WriteOperation.UPSERT, options=options)

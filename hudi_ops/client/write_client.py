@@ -28,9 +28,10 @@ from hudi_ops.client.precombine import MergeMode, check_ordering_values, dedupe_
 from hudi_ops.client.write_schema import conform, write_schema
 from hudi_ops.concurrency.conflict import check_conflicts, rewritten_file_groups
 from hudi_ops.concurrency.heartbeat import HEARTBEAT_INTERVAL_MS, Heartbeat
-from hudi_ops.concurrency.lock import InProcessLockProvider, locked
+from hudi_ops.concurrency.locks.base import LOCK_WAIT_MS, locked
+from hudi_ops.concurrency.locks.registry import lock_provider
 from hudi_ops.concurrency.markers import WriteMarkers
-from hudi_ops.config import ConfigKey, HoodieConfig, TableConfigKeys, WriteConfig, int_key
+from hudi_ops.config import ConfigKey, HoodieConfig, TableConfigKeys, WriteConfig
 from hudi_ops.errors import ConfigError, InvalidInputError, InvalidTableError, TimelineError, WriteConflictError
 from hudi_ops.format.avro_schema import arrow_to_avro, schema_to_json
 from hudi_ops.format.commit_metadata import CommitMetadata, WriteStat
@@ -51,7 +52,6 @@ from hudi_ops.format.transitions import (
 
 log = logging.getLogger(__name__)
 
-LOCK_WAIT_MS = int_key("hoodie.write.lock.wait_time_ms", 60_000, minimum=0)
 
 
 class WriteOperation(Enum):
@@ -119,7 +119,20 @@ class WriteClient:
                 "the merge mode is fixed when the table is created"
             )
         self._pending: dict[str, _Pending] = {}
-        self._lock = InProcessLockProvider(meta.storage.table_id)
+        self._lock = lock_provider(self.config, meta.storage, meta.properties.table_name)
+
+    def close(self) -> None:
+        """Stop the heartbeats of instants left open and let go of the lock provider's connection."""
+        for pending in self._pending.values():
+            pending.heartbeat.stop(delete=False)  # the instant stays pending; its heartbeat will expire
+        self._pending.clear()
+        self._lock.close()
+
+    def __enter__(self) -> WriteClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # -- phase 1 ---------------------------------------------------------------------------------
 
@@ -200,6 +213,7 @@ class WriteClient:
                 inflight = _inflight_of(timeline, instant)
                 check_conflicts(timeline, instant, rewritten_file_groups(stats))
                 completion = InstantTimeGenerator.next(timeline.max_time)
+                self._lock.assert_held()  # a lock lost meanwhile (ZooKeeper session) must not publish
                 transition_to_completed(timeline, inflight, completion, metadata.to_avro_bytes())
         except BaseException:
             # a commit that failed before its completed file exists is undone; one after it, never
