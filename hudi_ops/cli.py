@@ -88,6 +88,12 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--output", help="file to write (default: standard output, jsonl only)")
     r.set_defaults(run=_read)
 
+    rb = sub.add_parser("rollback-failed", help="roll back pending writes whose heartbeat expired")
+    rb.add_argument("path")
+    rb.add_argument("--dry-run", action="store_true", help="only list what would be rolled back")
+    _conf_args(rb)
+    rb.set_defaults(run=_rollback_failed)
+
     for name, fn, text in (
         ("timeline", _timeline, "list the instants of the active timeline"),
         ("commits", _commits, "list completed commits with their statistics"),
@@ -195,6 +201,13 @@ def _read(args: argparse.Namespace) -> int:
 def _write_jsonl(data: pa.Table, out: TextIO) -> None:
     for row in data.to_pylist():
         out.write(json.dumps(row, default=str) + "\n")
+
+
+def _rollback_failed(args: argparse.Namespace) -> int:
+    table = HudiTable.open(args.path)
+    results = table.rollback_failed_writes(dry_run=args.dry_run, options=_options(args))
+    _emit({"dry_run": args.dry_run, "rolled_back": [r.to_dict() for r in results]})
+    return EXIT_OK
 
 
 def _timeline(args: argparse.Namespace) -> int:

@@ -16,6 +16,9 @@ import pyarrow as pa
 
 from hudi_ops.client.engine_context import Engine
 from hudi_ops.client.write_client import CommitResult, WriteClient, WriteOperation
+from hudi_ops.concurrency.heartbeat import HEARTBEAT_INTERVAL_MS, HEARTBEAT_TOLERABLE_MISSES
+from hudi_ops.concurrency.locks.base import LOCK_WAIT_MS
+from hudi_ops.concurrency.locks.registry import lock_provider
 from hudi_ops.engine.local import LocalEngine
 from hudi_ops.errors import InvalidInputError, TableExistsError
 from hudi_ops.format.avro_schema import arrow_to_avro, schema_to_json
@@ -25,6 +28,7 @@ from hudi_ops.format.table_properties import TableProperties
 from hudi_ops.format.timeline import Timeline
 from hudi_ops.read import query
 from hudi_ops.read.filters import Filter
+from hudi_ops.services.rollback import RollbackResult, rollback_failed_writes
 from hudi_ops.storage import Storage
 
 #: the folders Hudi 1.0's table init creates under `.hoodie/` (layout 2)
@@ -137,6 +141,21 @@ class HudiTable:
                 client.abort(instant)
                 raise
             return client.commit(instant, statuses)
+
+    def rollback_failed_writes(
+        self, *, dry_run: bool = True, options: Mapping[str, str] | None = None
+    ) -> list[RollbackResult]:
+        """Roll back pending writes whose writer's heartbeat expired; `dry_run` only lists them."""
+        config = self.meta.properties.as_config().merged(options)
+        lock = lock_provider(config, self.meta.storage, self.meta.properties.table_name)
+        try:
+            return rollback_failed_writes(
+                self.meta, lock, lock_wait_s=config.require(LOCK_WAIT_MS) / 1000,
+                interval_ms=config.require(HEARTBEAT_INTERVAL_MS),
+                tolerable_misses=config.require(HEARTBEAT_TOLERABLE_MISSES), dry_run=dry_run,
+            )
+        finally:
+            lock.close()
 
     def upsert(self, batch: pa.Table, *, options: Mapping[str, str] | None = None) -> CommitResult:
         return self.write(batch, WriteOperation.UPSERT, options=options)

@@ -27,12 +27,24 @@ from hudi_ops.client.partitioner import InsertBucket, SizingRules, assign_insert
 from hudi_ops.client.precombine import MergeMode, check_ordering_values, dedupe_indices
 from hudi_ops.client.write_schema import conform, write_schema
 from hudi_ops.concurrency.conflict import check_conflicts, rewritten_file_groups
-from hudi_ops.concurrency.heartbeat import HEARTBEAT_INTERVAL_MS, Heartbeat
+from hudi_ops.concurrency.heartbeat import (
+    HEARTBEAT_INTERVAL_MS,
+    HEARTBEAT_TOLERABLE_MISSES,
+    Heartbeat,
+    is_expired,
+)
 from hudi_ops.concurrency.locks.base import LOCK_WAIT_MS, locked
 from hudi_ops.concurrency.locks.registry import lock_provider
 from hudi_ops.concurrency.markers import WriteMarkers
 from hudi_ops.config import ConfigKey, HoodieConfig, TableConfigKeys, WriteConfig
-from hudi_ops.errors import ConfigError, InvalidInputError, InvalidTableError, TimelineError, WriteConflictError
+from hudi_ops.errors import (
+    ConfigError,
+    HeartbeatExpiredError,
+    InvalidInputError,
+    InvalidTableError,
+    TimelineError,
+    WriteConflictError,
+)
 from hudi_ops.format.avro_schema import arrow_to_avro, schema_to_json
 from hudi_ops.format.commit_metadata import CommitMetadata, WriteStat
 from hudi_ops.format.file_group import BaseFile
@@ -139,11 +151,17 @@ class WriteClient:
     def start_commit(self) -> str:
         """Write `<T>.<action>.requested` for a new instant T, start its heartbeat, return T."""
         check_writable_v8(self.meta.reload_properties().properties)
+        interval_ms = self.config.require(HEARTBEAT_INTERVAL_MS)
         with locked(self._lock, self._lock_wait_s):
             timeline = self.meta.timeline()
             instant = InstantTimeGenerator.next(timeline.max_time)
-            create_requested(timeline, instant, self.meta.commit_action)
-        hb = Heartbeat(self.meta.storage, instant, interval_ms=self.config.require(HEARTBEAT_INTERVAL_MS)).start()
+            # the heartbeat exists before the instant does, so no one takes the new instant for a dead one
+            hb = Heartbeat(self.meta.storage, instant, interval_ms=interval_ms).start()
+            try:
+                create_requested(timeline, instant, self.meta.commit_action)
+            except BaseException:
+                hb.stop()
+                raise
         self._pending[instant] = _Pending(hb)
         return instant
 
@@ -212,6 +230,7 @@ class WriteClient:
                 timeline = self.meta.timeline()
                 inflight = _inflight_of(timeline, instant)
                 check_conflicts(timeline, instant, rewritten_file_groups(stats))
+                self._check_own_heartbeat(instant)
                 completion = InstantTimeGenerator.next(timeline.max_time)
                 self._lock.assert_held()  # a lock lost meanwhile (ZooKeeper session) must not publish
                 transition_to_completed(timeline, inflight, completion, metadata.to_avro_bytes())
@@ -236,6 +255,17 @@ class WriteClient:
             bytes_written=sum(s.total_write_bytes or 0 for s in stats),
             partitions=tuple(sorted(by_partition)),
         )
+
+    def _check_own_heartbeat(self, instant: str) -> None:
+        """A writer that stalled past its heartbeat's expiry may already be rolled back by others."""
+        if is_expired(
+            self.meta.storage, instant, interval_ms=self.config.require(HEARTBEAT_INTERVAL_MS),
+            tolerable_misses=self.config.require(HEARTBEAT_TOLERABLE_MISSES),
+        ):
+            raise HeartbeatExpiredError(
+                f"the heartbeat of instant {instant} expired before its commit, so other writers may roll it "
+                "back; the write is abandoned, retry it"
+            )
 
     def abort(self, instant: str) -> None:
         """Undo a write that will not commit: its data files first, then its timeline files.
@@ -478,7 +508,7 @@ def _check_fixed_by_table(config: HoodieConfig, props: TableProperties) -> None:
 
 def _validate(config: HoodieConfig) -> None:
     """Parse every known write key up front, so a bad value fails before any instant is started."""
-    for key in (*vars(WriteConfig).values(), LOCK_WAIT_MS, HEARTBEAT_INTERVAL_MS):
+    for key in (*vars(WriteConfig).values(), LOCK_WAIT_MS, HEARTBEAT_INTERVAL_MS, HEARTBEAT_TOLERABLE_MISSES):
         if isinstance(key, ConfigKey):
             config.get(key)
 

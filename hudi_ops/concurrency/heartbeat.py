@@ -1,11 +1,14 @@
 """Writer heartbeats: `.hoodie/.heartbeat/<instant>`, an empty file whose mtime a live writer refreshes.
-Other writers can tell a live writer from a dead one by its age.
+
+A pending instant whose heartbeat is older than `hoodie.client.heartbeat.tolerable.misses` x
+`hoodie.client.heartbeat.interval_in_ms` (or missing) belongs to a writer presumed dead.
 """
 
 from __future__ import annotations
 
 import posixpath
 import threading
+import time
 
 from hudi_ops.config import int_key
 from hudi_ops.format.timeline import META_FOLDER
@@ -13,10 +16,19 @@ from hudi_ops.storage import Storage
 
 HEARTBEAT_FOLDER = posixpath.join(META_FOLDER, ".heartbeat")
 HEARTBEAT_INTERVAL_MS = int_key("hoodie.client.heartbeat.interval_in_ms", 60_000, minimum=1)
+HEARTBEAT_TOLERABLE_MISSES = int_key("hoodie.client.heartbeat.tolerable.misses", 2, minimum=1)
 
 
 def heartbeat_path(instant_time: str) -> str:
     return posixpath.join(HEARTBEAT_FOLDER, instant_time)
+
+
+def is_expired(storage: Storage, instant_time: str, *, interval_ms: int, tolerable_misses: int) -> bool:
+    try:
+        last = storage.info(heartbeat_path(instant_time)).mtime_ms
+    except FileNotFoundError:
+        return True
+    return time.time() * 1000 - last > interval_ms * tolerable_misses
 
 
 class Heartbeat:
