@@ -173,6 +173,11 @@ class WriteConfig:
     AUTO_TUNE_INSERT_SPLITS = bool_key("hoodie.copyonwrite.insert.auto.split", True)
     DATABASE_NAME = str_key("hoodie.database.name", "default")
     METADATA_ENABLE = bool_key("hoodie.metadata.enable", False)
+    CONCURRENCY_MODE = str_key(
+        "hoodie.write.concurrency.mode", "SINGLE_WRITER",
+        choices=("SINGLE_WRITER", "OPTIMISTIC_CONCURRENCY_CONTROL"),
+    )
+    NUM_RETRIES_ON_CONFLICT = int_key("hoodie.write.num.retries.on.conflict.failures", 0, minimum=0)
     POPULATE_META_FIELDS = bool_key("hoodie.populate.meta.fields", True)
 
 

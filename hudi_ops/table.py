@@ -19,8 +19,9 @@ from hudi_ops.client.write_client import CommitResult, WriteClient, WriteOperati
 from hudi_ops.concurrency.heartbeat import HEARTBEAT_INTERVAL_MS, HEARTBEAT_TOLERABLE_MISSES
 from hudi_ops.concurrency.locks.base import LOCK_WAIT_MS
 from hudi_ops.concurrency.locks.registry import lock_provider
+from hudi_ops.config import WriteConfig
 from hudi_ops.engine.local import LocalEngine
-from hudi_ops.errors import InvalidInputError, TableExistsError
+from hudi_ops.errors import InvalidInputError, TableExistsError, WriteConflictError
 from hudi_ops.format.avro_schema import arrow_to_avro, schema_to_json
 from hudi_ops.format.fs_view import FileSystemView
 from hudi_ops.format.meta_client import MetaClient
@@ -131,8 +132,22 @@ class HudiTable:
     def write(
         self, batch: pa.Table, operation: WriteOperation | str, *, options: Mapping[str, str] | None = None
     ) -> CommitResult:
-        """Start, write and commit in one call; a failed write is undone and never becomes visible."""
+        """Start, write and commit in one call; a failed write is undone and never becomes visible.
+
+        A write conflict is retried from scratch up to `hoodie.write.num.retries.on.conflict.failures` times.
+        """
         op = operation if isinstance(operation, WriteOperation) else WriteOperation.parse(operation)
+        retries = self.meta.properties.as_config().merged(options).require(WriteConfig.NUM_RETRIES_ON_CONFLICT)
+        failures = 0
+        while True:
+            try:
+                return self._write_once(batch, op, options)
+            except WriteConflictError:
+                failures += 1
+                if failures > retries:
+                    raise
+
+    def _write_once(self, batch: pa.Table, op: WriteOperation, options: Mapping[str, str] | None) -> CommitResult:
         with self.write_client(options) as client:
             instant = client.start_commit()
             try:

@@ -113,3 +113,23 @@ def test_failure_after_the_completed_file_keeps_the_commit(table, monkeypatch, c
     assert calls["n"] >= 1 and "committed" in caplog.text
     assert (1, "sf", "kept") in _state(table)
     assert table.timeline().completed_instant(result.instant_time) is not None
+
+
+def test_a_conflict_is_retried_when_asked(table, monkeypatch):
+    original = write_client_module.WriteClient.write
+    competitors: list[str] = []
+
+    def write_then_lose_the_race(self, batch, instant, operation):
+        statuses = original(self, batch, instant, operation)
+        if not competitors:  # another writer commits to the same file group while we write
+            competitors.append("racing")
+            competitors[0] = HudiTable.open(table.base_path).upsert(_rows((2, 5, "sf", "other"))).instant_time
+        return statuses
+
+    monkeypatch.setattr(write_client_module.WriteClient, "write", write_then_lose_the_race)
+    with pytest.raises(WriteConflictError):
+        table.upsert(_rows((1, 5, "sf", "mine")))
+    competitors.clear()
+    result = table.upsert(_rows((1, 5, "sf", "mine")), options={"hoodie.write.num.retries.on.conflict.failures": "1"})
+    assert result.instant_time > competitors[0]
+    assert _state(table) == [(1, "sf", "mine"), (2, "sf", "other"), (3, "nyc", "c")]
