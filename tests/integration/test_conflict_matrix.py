@@ -20,9 +20,9 @@ from hudi_ops import HudiTable
 from hudi_ops.format.instant import Action, InstantTimeGenerator
 from hudi_ops.format.plans import ClusteringGroup, ClusteringPlan, RequestedReplaceMetadata, SliceInfo
 from hudi_ops.format.transitions import create_requested
+from tests.integration.lock_options import FS_LOCK, zookeeper_lock
 
 ROOT = Path(__file__).resolve().parents[2]
-FS_LOCK = {"hoodie.write.lock.provider": "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider"}
 
 
 class Staged:
@@ -56,8 +56,10 @@ def _state(table: HudiTable) -> list[tuple]:
     return ours
 
 
-@pytest.fixture(params=["filesystem"])
+@pytest.fixture(params=["filesystem", "zookeeper"])
 def lock_options(request):
+    if request.param == "zookeeper":
+        return zookeeper_lock(request.getfixturevalue("zookeeper").url)
     return FS_LOCK
 
 

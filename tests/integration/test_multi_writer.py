@@ -17,8 +17,8 @@ import pyarrow as pa
 import pytest
 
 from hudi_ops import HudiTable
+from tests.integration.lock_options import FS_LOCK, zookeeper_lock
 
-FS_LOCK = {"hoodie.write.lock.provider": "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider"}
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -58,8 +58,9 @@ def serial_states(outcomes: list[dict], keys: int) -> list[tuple]:
     return states
 
 
-@pytest.mark.parametrize("options", [FS_LOCK], ids=["filesystem-lock"])
-def test_concurrent_writers_serialize_and_readers_see_only_committed_states(tmp_path, options):
+@pytest.mark.parametrize("lock", ["filesystem", "zookeeper"])
+def test_concurrent_writers_serialize_and_readers_see_only_committed_states(tmp_path, lock, request):
+    options = zookeeper_lock(request.getfixturevalue("zookeeper").url) if lock == "zookeeper" else FS_LOCK
     table, outcomes, reads, keys = run_writers(tmp_path, options)
     committed = [o for o in outcomes if "instant" in o]
     conflicts = [o for o in outcomes if "conflict" in o]

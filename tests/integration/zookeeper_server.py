@@ -1,0 +1,122 @@
+"""A real, standalone ZooKeeper server for tests: Debian's ZooKeeper jars, loopback only, a tmp data dir.
+
+`stop()` ends the process (SIGTERM, then SIGKILL) and `start()` brings it back on the same port and data
+dir, so sessions and znodes survive a restart the way they do on a real ensemble.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from kazoo.client import KazooClient
+
+ZOOKEEPER_CLASSPATH = os.environ.get("HUDI_OPS_ZOOKEEPER_CLASSPATH", "/usr/share/java/*")
+MAIN_CLASS = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
+
+
+def zookeeper_available() -> bool:
+    return shutil.which("java") is not None and any(Path("/usr/share/java").glob("zookeeper-3*.jar"))
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class ZookeeperServer:
+    def __init__(self, root: Path | None = None, *, port: int | None = None, tick_ms: int = 500) -> None:
+        self.root = Path(root) if root is not None else Path(tempfile.mkdtemp(prefix="hudi-ops-zk-"))
+        self.port = port or free_port()
+        self.url = f"127.0.0.1:{self.port}"
+        self.data_dir = self.root / "data"
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.config_path = self.root / "zoo.cfg"
+        self.log_path = self.root / "zookeeper.log"
+        # sessions between 2 and 120 ticks; a small tick expires sessions promptly
+        self.config_path.write_text(
+            "\n".join(
+                [
+                    f"tickTime={tick_ms}",
+                    f"dataDir={self.data_dir}",
+                    f"clientPort={self.port}",
+                    "clientPortAddress=127.0.0.1",
+                    "maxSessionTimeout=60000",
+                    "admin.enableServer=false",
+                    "4lw.commands.whitelist=",
+                    "maxClientCnxns=0",
+                    "",
+                ]
+            )
+        )
+        self._process: subprocess.Popen[bytes] | None = None
+        atexit.register(self.stop)  # no stray JVM when a test run dies before its teardown
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    def start(self, timeout_s: float = 30.0) -> None:
+        if self.running:
+            return
+        with open(self.log_path, "ab") as log:
+            self._process = subprocess.Popen(
+                ["java", "-Xmx256m", "-cp", ZOOKEEPER_CLASSPATH, MAIN_CLASS, str(self.config_path)],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        self._wait_ready(timeout_s)
+
+    def _wait_ready(self, timeout_s: float) -> None:
+        """Connect with kazoo (which retries every 50-200 ms) until a session is up; notice a dead JVM."""
+        deadline = time.monotonic() + timeout_s
+        retry = {"max_tries": -1, "delay": 0.05, "max_delay": 0.2}
+        while True:
+            if not self.running:
+                raise RuntimeError(f"ZooKeeper exited during start-up:\n{self.log_tail()}")
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                self.stop()
+                raise RuntimeError(f"ZooKeeper did not accept connections within {timeout_s:g}s:\n{self.log_tail()}")
+            client = KazooClient(hosts=self.url, timeout=4.0, connection_retry=retry)
+            try:
+                client.start(timeout=min(remaining, 2.0))
+            except Exception:  # kazoo's timeout: it has stopped the client itself
+                continue
+            try:
+                client.get_children("/")
+                return
+            finally:
+                client.stop()
+                client.close()
+
+    def stop(self, grace_s: float = 10.0) -> None:
+        process, self._process = self._process, None
+        if process is None or process.poll() is not None:
+            return
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(grace_s)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+    def log_tail(self, chars: int = 4000) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-chars:]
+        except FileNotFoundError:
+            return ""
+
+    def cleanup(self) -> None:
+        self.stop()
+        shutil.rmtree(self.root, ignore_errors=True)
