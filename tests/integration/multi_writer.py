@@ -16,6 +16,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from hudi_ops import HudiTable, WriteConflictError
+from hudi_ops.errors import LockAcquisitionError
 
 
 def write(path: str, writer: int, commits: int, keys: int, log: Path, options: dict[str, str]) -> None:
@@ -30,6 +31,8 @@ def write(path: str, writer: int, commits: int, keys: int, log: Path, options: d
                 out.write(json.dumps({"rows": rows, "instant": r.instant_time, "completed": r.completion_time}) + "\n")
             except WriteConflictError as e:
                 out.write(json.dumps({"rows": rows, "conflict": str(e)}) + "\n")
+            except LockAcquisitionError as e:  # the lock service is down: this batch is not written
+                out.write(json.dumps({"rows": rows, "lock_error": str(e)}) + "\n")
             out.flush()
 
 
