@@ -9,6 +9,7 @@ lock, re-checks the table, and creates `<T>_<C>.<action>` last. Until then nothi
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -96,6 +97,8 @@ class CommitResult:
     files_written: int
     bytes_written: int
     partitions: tuple[str, ...] = field(default=())
+    lock_wait_ms: float = 0.0  # waiting for the table lock at commit
+    lock_held_ms: float = 0.0  # lock acquired -> completed instant written (RFC-22's critical section)
 
     def to_dict(self) -> dict[str, Any]:
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
@@ -226,7 +229,9 @@ class WriteClient:
             )
         try:
             check_writable_v8(self.meta.reload_properties().properties)
+            asked = time.perf_counter()
             with locked(self._lock, self._lock_wait_s):
+                held = time.perf_counter()
                 timeline = self.meta.timeline()
                 inflight = _inflight_of(timeline, instant)
                 check_conflicts(timeline, instant, rewritten_file_groups(stats))
@@ -234,6 +239,7 @@ class WriteClient:
                 completion = InstantTimeGenerator.next(timeline.max_time)
                 self._lock.assert_held()  # a lock lost meanwhile (ZooKeeper session) must not publish
                 transition_to_completed(timeline, inflight, completion, metadata.to_avro_bytes())
+                published = time.perf_counter()
         except BaseException:
             # a commit that failed before its completed file exists is undone; one after it, never
             if self.meta.timeline().completed_instant(instant) is None:
@@ -254,6 +260,8 @@ class WriteClient:
             files_written=len(stats),
             bytes_written=sum(s.total_write_bytes or 0 for s in stats),
             partitions=tuple(sorted(by_partition)),
+            lock_wait_ms=round((held - asked) * 1000, 3),
+            lock_held_ms=round((published - held) * 1000, 3),
         )
 
     def _check_own_heartbeat(self, instant: str) -> None:
