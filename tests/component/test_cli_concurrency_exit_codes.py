@@ -7,9 +7,7 @@ import pyarrow.parquet as pq
 
 from hudi_ops import HudiTable
 from hudi_ops.cli import main
-from hudi_ops.format.instant import Action, InstantTimeGenerator
-from hudi_ops.format.plans import ClusteringGroup, ClusteringPlan, RequestedReplaceMetadata, SliceInfo
-from hudi_ops.format.transitions import create_requested
+from tests.builders import schedule_clustering
 
 FS_LOCK = "hoodie.write.lock.provider=org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider"
 
@@ -35,11 +33,7 @@ def test_lock_timeout_exits_4_naming_the_lock(tmp_path, capsys):
 def test_write_conflict_exits_3(tmp_path, capsys):
     table = _setup(tmp_path)
     [target] = table.file_system_view().latest_base_files()
-    plan = RequestedReplaceMetadata(operation_type="CLUSTER", version=1, clustering_plan=ClusteringPlan(
-        input_groups=(ClusteringGroup(slices=(SliceInfo(data_file_path=target.path, file_id=target.file_id,
-                                                          partition_path=""),)),)))
-    timeline = table.timeline()
-    create_requested(timeline, InstantTimeGenerator.next(timeline.max_time), Action.CLUSTERING, plan.to_avro_bytes())
+    schedule_clustering(table, target)
     assert main(["write", table.base_path, "--input", str(tmp_path / "in.parquet")]) == 3
     assert "write conflict" in capsys.readouterr().err
     assert table.read(columns=["v"]).column("v").to_pylist() == ["a"]

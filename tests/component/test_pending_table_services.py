@@ -6,14 +6,7 @@ import pyarrow as pa
 import pytest
 
 from hudi_ops import HudiTable, WriteConflictError
-from hudi_ops.format.instant import Action, InstantTimeGenerator
-from hudi_ops.format.plans import (
-    ClusteringGroup,
-    ClusteringPlan,
-    RequestedReplaceMetadata,
-    SliceInfo,
-)
-from hudi_ops.format.transitions import create_requested
+from tests.builders import schedule_clustering
 
 
 @pytest.fixture
@@ -24,20 +17,9 @@ def table(tmp_path):
 
 
 def _schedule_clustering(table: HudiTable, partition: str) -> tuple[str, str]:
-    """Write a `T.clustering.requested` plan over the partition's file group; returns (T, file id)."""
-    view = table.file_system_view()
-    target = next(b for b in view.latest_base_files() if b.partition_path == partition)
-    plan = RequestedReplaceMetadata(
-        operation_type="CLUSTER",
-        clustering_plan=ClusteringPlan(input_groups=(ClusteringGroup(slices=(SliceInfo(
-            data_file_path=target.path, file_id=target.file_id, partition_path=partition,
-        ),)),)),
-        version=1,
-    )
-    timeline = table.timeline()
-    instant = InstantTimeGenerator.next(timeline.max_time)
-    create_requested(timeline, instant, Action.CLUSTERING, plan.to_avro_bytes())
-    return instant, target.file_id
+    """Plan a clustering of the partition's file group; returns (T, file id)."""
+    target = next(b for b in table.file_system_view().latest_base_files() if b.partition_path == partition)
+    return schedule_clustering(table, target), target.file_id
 
 
 def test_view_reports_file_groups_of_a_pending_clustering(table):

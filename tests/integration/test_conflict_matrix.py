@@ -17,16 +17,7 @@ import pyarrow as pa
 import pytest
 
 from hudi_ops import HudiTable
-from hudi_ops.format.instant import Action, InstantTimeGenerator
-from hudi_ops.format.plans import (
-    ClusteringGroup,
-    ClusteringPlan,
-    CompactionOperation,
-    CompactionPlan,
-    RequestedReplaceMetadata,
-    SliceInfo,
-)
-from hudi_ops.format.transitions import create_requested
+from tests.builders import schedule_clustering, schedule_compaction
 from tests.integration.lock_options import FS_LOCK, zookeeper_lock
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -107,12 +98,7 @@ def test_two_insert_only_writers_into_one_new_partition_both_commit(tmp_path, ta
 def test_a_writer_against_a_clustering_planned_meanwhile_fails(tmp_path, table, lock_options):
     a = Staged(tmp_path, "a", table, lock_options, "upsert", _rows((1, "A", "x")))
     target = next(b for b in table.file_system_view().latest_base_files() if b.partition_path == "x")
-    plan = RequestedReplaceMetadata(operation_type="CLUSTER", version=1, clustering_plan=ClusteringPlan(
-        input_groups=(ClusteringGroup(slices=(SliceInfo(data_file_path=target.path, file_id=target.file_id,
-                                                          partition_path="x"),)),)))
-    timeline = table.timeline()
-    clustering = InstantTimeGenerator.next(timeline.max_time)
-    create_requested(timeline, clustering, Action.CLUSTERING, plan.to_avro_bytes())
+    clustering = schedule_clustering(table, target)
     ra = a.commit()
     assert ra["error"] == "WriteConflictError" and f"pending clustering {clustering}" in ra["message"]
     assert (1, "a", "x") in _state(table)
@@ -126,11 +112,7 @@ def test_a_writer_after_a_scheduled_compaction_does_not_conflict(tmp_path, lock_
                              table_type="MERGE_ON_READ")
     table.upsert(pa.Table.from_pylist(_rows((1, "a", "x"), (3, "c", "y"))), options=lock_options)
     target = next(b for b in table.file_system_view().latest_base_files() if b.partition_path == "x")
-    plan = CompactionPlan(version=2, operations=(CompactionOperation(
-        base_instant_time=target.instant_time, data_file_path=target.name.file_name, file_id=target.file_id,
-        partition_path="x", delta_file_paths=()),))
-    timeline = table.timeline()
-    create_requested(timeline, InstantTimeGenerator.next(timeline.max_time), Action.COMPACTION, plan.to_avro_bytes())
+    schedule_compaction(table, target)
     a = Staged(tmp_path, "a", table, lock_options, "upsert", _rows((3, "C", "y"), (5, "e", "x")))
     assert "completed" in a.commit()
     assert _state(table) == [(1, "a", "x"), (3, "C", "y"), (5, "e", "x")]
