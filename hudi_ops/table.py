@@ -130,32 +130,37 @@ class HudiTable:
         return WriteClient(self.meta, options, engine=engine or LocalEngine())
 
     def write(
-        self, batch: pa.Table, operation: WriteOperation | str, *, options: Mapping[str, str] | None = None
+        self, batch: pa.Table, operation: WriteOperation | str, *, options: Mapping[str, str] | None = None,
+        extra_metadata: Mapping[str, str] | None = None, engine: Engine | None = None,
     ) -> CommitResult:
         """Start, write and commit in one call; a failed write is undone and never becomes visible.
 
         A write conflict is retried from scratch up to `hoodie.write.num.retries.on.conflict.failures` times.
+        `extra_metadata` goes into the commit (e.g. a job's source checkpoint); `engine` runs the write tasks.
         """
         op = operation if isinstance(operation, WriteOperation) else WriteOperation.parse(operation)
         retries = self.meta.properties.as_config().merged(options).require(WriteConfig.NUM_RETRIES_ON_CONFLICT)
         failures = 0
         while True:
             try:
-                return self._write_once(batch, op, options)
+                return self._write_once(batch, op, options, extra_metadata, engine)
             except WriteConflictError:
                 failures += 1
                 if failures > retries:
                     raise
 
-    def _write_once(self, batch: pa.Table, op: WriteOperation, options: Mapping[str, str] | None) -> CommitResult:
-        with self.write_client(options) as client:
+    def _write_once(
+        self, batch: pa.Table, op: WriteOperation, options: Mapping[str, str] | None,
+        extra_metadata: Mapping[str, str] | None, engine: Engine | None,
+    ) -> CommitResult:
+        with self.write_client(options, engine=engine) as client:
             instant = client.start_commit()
             try:
                 statuses = client.write(batch, instant, op)
             except BaseException:
                 client.abort(instant)
                 raise
-            return client.commit(instant, statuses)
+            return client.commit(instant, statuses, extra_metadata=extra_metadata)
 
     def rollback_failed_writes(
         self, *, dry_run: bool = True, options: Mapping[str, str] | None = None

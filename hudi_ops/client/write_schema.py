@@ -44,7 +44,7 @@ def write_schema(input_schema: pa.Schema, table_schema: pa.Schema | None, *, req
         missing = [f.name for f in table_schema if f.name not in present]
         if missing:
             raise InvalidInputError(
-                f"the input lacks table column(s) {', '.join(missing)}; every write must carry all columns "
+                f"the input lacks table column(s) {', '.join(map(repr, missing))}; every write must carry all columns "
                 "of the table (add them, with nulls if unknown)"
             )
     known = {f.name for f in table_schema}

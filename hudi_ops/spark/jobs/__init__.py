@@ -1,0 +1,1 @@
+"""One module per job; each turns parsed flags into a write and returns a JobResult."""
