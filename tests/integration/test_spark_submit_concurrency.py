@@ -9,6 +9,7 @@ completed after it started.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -36,7 +37,7 @@ def _submit(job: str, base: Path, source: Path, options: dict[str, str], *extra:
         [str(BIN / "spark-submit"), "--master", "local[1]", "--conf", "spark.ui.enabled=false",
          str(ROOT / "hudi_ops" / "spark" / "__main__.py"), job, "--target-base-path", str(base),
          "--source-path", str(source), "--record-key-field", "id", "--partition-path-field", "city", *conf, *extra],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
     )
 
 
@@ -70,6 +71,7 @@ def test_ingest_and_backfill_at_once(tmp_path, zookeeper, backfill_city, expecte
             time.sleep(0.1)
     finally:
         raw.stop()
+        raw.close()
         holder.close()
     codes = {name: p.wait(timeout=300) for name, p in procs.items()}
     assert sorted(codes.values()) == expected_codes
@@ -83,3 +85,42 @@ def test_ingest_and_backfill_at_once(tmp_path, zookeeper, backfill_city, expecte
     rs = pa.Table.from_batches(hudi.HudiTable(str(base)).read()).select(["id", "v"]).to_pylist()
     assert sorted((r["id"], r["v"]) for r in rs) == want
     assert not HudiTable.open(base).timeline().pending
+
+
+def test_a_job_killed_before_its_commit_and_run_again_leaves_no_duplicates(tmp_path, zookeeper):
+    options = zookeeper_lock(zookeeper.url)
+    base, source = tmp_path / "t", tmp_path / "stream"
+    table = HudiTable.create(base, name="t", record_key="id", partition_fields=["city"])
+    table.upsert(pa.table({"id": [1], "v": ["seed"], "city": ["sf"]}), options=options)
+    source.mkdir()
+    pq.write_table(pa.table({"id": [1, 2, 3], "v": ["new"] * 3, "city": ["sf"] * 3}), source / "a.parquet")
+
+    job = _submit("ingest", base, source, options)
+    deadline = time.monotonic() + 120
+    while not table.timeline().pending:  # the job has started its instant...
+        assert time.monotonic() < deadline and job.poll() is None
+        time.sleep(0.01)
+    holder = ZookeeperBasedLockProvider.from_config(HoodieConfig(options), table_name="t")
+    holder.acquire(30)  # ...and will find the lock taken when it wants to commit
+    raw = KazooClient(hosts=zookeeper.url)
+    raw.start()
+    try:
+        while len(raw.get_children(holder.lock_path)) < 2:
+            assert time.monotonic() < deadline and job.poll() is None
+            time.sleep(0.05)
+        os.killpg(job.pid, signal.SIGKILL)  # spark-submit's JVM and its Python driver
+        job.wait()
+    finally:
+        raw.stop()
+        raw.close()
+        holder.close()
+    [pending] = HudiTable.open(base).timeline().pending
+    assert sorted(r["id"] for r in HudiTable.open(base).read(columns=["id"]).to_pylist()) == [1]
+
+    assert _submit("ingest", base, source, options).wait(timeout=300) == 0
+    want = [(1, "new"), (2, "new"), (3, "new")]
+    ours = sorted((r["id"], r["v"]) for r in HudiTable.open(base).read(columns=["id", "v"]).to_pylist())
+    assert ours == want
+    rs = pa.Table.from_batches(hudi.HudiTable(str(base)).read()).select(["id", "v"]).to_pylist()
+    assert sorted((r["id"], r["v"]) for r in rs) == want
+    assert [i.requested_time for i in HudiTable.open(base).timeline().pending] == [pending.requested_time]
