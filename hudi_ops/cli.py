@@ -18,17 +18,8 @@ import pyarrow.json as pajson
 import pyarrow.parquet as pq
 
 from hudi_ops.config import HoodieConfig, WriteConfig, load_props_file, parse_key_values
-from hudi_ops.errors import (
-    HudiOpsError,
-    InvalidInputError,
-    LockAcquisitionError,
-    TableExistsError,
-    TableNotFoundError,
-    WriteConflictError,
-)
+from hudi_ops.errors import EXIT_OK, HudiOpsError, InvalidInputError, exit_code
 from hudi_ops.table import HudiTable
-
-EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CONFLICT, EXIT_LOCK_TIMEOUT = 0, 1, 2, 3, 4
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -36,19 +27,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.run(args) or EXIT_OK
-    except WriteConflictError as e:
-        return _fail(e, EXIT_CONFLICT)
-    except LockAcquisitionError as e:
-        return _fail(e, EXIT_LOCK_TIMEOUT)
-    except (InvalidInputError, TableNotFoundError, TableExistsError) as e:
-        return _fail(e, EXIT_BAD_INPUT)
     except HudiOpsError as e:
-        return _fail(e, EXIT_FAILED)
-
-
-def _fail(e: Exception, code: int) -> int:
-    print(f"hudi-ops: error: {e}", file=sys.stderr)
-    return code
+        print(f"hudi-ops: error: {e}", file=sys.stderr)
+        return exit_code(e)
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -90,3 +90,18 @@ class StorageError(HudiOpsError):
 
 class FileAlreadyExistsError(StorageError):
     """An immutable file that was to be created exists already."""
+
+
+# Process exit codes of the hudi-ops command and the Spark jobs (DESIGN.md section 4).
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CONFLICT, EXIT_LOCK_TIMEOUT = 0, 1, 2, 3, 4
+
+
+def exit_code(error: HudiOpsError) -> int:
+    """2 bad input, 3 write conflict (retryable), 4 lock timeout (retryable), 1 anything else."""
+    if isinstance(error, WriteConflictError):
+        return EXIT_CONFLICT
+    if isinstance(error, LockAcquisitionError):
+        return EXIT_LOCK_TIMEOUT
+    if isinstance(error, InvalidInputError | TableNotFoundError | TableExistsError):
+        return EXIT_BAD_INPUT
+    return EXIT_FAILED

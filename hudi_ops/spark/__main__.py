@@ -12,17 +12,7 @@ import json
 import sys
 from collections.abc import Sequence
 
-from hudi_ops.errors import (
-    ConcurrencyError,
-    HudiOpsError,
-    InvalidInputError,
-    LockAcquisitionError,
-    TableExistsError,
-    TableNotFoundError,
-    WriteConflictError,
-)
-
-EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CONFLICT, EXIT_LOCK_TIMEOUT = 0, 1, 2, 3, 4
+from hudi_ops.errors import EXIT_BAD_INPUT, EXIT_OK, HudiOpsError, exit_code
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -61,21 +51,11 @@ def main(argv: Sequence[str] | None = None, *, spark: object | None = None) -> i
         print(json.dumps({"status": "ok", **result.to_dict()}), flush=True)
         return EXIT_OK
     except HudiOpsError as e:
-        code = _exit_code(e)
+        code = exit_code(e)
         print(json.dumps({"status": "failed", "job": args.job, "exit_code": code, "error": type(e).__name__,
                           "message": str(e)}), flush=True)
         print(f"hudi_ops.spark: error: {e}", file=sys.stderr)
         return code
-
-
-def _exit_code(e: HudiOpsError) -> int:
-    if isinstance(e, WriteConflictError):
-        return EXIT_CONFLICT
-    if isinstance(e, LockAcquisitionError):
-        return EXIT_LOCK_TIMEOUT
-    if isinstance(e, InvalidInputError | TableNotFoundError | TableExistsError):
-        return EXIT_BAD_INPUT
-    return EXIT_CONFLICT if isinstance(e, ConcurrencyError) else EXIT_FAILED
 
 
 if __name__ == "__main__":
