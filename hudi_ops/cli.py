@@ -17,7 +17,7 @@ import pyarrow.csv as pacsv
 import pyarrow.json as pajson
 import pyarrow.parquet as pq
 
-from hudi_ops.config import HoodieConfig, WriteConfig, load_props_file, parse_key_values
+from hudi_ops.config import HoodieConfig, WriteConfig, command_line_options
 from hudi_ops.errors import EXIT_OK, HudiOpsError, InvalidInputError, exit_code
 from hudi_ops.table import HudiTable
 
@@ -93,14 +93,7 @@ def _conf_args(p: argparse.ArgumentParser) -> None:
 
 
 def _options(args: argparse.Namespace) -> dict[str, str]:
-    out: dict[str, str] = {}
-    if args.props:
-        try:
-            out.update(load_props_file(Path(args.props).read_text()))
-        except OSError as e:
-            raise InvalidInputError(f"cannot read --props {args.props!r}: {e.strerror or e}") from None
-    out.update(parse_key_values(args.hoodie_conf))
-    return out
+    return command_line_options(args.props, args.hoodie_conf)
 
 
 def _create(args: argparse.Namespace) -> int:

@@ -123,6 +123,19 @@ def parse_key_values(items: Iterable[str]) -> dict[str, str]:
     return out
 
 
+def command_line_options(props_path: str | None, hoodie_conf: Iterable[str]) -> dict[str, str]:
+    """A `--props` file, then `--hoodie-conf k=v` pairs (later wins), as Hudi's utilities read them."""
+    out: dict[str, str] = {}
+    if props_path:
+        try:
+            with open(props_path) as f:
+                out.update(load_props_file(f.read()))
+        except OSError as e:
+            raise ConfigError(f"cannot read --props {props_path!r}: {e.strerror or e}") from None
+    out.update(parse_key_values(hoodie_conf))
+    return out
+
+
 def load_props_file(text: str) -> dict[str, str]:
     """Parse a Java-properties style --props file (`k=v` lines, `#` comments)."""
     out: dict[str, str] = {}

@@ -9,7 +9,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from hudi_ops.config import load_props_file, parse_key_values
+from hudi_ops.config import command_line_options
 from hudi_ops.errors import InvalidInputError, TableNotFoundError
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.storage import FileInfo, Storage
@@ -35,16 +35,7 @@ class JobResult:
 
 
 def write_options(args: argparse.Namespace) -> dict[str, str]:
-    """`--props` file, then `--hoodie-conf k=v` (later wins), as Hudi's utilities read them."""
-    options: dict[str, str] = {}
-    if args.props:
-        try:
-            with open(args.props) as f:
-                options.update(load_props_file(f.read()))
-        except OSError as e:
-            raise InvalidInputError(f"cannot read --props {args.props!r}: {e.strerror or e}") from None
-    options.update(parse_key_values(args.hoodie_conf))
-    return options
+    return command_line_options(args.props, args.hoodie_conf)
 
 
 def target_table(args: argparse.Namespace, options: dict[str, str]) -> HudiTable:
