@@ -42,30 +42,34 @@ def tag_locations(
             continue
         keys = pc.take(record_keys, pa.array(rows))
         for f in files:
-            if index_type == "BLOOM":
-                candidates = _bloom_candidates(storage, f, keys, prune_by_ranges)
-            else:
-                candidates = np.ones(len(rows), dtype=bool)
-            if not candidates.any():
-                continue
-            stored = read_record_keys(storage, f.path)
-            hit = pc.is_in(keys, value_set=stored).to_numpy(zero_copy_only=False) & candidates
+            hit = keys_in_file(storage, f.path, keys, bloom=index_type == "BLOOM", prune_by_ranges=prune_by_ranges)
             located[rows[hit]] = f.file_id
     return located
 
 
-def _bloom_candidates(storage: Storage, f: BaseFile, keys: pa.Array, prune_by_ranges: bool) -> np.ndarray:
-    footer = read_footer(storage, f.path)
-    mask = np.ones(len(keys), dtype=bool)
-    # the footer's range is in Java string order, which matches Arrow's byte order for ASCII keys
-    ascii_keys = pc.all(pc.string_is_ascii(keys)).as_py() is not False
-    if prune_by_ranges and footer.min_record_key is not None and footer.max_record_key is not None and ascii_keys:
-        in_range = pc.and_(
-            pc.greater_equal(keys, footer.min_record_key), pc.less_equal(keys, footer.max_record_key)
-        )
-        mask &= in_range.to_numpy(zero_copy_only=False)
-    bloom = footer.bloom_filter()
-    if bloom is not None and mask.any():
-        idx = np.nonzero(mask)[0]
-        mask[idx] = bloom.might_contain_all(pc.take(keys, pa.array(idx)))
-    return mask
+def keys_in_file(
+    storage: Storage, path: str, keys: pa.Array, *, bloom: bool, prune_by_ranges: bool = False
+) -> np.ndarray:
+    """Which of `keys` the base file at `path` holds. With `bloom`, only keys that pass the footer's
+    key range (if `prune_by_ranges`) and bloom filter are looked up in the file (HoodieKeyLookupHandle)."""
+    candidates = np.ones(len(keys), dtype=bool)
+    if bloom:
+        footer = read_footer(storage, path)
+        if prune_by_ranges:
+            candidates &= key_range_mask(keys, footer.min_record_key, footer.max_record_key)
+        filter_ = footer.bloom_filter()
+        if filter_ is not None and candidates.any():
+            idx = np.nonzero(candidates)[0]
+            candidates[idx] = filter_.might_contain_all(pc.take(keys, pa.array(idx)))
+    if not candidates.any():
+        return candidates
+    stored = read_record_keys(storage, path)
+    return pc.is_in(keys, value_set=stored).to_numpy(zero_copy_only=False) & candidates
+
+
+def key_range_mask(keys: pa.Array, min_key: str | None, max_key: str | None) -> np.ndarray:
+    """Keys within a file's [min, max] key range; all of them when the range is unknown or not comparable."""
+    # the footer's range is in Java string order, which matches Arrow's byte order for ASCII keys only
+    if min_key is None or max_key is None or pc.all(pc.string_is_ascii(keys)).as_py() is False:
+        return np.ones(len(keys), dtype=bool)
+    return pc.and_(pc.greater_equal(keys, min_key), pc.less_equal(keys, max_key)).to_numpy(zero_copy_only=False)

@@ -34,12 +34,16 @@ class MergeMode(Enum):
             ) from None
 
 
-def check_ordering_values(batch: pa.Table, ordering_field: str) -> None:
-    if batch.schema.get_field_index(ordering_field) < 0:
+def check_ordering_field(schema: pa.Schema, ordering_field: str) -> None:
+    if schema.get_field_index(ordering_field) < 0:
         raise InvalidInputError(
             f"ordering field {ordering_field!r} is not a column of the input; this table merges by event "
             "time, which is fixed when a table is created, so every write must carry the field"
         )
+
+
+def check_ordering_values(batch: pa.Table, ordering_field: str) -> None:
+    check_ordering_field(batch.schema, ordering_field)
     nulls = batch.column(ordering_field).null_count
     if nulls:
         raise InvalidInputError(

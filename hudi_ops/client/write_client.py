@@ -12,21 +12,19 @@ import logging
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from hudi_ops.client.engine_context import Engine
-from hudi_ops.client.grouping import group_rows
-from hudi_ops.client.handles import BloomOptions, WriteContext, WriteStatus, WriteTask, run_write_task
-from hudi_ops.client.index import tag_locations
+from hudi_ops.client.engine_context import DatasetEngine, Engine
+from hudi_ops.client.handles import BloomOptions, WriteContext, WriteStatus
 from hudi_ops.client.keygen import KeyGenerator
-from hudi_ops.client.partitioner import InsertBucket, SizingRules, assign_inserts, average_record_size
-from hudi_ops.client.precombine import MergeMode, check_ordering_values, dedupe_indices
-from hudi_ops.client.write_schema import conform, write_schema
+from hudi_ops.client.memory_planner import plan_in_memory
+from hudi_ops.client.partitioner import SizingRules
+from hudi_ops.client.precombine import MergeMode, check_ordering_field
+from hudi_ops.client.write_job import Deduper, RecordPreparer, WriteJob, WriteScope
+from hudi_ops.client.write_operation import WriteOperation
+from hudi_ops.client.write_schema import write_schema
 from hudi_ops.concurrency.conflict import check_conflicts, rewritten_file_groups
 from hudi_ops.concurrency.heartbeat import (
     HEARTBEAT_INTERVAL_MS,
@@ -42,18 +40,12 @@ from hudi_ops.errors import (
     ConfigError,
     HeartbeatExpiredError,
     InvalidInputError,
-    InvalidTableError,
     TimelineError,
-    WriteConflictError,
 )
 from hudi_ops.format.avro_schema import arrow_to_avro, schema_to_json
 from hudi_ops.format.commit_metadata import CommitMetadata, WriteStat
-from hudi_ops.format.file_group import BaseFile
-from hudi_ops.format.file_names import new_file_id
-from hudi_ops.format.fs_view import FileSystemView, has_committed_data
 from hudi_ops.format.instant import Instant, InstantTimeGenerator, State
 from hudi_ops.format.meta_client import MetaClient
-from hudi_ops.format.meta_fields import RECORD_KEY
 from hudi_ops.format.table_properties import TableProperties, check_writable_v8
 from hudi_ops.format.timeline import Timeline
 from hudi_ops.format.transitions import (
@@ -63,26 +55,10 @@ from hudi_ops.format.transitions import (
     transition_to_inflight,
 )
 
+__all__ = ["CommitResult", "WriteClient", "WriteOperation"]
+
 log = logging.getLogger(__name__)
 
-
-
-class WriteOperation(Enum):
-    """Hudi's WriteOperationType names, as recorded in commit metadata."""
-
-    INSERT = "INSERT"
-    UPSERT = "UPSERT"
-    BULK_INSERT = "BULK_INSERT"
-    DELETE = "DELETE"
-
-    @classmethod
-    def parse(cls, text: str) -> WriteOperation:
-        try:
-            return cls(text.strip().upper())
-        except ValueError:
-            raise InvalidInputError(
-                f"operation {text!r} is not supported; use one of upsert, insert, bulk_insert, delete"
-            ) from None
 
 
 @dataclass(frozen=True)
@@ -97,6 +73,7 @@ class CommitResult:
     files_written: int
     bytes_written: int
     partitions: tuple[str, ...] = field(default=())
+    records: int = 0  # input records the write took in, after precombine (deletes: keys found)
     lock_wait_ms: float = 0.0  # waiting for the table lock at commit
     lock_held_ms: float = 0.0  # lock acquired -> completed instant written (RFC-22's critical section)
 
@@ -110,6 +87,7 @@ class _Pending:
     operation: WriteOperation = WriteOperation.UPSERT
     schema: pa.Schema = field(default_factory=lambda: pa.schema([]))
     written: bool = False  # its inflight file and data files exist
+    records: int = 0  # records taken in (after precombine), as the workload profile counts them
 
 
 class WriteClient:
@@ -181,26 +159,31 @@ class WriteClient:
         """Delete the records whose keys (record key and partition fields) are in `batch`."""
         return self.write(batch, instant, WriteOperation.DELETE)
 
-    def write(self, batch: pa.Table, instant: str, operation: WriteOperation) -> list[WriteStatus]:
-        pending = self._pending.get(instant)
-        if pending is None:
+    def write(self, batch: Any, instant: str, operation: WriteOperation) -> list[WriteStatus]:
+        """Write `batch` (an Arrow table, or a data set of the engine's own kind, e.g. a Spark
+        DataFrame) as instant `instant`: tag, write the inflight profile, then the data files."""
+        if instant not in self._pending:
             raise TimelineError(
                 f"instant {instant} was not started by this client; call start_commit()", instant=instant
             )
         timeline = self.meta.timeline()
-        requested = [i for i in timeline.states_of(instant) if i.state is State.REQUESTED]
-        if not requested or len(timeline.states_of(instant)) > 1:
+        states = timeline.states_of(instant)
+        if len(states) != 1 or states[0].state is not State.REQUESTED:
             raise TimelineError(
                 f"instant {instant} is not freshly requested; each instant takes exactly one write", instant=instant
             )
         if isinstance(batch, pa.RecordBatch):
             batch = pa.Table.from_batches([batch])
-        plan = self._plan(batch, timeline, operation, instant)
-        pending.operation, pending.schema = operation, plan.context_schema
-        transition_to_inflight(timeline, requested[0], plan.workload_profile(operation).to_avro_bytes())
-        pending.written = True
-        ctx = self._context(instant, plan.context_schema)
-        return self.engine.map(_TaskRunner(ctx), plan.tasks)
+        if isinstance(batch, pa.Table):
+            job = self._job(timeline, operation, states[0], batch.schema)
+            return self.engine.map(job.runner, plan_in_memory(job, batch))
+        if not isinstance(self.engine, DatasetEngine):
+            raise InvalidInputError(
+                f"the {self.engine.name} engine writes Arrow tables, not {type(batch).__name__}; "
+                "convert the data to a pyarrow.Table or write with an engine that takes it (SparkEngine)"
+            )
+        job = self._job(timeline, operation, states[0], self.engine.input_schema(batch))
+        return self.engine.write_dataset(job, batch)
 
     # -- phase 2 ---------------------------------------------------------------------------------
 
@@ -260,6 +243,7 @@ class WriteClient:
             files_written=len(stats),
             bytes_written=sum(s.total_write_bytes or 0 for s in stats),
             partitions=tuple(sorted(by_partition)),
+            records=pending.records,
             lock_wait_ms=round((held - asked) * 1000, 3),
             lock_held_ms=round((published - held) * 1000, 3),
         )
@@ -302,52 +286,54 @@ class WriteClient:
 
     # -- planning ----------------------------------------------------------------------------------
 
-    def _plan(self, batch: pa.Table, timeline: Timeline, operation: WriteOperation, instant: str) -> _Plan:
+    def _job(
+        self, timeline: Timeline, operation: WriteOperation, requested: Instant, input_schema: pa.Schema
+    ) -> WriteJob:
+        """The write's planning pieces for input of `input_schema`; bad input fails here, on the driver."""
         is_delete = operation is WriteOperation.DELETE
         table_schema = self.meta.table_schema(timeline)
         if is_delete and table_schema is None:
             raise InvalidInputError("the table has no records yet, so there is nothing to delete")
-        schema = table_schema if is_delete else write_schema(batch.schema, table_schema, require_all=True)
+        schema = table_schema if is_delete else write_schema(input_schema, table_schema, require_all=True)
         assert schema is not None
-        self.keygen.check_columns(batch.schema)
-        if not is_delete and self.merge_mode is MergeMode.EVENT_TIME_ORDERING and self.ordering_field:
-            check_ordering_values(batch, self.ordering_field)
-        if is_delete:  # keys only: cast the key and partition columns to the table's types
+        self.keygen.check_columns(input_schema)
+        event_time = self.merge_mode is MergeMode.EVENT_TIME_ORDERING and bool(self.ordering_field)
+        if is_delete:  # keys only: the key and partition columns, cast to the table's types
             key_fields = dict.fromkeys((*self.keygen.record_key_fields, *self.keygen.partition_fields))
-            records = conform(batch, pa.schema([schema.field(f) if f in schema.names else batch.schema.field(f)
-                                                for f in key_fields]))
+            cast_to = pa.schema([schema.field(f) if f in schema.names else input_schema.field(f) for f in key_fields])
         else:
-            records = conform(batch, schema)
-        keys = self.keygen.record_keys(records)
-        partitions = self.keygen.partition_paths(records)
-        if self._combine(operation) and records.num_rows:
-            ordering = None
-            if self.merge_mode is MergeMode.EVENT_TIME_ORDERING and self.ordering_field and not is_delete:
-                ordering = records.column(self.ordering_field).combine_chunks()
-            keep = pa.array(dedupe_indices(partitions, keys, ordering))
-            records, keys, partitions = records.take(keep), pc.take(keys, keep), pc.take(partitions, keep)
-        records = records.append_column(RECORD_KEY, keys) if not is_delete else pa.table({RECORD_KEY: keys})
+            cast_to = schema
+        if event_time and not is_delete:
+            check_ordering_field(input_schema, self.ordering_field or "")
+        preparer = RecordPreparer(
+            self.keygen, cast_to, keys_only=is_delete,
+            ordering_field=self.ordering_field if event_time and not is_delete else None,
+        )
+        ordering = self.ordering_field if event_time and not is_delete else None
+        pending = self._pending[requested.requested_time]
+        pending.operation, pending.schema = operation, schema
 
-        touched = sorted(set(partitions.to_pylist()))
-        view = self.meta.fs_view(timeline, partitions=touched if touched else [])
-        base_files = view.latest_base_files()
-        if operation in (WriteOperation.UPSERT, WriteOperation.DELETE):
-            located = tag_locations(
-                self.meta.storage, base_files, partitions, keys,
-                index_type=self.config.get(WriteConfig.INDEX_TYPE) or "SIMPLE",
-                prune_by_ranges=bool(self.config.get(WriteConfig.BLOOM_PRUNE_BY_RANGES)),
-            )
-            targets = {f for f in located if f is not None}
-            _refuse_pending_clustering(view, targets, instant)
-            _refuse_unmergeable(view, targets)
-        else:
-            located = np.full(records.num_rows, None, dtype=object)
-        # a file group that a pending compaction or clustering will rewrite takes no new inserts,
-        # nor does one whose logs this writer cannot merge
-        busy = {g.file_id for g in (*view.pending_clustering, *view.pending_compaction)} | _with_logs(view)
-        packable = [b for b in base_files if b.file_id not in busy]
-        planner = _Planner(self, timeline, base_files, packable, operation)
-        return planner.plan(records, partitions, located, schema)
+        def begin(profile: CommitMetadata) -> None:
+            transition_to_inflight(timeline, requested, profile.to_avro_bytes())
+            pending.written = True
+            pending.records = sum((s.num_inserts or 0) + (s.num_update_writes or 0) for s in profile.write_stats())
+
+        c = self.config
+        return WriteJob(
+            operation=operation,
+            instant=requested.requested_time,
+            preparer=preparer,
+            deduper=Deduper(ordering) if self._combine(operation) else None,
+            context=self._context(requested.requested_time, schema),
+            index_type=c.get(WriteConfig.INDEX_TYPE) or "SIMPLE",
+            prune_by_ranges=bool(c.get(WriteConfig.BLOOM_PRUNE_BY_RANGES)),
+            storage=self.meta.storage,
+            scope=lambda partitions: WriteScope(
+                self.meta.fs_view(timeline, partitions=partitions), timeline, operation, self._sizing(),
+                requested.requested_time,
+            ),
+            begin=begin,
+        )
 
     def _combine(self, operation: WriteOperation) -> bool:
         key = {
@@ -384,101 +370,6 @@ class WriteClient:
                 max_entries=c.require(WriteConfig.BLOOM_DYNAMIC_MAX_ENTRIES),
             ),
         )
-
-
-@dataclass(frozen=True)
-class _Plan:
-    tasks: list[WriteTask]
-    context_schema: pa.Schema
-    inserts: dict[str, int]  # partition -> records bound for new or small file groups
-    updates: dict[str, tuple[str, str, int]]  # file id -> (partition, base instant, records it takes)
-
-    def workload_profile(self, operation: WriteOperation) -> CommitMetadata:
-        """The inflight file, as Spark writes it: per partition one `fileId ""` entry counting its
-        inserts, and one entry per existing file group counting its updates."""
-        stats: dict[str, list[WriteStat]] = {}
-        for partition, n in sorted(self.inserts.items()):
-            stats.setdefault(partition, []).append(WriteStat(file_id="", prev_commit="null", num_inserts=n))
-        for fid, (partition, prev, n) in sorted(self.updates.items()):
-            stats.setdefault(partition, []).append(WriteStat(file_id=fid, prev_commit=prev, num_update_writes=n))
-        return CommitMetadata(
-            partition_to_write_stats={p: tuple(v) for p, v in stats.items()},
-            compacted=False, extra_metadata={}, version=None, operation_type=operation.value,
-        )
-
-
-@dataclass(frozen=True)
-class _TaskRunner:
-    """A picklable `task -> status` function for the engine."""
-
-    ctx: WriteContext
-
-    def __call__(self, task: WriteTask) -> WriteStatus:
-        return run_write_task(self.ctx, task)
-
-
-class _Planner:
-    """Turns tagged records into one write task per file group."""
-
-    def __init__(
-        self, client: WriteClient, timeline: Timeline, base_files: list[BaseFile], packable: list[BaseFile],
-        op: WriteOperation,
-    ) -> None:
-        self.client = client
-        self.timeline = timeline
-        self.base_files = {b.file_id: b for b in base_files}
-        self.packable = packable
-        self.op = op
-
-    def plan(self, records: pa.Table, partitions: pa.Array, located: np.ndarray, schema: pa.Schema) -> _Plan:
-        parts = partitions.to_numpy(zero_copy_only=False)
-        located_rows = group_rows(located)
-        groups: dict[str, list[np.ndarray]] = {str(fid): [rows] for fid, rows in located_rows.items()}
-        inserts: list[InsertBucket] = []
-        insert_rows: dict[str, np.ndarray] = {}
-        if self.op is not WriteOperation.DELETE:
-            sizing = self.client._sizing()
-            avg = average_record_size(self.timeline, sizing)
-            unlocated = parts.astype(object)
-            unlocated[np.not_equal(located, None)] = None
-            for p, rows in sorted(group_rows(unlocated).items(), key=lambda kv: str(kv[0])):
-                p = str(p)
-                insert_rows[p] = rows
-                small = [b for b in self.packable if b.partition_path == p]
-                inserts.extend(assign_inserts(
-                    p, len(rows), small, avg_record_size=avg, rules=sizing,
-                    use_small_files=self.op is not WriteOperation.BULK_INSERT,
-                ))
-        offsets = dict.fromkeys(insert_rows, 0)
-        new_groups: list[tuple[str, str, np.ndarray]] = []
-        for b in inserts:
-            rows = insert_rows[b.partition_path][offsets[b.partition_path]:offsets[b.partition_path] + b.count]
-            offsets[b.partition_path] += b.count
-            if b.file_id is not None:
-                groups.setdefault(b.file_id, []).append(rows)
-            else:
-                new_groups.append((b.partition_path, new_file_id(0), rows))
-        tasks: list[WriteTask] = []
-        match = self.op in (WriteOperation.UPSERT, WriteOperation.DELETE)
-        for fid, chunks in sorted(groups.items()):
-            rows = np.concatenate(chunks)
-            base = self.base_files[fid]
-            picked = records.take(pa.array(rows))
-            tasks.append(WriteTask(
-                partition_path=base.partition_path, file_id=fid, task_index=len(tasks),
-                records=picked if self.op is not WriteOperation.DELETE else picked.slice(0, 0),
-                delete_keys=picked.column(RECORD_KEY).combine_chunks() if self.op is WriteOperation.DELETE else None,
-                base_file=base.path, prev_commit=base.instant_time, match_keys=match,
-            ))
-        for p, fid, rows in new_groups:
-            tasks.append(
-                WriteTask(partition_path=p, file_id=fid, task_index=len(tasks), records=records.take(pa.array(rows)))
-            )
-        updates = {
-            str(fid): (self.base_files[str(fid)].partition_path, self.base_files[str(fid)].instant_time, len(rows))
-            for fid, rows in located_rows.items()
-        }
-        return _Plan(tasks, schema, {p: len(r) for p, r in insert_rows.items()}, updates)
 
 
 def _check_fixed_by_table(config: HoodieConfig, props: TableProperties) -> None:
@@ -519,35 +410,6 @@ def _validate(config: HoodieConfig) -> None:
     for key in (*vars(WriteConfig).values(), LOCK_WAIT_MS, HEARTBEAT_INTERVAL_MS, HEARTBEAT_TOLERABLE_MISSES):
         if isinstance(key, ConfigKey):
             config.get(key)
-
-
-def _refuse_pending_clustering(view: FileSystemView, file_ids: set[str], instant: str) -> None:
-    """Hudi refuses updates to file groups a pending clustering will replace: they would be lost."""
-    hit = {g: t for g, t in view.pending_clustering.items() if g.file_id in file_ids}
-    if hit:
-        clustering = min(hit.values())
-        raise WriteConflictError(
-            instant, clustering, (str(g) for g in hit),
-            reason=f"pending clustering {clustering} will replace them; retry after it completes",
-        )
-
-
-def _with_logs(view: FileSystemView) -> set[str]:
-    """File groups whose latest slice has log files holding committed data."""
-    holds_data = has_committed_data(view.timeline)
-    return {s.file_id for s in view.latest_slices() if any(holds_data(lf) for lf in s.log_files)}
-
-
-def _refuse_unmergeable(view: FileSystemView, file_ids: set[str]) -> None:
-    """The writer rewrites base files only: updating a slice with logs (or one a pending compaction is
-    about to rebuild) would drop the logs' updates."""
-    compacting = {g.file_id for g in view.pending_compaction}
-    stuck = sorted(file_ids & (_with_logs(view) | compacting))
-    if stuck:
-        raise InvalidTableError(
-            f"file group(s) {', '.join(stuck)} have log files or a pending compaction, which this writer cannot "
-            "merge yet; compact the table (or let its pending compaction finish) before updating these records"
-        )
 
 
 def _inflight_of(timeline: Timeline, instant: str) -> Instant:

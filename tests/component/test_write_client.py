@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import hudi_ops.client.handles as handles_module
-import hudi_ops.client.write_client as write_client_module
+import hudi_ops.client.memory_planner as memory_planner_module
 from hudi_ops import HudiTable
 from hudi_ops.errors import ConfigError, HudiOpsError, InvalidInputError, TimelineError
 from hudi_ops.storage import Storage
@@ -385,7 +385,7 @@ def test_insert_does_not_look_up_keys_and_duplicates_an_existing_key(tmp_path: P
     def no_index(*a: Any, **k: Any) -> Any:
         raise AssertionError("insert must not look records up in the index")
 
-    monkeypatch.setattr(write_client_module, "tag_locations", no_index)
+    monkeypatch.setattr(memory_planner_module, "tag_locations", no_index)
     r = table.insert(rows((1, 5, "sf", "dup")))
     assert (r.num_inserts, r.num_updates) == (1, 0)
     ids = Counter(x["id"] for x in user_rows(table))
