@@ -74,6 +74,9 @@ class CommitResult:
     bytes_written: int
     partitions: tuple[str, ...] = field(default=())
     records: int = 0  # input records the write took in, after precombine (deletes: keys found)
+    #: where the time went: index_lookup (keys, precombine, tagging, insert sizing: everything before
+    #: the inflight file), write (the data files), commit (conflict check and completed instant, with lock wait)
+    durations_ms: dict[str, float] = field(default_factory=dict)
     lock_wait_ms: float = 0.0  # waiting for the table lock at commit
     lock_held_ms: float = 0.0  # lock acquired -> completed instant written (RFC-22's critical section)
 
@@ -88,6 +91,7 @@ class _Pending:
     schema: pa.Schema = field(default_factory=lambda: pa.schema([]))
     written: bool = False  # its inflight file and data files exist
     records: int = 0  # records taken in (after precombine), as the workload profile counts them
+    durations_ms: dict[str, float] = field(default_factory=dict)
 
 
 class WriteClient:
@@ -174,16 +178,21 @@ class WriteClient:
             )
         if isinstance(batch, pa.RecordBatch):
             batch = pa.Table.from_batches([batch])
+        started = time.perf_counter()
         if isinstance(batch, pa.Table):
-            job = self._job(timeline, operation, states[0], batch.schema)
-            return self.engine.map(job.runner, plan_in_memory(job, batch))
-        if not isinstance(self.engine, DatasetEngine):
+            job = self._job(timeline, operation, states[0], batch.schema, started)
+            statuses = self.engine.map(job.runner, plan_in_memory(job, batch))
+        elif isinstance(self.engine, DatasetEngine):
+            job = self._job(timeline, operation, states[0], self.engine.input_schema(batch), started)
+            statuses = self.engine.write_dataset(job, batch)
+        else:
             raise InvalidInputError(
                 f"the {self.engine.name} engine writes Arrow tables, not {type(batch).__name__}; "
                 "convert the data to a pyarrow.Table or write with an engine that takes it (SparkEngine)"
             )
-        job = self._job(timeline, operation, states[0], self.engine.input_schema(batch))
-        return self.engine.write_dataset(job, batch)
+        durations = self._pending[instant].durations_ms
+        durations["write"] = round((time.perf_counter() - started) * 1000 - durations["index_lookup"], 1)
+        return statuses
 
     # -- phase 2 ---------------------------------------------------------------------------------
 
@@ -210,6 +219,7 @@ class WriteClient:
             raise TimelineError(
                 f"instant {instant} has no inflight file: write data with it before committing", instant=instant
             )
+        committing = time.perf_counter()
         try:
             check_writable_v8(self.meta.reload_properties().properties)
             asked = time.perf_counter()
@@ -246,6 +256,7 @@ class WriteClient:
             records=pending.records,
             lock_wait_ms=round((held - asked) * 1000, 3),
             lock_held_ms=round((published - held) * 1000, 3),
+            durations_ms={**pending.durations_ms, "commit": round((published - committing) * 1000, 1)},
         )
 
     def _check_own_heartbeat(self, instant: str) -> None:
@@ -287,7 +298,8 @@ class WriteClient:
     # -- planning ----------------------------------------------------------------------------------
 
     def _job(
-        self, timeline: Timeline, operation: WriteOperation, requested: Instant, input_schema: pa.Schema
+        self, timeline: Timeline, operation: WriteOperation, requested: Instant, input_schema: pa.Schema,
+        started: float,
     ) -> WriteJob:
         """The write's planning pieces for input of `input_schema`; bad input fails here, on the driver."""
         is_delete = operation is WriteOperation.DELETE
@@ -314,6 +326,7 @@ class WriteClient:
         pending.operation, pending.schema = operation, schema
 
         def begin(profile: CommitMetadata) -> None:
+            pending.durations_ms["index_lookup"] = round((time.perf_counter() - started) * 1000, 1)
             transition_to_inflight(timeline, requested, profile.to_avro_bytes())
             pending.written = True
             pending.records = sum((s.num_inserts or 0) + (s.num_update_writes or 0) for s in profile.write_stats())
@@ -324,6 +337,12 @@ class WriteClient:
             instant=requested.requested_time,
             preparer=preparer,
             deduper=Deduper(ordering) if self._combine(operation) else None,
+            shuffle_parallelism=c.require({
+                WriteOperation.UPSERT: WriteConfig.UPSERT_PARALLELISM,
+                WriteOperation.INSERT: WriteConfig.INSERT_PARALLELISM,
+                WriteOperation.BULK_INSERT: WriteConfig.BULK_INSERT_PARALLELISM,
+                WriteOperation.DELETE: WriteConfig.DELETE_PARALLELISM,
+            }[operation]),
             context=self._context(requested.requested_time, schema),
             index_type=c.get(WriteConfig.INDEX_TYPE) or "SIMPLE",
             prune_by_ranges=bool(c.get(WriteConfig.BLOOM_PRUNE_BY_RANGES)),

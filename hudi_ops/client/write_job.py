@@ -178,6 +178,7 @@ class WriteJob:
     instant: str
     preparer: RecordPreparer
     deduper: Deduper | None  # None when the write does not precombine
+    shuffle_parallelism: int  # 0: the engine picks (distributed engines: the input's partition count)
     context: WriteContext
     index_type: str
     prune_by_ranges: bool

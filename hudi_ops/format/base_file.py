@@ -29,6 +29,9 @@ MIN_RECORD_KEY = "hoodie_min_record_key"
 MAX_RECORD_KEY = "hoodie_max_record_key"
 
 _CODECS = {"gzip": "gzip", "snappy": "snappy", "zstd": "zstd", "lz4": "lz4", "uncompressed": "none"}
+# zlib's default level, which Hudi's Java writer gets through Hadoop's codec; Arrow's own gzip
+# default (9) writes about 3x slower for files about 1% smaller
+_LEVELS = {"gzip": 6}
 _DEFAULT_ROW_GROUP_BYTES = cast(int, WriteConfig.PARQUET_BLOCK_SIZE.default)
 _DEFAULT_PAGE_SIZE = cast(int, WriteConfig.PARQUET_PAGE_SIZE.default)
 
@@ -123,8 +126,8 @@ def write_base_file(
     try:
         with storage.fs.open_output_stream(storage.full_path(rel_path)) as out:
             with pq.ParquetWriter(
-                out, table.schema, version="2.6", compression=codec, coerce_timestamps="us",
-                data_page_size=page_size,
+                out, table.schema, version="2.6", compression=codec, compression_level=_LEVELS.get(codec),
+                coerce_timestamps="us", data_page_size=page_size,
             ) as writer:
                 writer.write_table(table, row_group_size=_rows_per_group(table, row_group_bytes))
                 writer.add_key_value_metadata(footer)

@@ -101,7 +101,12 @@ def test_bad_source_data_exits_2_naming_the_problem_and_leaves_the_table(spark, 
     (source / "broken.parquet").write_bytes(b"not parquet at all")
     code, out = _run(spark, capsys, "ingest", *_args(base, source))
     assert code == 2 and "broken.parquet" in out["message"]
+    # beside a good file Spark takes its schema from, the broken one fails while the write reads it
+    pq.write_table(_batch([8], [1], ["sf"]), source / "a_good.parquet")
+    code, out = _run(spark, capsys, "ingest", *_args(base, source))
+    assert code == 2 and "broken.parquet" in out["message"] and "not a Parquet file" in out["message"]
     (source / "broken.parquet").unlink()
+    (source / "a_good.parquet").unlink()
 
     time.sleep(0.01)
     pq.write_table(pa.table({"ts": [1], "city": ["sf"], "fare": [1.0]}), source / "nokey.parquet")

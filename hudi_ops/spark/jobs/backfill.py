@@ -44,7 +44,7 @@ def run(spark: Any, args: argparse.Namespace) -> JobResult:
         if batch:
             data = read_source(spark, source, batch, args.source_format)
             result = table.write(data, args.op, options=options, extra_metadata={key: day.isoformat()}, engine=engine)
-            rows, files, size, commits = rows + data.num_rows, files + result.files_written, \
+            rows, files, size, commits = rows + result.records, files + result.files_written, \
                 size + result.bytes_written, commits + 1
             instant, operation, done = result.instant_time, result.operation, day.isoformat()
         day += dt.timedelta(days=1)

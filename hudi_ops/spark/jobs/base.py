@@ -7,8 +7,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import pyarrow as pa
-
 from hudi_ops.config import command_line_options
 from hudi_ops.errors import InvalidInputError, TableNotFoundError
 from hudi_ops.format.meta_client import MetaClient
@@ -68,8 +66,9 @@ def source_files(source: Storage, folder: str, fmt: str) -> list[FileInfo]:
     return sorted(files, key=lambda f: (f.mtime_ms, f.path))
 
 
-def read_source(spark: Any, source: Storage, files: Sequence[FileInfo], fmt: str) -> pa.Table:
-    """Read the files with Spark and bring the rows to the driver as Arrow; unreadable files are named."""
+def read_source(spark: Any, source: Storage, files: Sequence[FileInfo], fmt: str) -> Any:
+    """The files as a Spark DataFrame; the write reads it on the executors. Files Spark cannot even
+    open for their schema are named here, the rest when the write reads them."""
     paths = [source.uri_of(f.path) for f in files]
     reader = spark.read.format(fmt)
     if fmt == "csv":
@@ -77,7 +76,7 @@ def read_source(spark: Any, source: Storage, files: Sequence[FileInfo], fmt: str
     if fmt == "json":
         reader = reader.option("mode", "FAILFAST")
     try:
-        return reader.load(paths).toArrow()
+        return reader.load(paths)
     except Exception as e:  # Spark reports unreadable input as Java exceptions of several kinds
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise InvalidInputError(

@@ -38,8 +38,8 @@ def run(spark: Any, args: argparse.Namespace) -> JobResult:
         engine=SparkEngine(spark),
     )
     return JobResult(
-        "ingest", result.instant_time, result.operation, rows=data.num_rows, files=result.files_written,
+        "ingest", result.instant_time, result.operation, rows=result.records, files=result.files_written,
         bytes=result.bytes_written, checkpoint=_position(new[-1]), commits=1,
-        durations_ms={"read": round(read_ms, 1), "total": round((time.perf_counter() - started) * 1000, 1),
-                      "lock_held": result.lock_held_ms},
+        durations_ms={"read": round(read_ms, 1), **result.durations_ms, "lock_held": result.lock_held_ms,
+                      "total": round((time.perf_counter() - started) * 1000, 1)},
     )
