@@ -17,6 +17,7 @@ Only counts, file lists, key ranges and write statuses reach the driver, never t
 from __future__ import annotations
 
 import pickle
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -65,15 +66,25 @@ def write_dataframe(spark: Any, job: WriteJob, df: Any) -> list[WriteStatus]:
             prepared = prepared.repartition(n, *keyed)
         prepared = prepared.persist(StorageLevel.MEMORY_AND_DISK)
         persisted.append(prepared)
-        partitions = sorted(r[0] for r in prepared.select(PARTITION_PATH).distinct().collect())
-        scope = job.scope(partitions)
+        per_partition = prepared.groupBy(PARTITION_PATH).agg(
+            F.sum(F.length(RECORD_KEY) + F.length(PARTITION_PATH)).alias("key_bytes")
+        ).collect()
+        scope = job.scope(sorted(r[PARTITION_PATH] for r in per_partition))
 
         if scope.needs_index:
             files = [(b.partition_path, b.file_id, b.path) for b in scope.base_files.values()]
-            # only the stored keys that come in again leave the files' tasks: Spark broadcasts the
-            # incoming keys when they are small (the cached records' size is known), else joins
-            located = _locate(spark, job, files, prepared).join(prepared.select(*keyed), list(keyed), "left_semi")
-            tagged = prepared.join(located.repartition(n, *keyed), list(keyed), "left")
+            incoming = prepared.select(*keyed)
+            located = _locate(spark, job, files, prepared)
+            # only the stored keys that come in again leave the files' tasks. Incoming keys below
+            # Spark's broadcast threshold are broadcast from the start: left to AQE, both sides would
+            # be shuffled before it switches to a broadcast join
+            threshold = _size_bytes(spark.conf.get("spark.sql.autoBroadcastJoinThreshold"))
+            if 0 <= sum(r["key_bytes"] or 0 for r in per_partition) <= threshold:
+                located = located.join(F.broadcast(incoming), list(keyed), "left_semi")
+                tagged = prepared.join(F.broadcast(located), list(keyed), "left")
+            else:
+                located = located.join(incoming, list(keyed), "left_semi")
+                tagged = prepared.join(located.repartition(n, *keyed), list(keyed), "left")
         else:
             tagged = prepared.withColumn(FILE_ID, F.lit(None).cast("string"))
         if job.deduper is not None:  # all records of a key are in one partition since the shuffle
@@ -140,6 +151,12 @@ _SLOT = pa.field(SLOT, pa.int64())
 _RANGES = pa.schema([(PARTITION_PATH, pa.string()), (FILE_ID, pa.string()), (PATH, pa.string()),
                      ("min_key", pa.string()), ("max_key", pa.string())])
 _CANDIDATES = LOCATION.append(pa.field(PATH, pa.string()))
+
+
+def _size_bytes(text: str) -> int:
+    """A Spark size setting ("10485760b", "10m", "-1") in bytes; -1 (disabled) when unreadable."""
+    m = re.fullmatch(r"\s*(-?\d+)\s*([kmgtp]?)i?b?\s*", text.lower())
+    return int(m.group(1)) * 1024 ** " kmgtp".index(m.group(2) or " ") if m else -1
 
 
 def _spark_schema(schema: pa.Schema) -> Any:

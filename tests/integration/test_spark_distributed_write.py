@@ -40,8 +40,20 @@ HISTORY = [
 ]
 
 
-@pytest.mark.parametrize("index", ["SIMPLE", "BLOOM"])
-def test_a_dataframe_write_gives_the_table_an_arrow_write_gives(spark, tmp_path, index):
+@pytest.fixture
+def no_broadcast(spark):
+    """Incoming keys too big to broadcast: the index joins by shuffling both sides."""
+    before = spark.conf.get("spark.sql.autoBroadcastJoinThreshold")
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    yield
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", before)
+
+
+@pytest.mark.parametrize("index", ["SIMPLE", "BLOOM", "SIMPLE-shuffled"])
+def test_a_dataframe_write_gives_the_table_an_arrow_write_gives(spark, tmp_path, index, request):
+    if index.endswith("-shuffled"):
+        request.getfixturevalue("no_broadcast")
+        index = index.removesuffix("-shuffled")
     # tiny files, so inserts are split over several new file groups and packed into small ones
     options = {"hoodie.index.type": index, "hoodie.parquet.max.file.size": "4000",
                "hoodie.parquet.small.file.limit": "3000", "hoodie.copyonwrite.record.size.estimate": "200"}
