@@ -269,9 +269,14 @@ def _partition_slots(spark: Any, k: int) -> list[int]:
     probability about e^-64)."""
     from pyspark.sql import functions as F
 
-    found = spark.range(0, 64 * k).groupBy(F.expr(f"pmod(hash(id), {k})").alias("p")).agg(F.min("id")).collect()
-    slots = dict(found)
-    return [slots[i] for i in range(k)]
+    if k not in _SLOTS:  # the hash is fixed (seed 42), so the answer holds for every session
+        found = spark.range(0, 64 * k).groupBy(F.expr(f"pmod(hash(id), {k})").alias("p")).agg(F.min("id")).collect()
+        slots = dict(found)
+        _SLOTS[k] = [slots[i] for i in range(k)]
+    return _SLOTS[k]
+
+
+_SLOTS: dict[int, list[int]] = {}
 
 
 @dataclass(frozen=True)
