@@ -999,3 +999,17 @@ def test_new_nullable_column_is_added_and_old_rows_read_null(tmp_path: Path) -> 
     assert theirs is not None
     assert {x["id"]: x["extra"] for x in theirs.to_pylist()} == got
     assert_hudi_rs_agrees(table)
+
+
+def test_write_stats_record_how_long_each_handle_took(tmp_path: Path) -> None:
+    n = 50_000
+    batch = pa.table({"id": list(range(n)), "ts": [1] * n, "city": ["sf"] * n, "v": [f"n{i}" for i in range(n)]})
+    table = make_table(tmp_path / "t")
+    table.bulk_insert(batch)
+    table.upsert(batch.slice(0, 10).set_column(1, "ts", pa.array([2] * 10)))
+    timeline = table.timeline()
+    created, merged = (next(iter(timeline.commit_metadata(i).write_stats())).runtime_stats
+                       for i in sorted(timeline.completed_writes(), key=timeline.completion_time))
+    assert created is not None and merged is not None
+    assert created.total_create_time > 0 and created.total_upsert_time == 0
+    assert merged.total_upsert_time >= merged.total_scan_time > 0 and merged.total_create_time == 0
