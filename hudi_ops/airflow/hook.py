@@ -1,0 +1,74 @@
+"""`HudiHook`: one table's settings and the ZooKeeper connection every pipeline of it locks with.
+
+The connection type `hudi_zookeeper` holds the ensemble: host (a name, or several separated by
+commas) and port become `hoodie.write.lock.zookeeper.url`; the extras `base_path` and `lock_key`
+name the lock znode (default `/hudi/locks` and the table's name), so every DAG of a table that uses
+the same connection takes the same lock, as RFC-22's optimistic concurrency needs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from airflow.sdk import BaseHook
+
+from hudi_ops.errors import ConfigError
+
+ZOOKEEPER_LOCK_PROVIDER = "org.apache.hudi.client.transaction.lock.ZookeeperBasedLockProvider"
+DEFAULT_LOCK_BASE_PATH = "/hudi/locks"
+
+
+class HudiHook(BaseHook):
+    conn_name_attr = "zookeeper_conn_id"
+    default_conn_name = "hudi_zookeeper_default"
+    conn_type = "hudi_zookeeper"
+    hook_name = "Hudi ZooKeeper lock"
+
+    def __init__(
+        self, table_name: str, *, zookeeper_conn_id: str | None = default_conn_name,
+        table_options: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__()
+        self.table_name = table_name
+        self.zookeeper_conn_id = zookeeper_conn_id
+        self.table_options = dict(table_options or {})
+
+    def lock_options(self) -> dict[str, str]:
+        """The `hoodie.*` options for optimistic concurrency with this connection's ZooKeeper lock
+        (none when the hook has no connection: a single writer)."""
+        if not self.zookeeper_conn_id:
+            return {}
+        conn = self.get_connection(self.zookeeper_conn_id)
+        return zookeeper_lock_options(conn.host or "", conn.port, conn.extra_dejson, self.table_name)
+
+    def write_options(self) -> dict[str, str]:
+        """Table options, then the lock's (which win: every pipeline of the table must share them)."""
+        return {**self.table_options, **self.lock_options()}
+
+    @classmethod
+    def get_ui_field_behaviour(cls) -> dict[str, Any]:
+        return {
+            "hidden_fields": ["schema", "login", "password"],
+            "relabeling": {"host": "ZooKeeper host(s), comma separated", "port": "ZooKeeper port"},
+            "placeholders": {"host": "zk1,zk2,zk3", "port": "2181",
+                             "extra": '{"base_path": "/hudi/locks", "lock_key": "trips"}'},
+        }
+
+
+def zookeeper_lock_options(
+    host: str, port: int | None, extra: Mapping[str, Any], table_name: str
+) -> dict[str, str]:
+    hosts = [h.strip() for h in host.split(",") if h.strip()]
+    if not hosts:
+        raise ConfigError("the ZooKeeper connection has no host; set it to the ensemble's host name(s)")
+    url = ",".join(h if ":" in h or port is None else f"{h}:{port}" for h in hosts)
+    return {
+        "hoodie.write.concurrency.mode": "OPTIMISTIC_CONCURRENCY_CONTROL",
+        "hoodie.write.lock.provider": ZOOKEEPER_LOCK_PROVIDER,
+        "hoodie.write.lock.zookeeper.url": url,
+        "hoodie.write.lock.zookeeper.base_path": str(extra.get("base_path") or DEFAULT_LOCK_BASE_PATH),
+        "hoodie.write.lock.zookeeper.lock_key": str(extra.get("lock_key") or table_name),
+        **{f"hoodie.write.lock.zookeeper.{k}": str(v) for k, v in extra.items()
+           if k in ("session_timeout_ms", "connection_timeout_ms")},
+    }

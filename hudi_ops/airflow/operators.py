@@ -1,0 +1,149 @@
+"""Operators that run hudi-ops Spark jobs through the Spark provider's spark-submit.
+
+`HudiSparkJobOperator` builds a typed `JobSpec` from its rendered arguments (bad values fail the
+task before Spark starts, without retries), runs the job, and maps its exit code: 2 (bad input)
+fails at once without retries; 3 (write conflict) and 4 (lock timeout) raise a retryable error, and
+the operator's defaults retry with exponential backoff. The job's JSON result is the task's return
+value, and a write that committed adds an Asset event for the table.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+from airflow.sdk import Asset, AssetAlias
+from airflow.sdk.exceptions import AirflowException, AirflowFailException
+
+import hudi_ops.spark
+from hudi_ops.airflow.hook import HudiHook
+from hudi_ops.airflow.job_spec import JobSpec, SourceSpec, TableSpec, parse_date
+from hudi_ops.airflow.spark_submit import HudiSparkSubmitHook
+from hudi_ops.errors import EXIT_BAD_INPUT, EXIT_CONFLICT, EXIT_LOCK_TIMEOUT, HudiOpsError
+
+APPLICATION = str(Path(hudi_ops.spark.__file__).parent / "__main__.py")
+RETRY_DEFAULTS = {"retries": 3, "retry_delay": dt.timedelta(seconds=15), "retry_exponential_backoff": True,
+                  "max_retry_delay": dt.timedelta(minutes=5)}
+
+
+def table_asset(base_path: str) -> Asset:
+    """The Asset a table's writes update, named by the table's URI."""
+    uri = base_path if "://" in base_path else Path(base_path).resolve().as_uri()
+    return Asset(uri=uri, name=f"hudi-table:{uri}")
+
+
+def writes_alias(table_name: str) -> AssetAlias:
+    return AssetAlias(f"hudi-writes:{table_name}")
+
+
+class HudiSparkJobOperator(SparkSubmitOperator):
+    """Base: one hudi-ops Spark job on one table."""
+
+    job = ""
+    template_fields: Sequence[str] = (
+        *SparkSubmitOperator.template_fields, "base_path", "table_name", "source_path", "operation", "hoodie_conf",
+    )
+
+    def __init__(
+        self, *, base_path: str, table_name: str, record_key_field: str, source_path: str,
+        partition_path_field: str | None = None, ordering_field: str | None = None,
+        table_type: str = "COPY_ON_WRITE", source_format: str = "parquet", operation: str = "UPSERT",
+        hoodie_conf: Mapping[str, str] | None = None, zookeeper_conn_id: str | None = HudiHook.default_conn_name,
+        **kwargs: Any,
+    ) -> None:
+        for key, value in RETRY_DEFAULTS.items():
+            kwargs.setdefault(key, value)
+        kwargs.setdefault("name", f"hudi-ops-{self.job}-{table_name}")
+        kwargs.setdefault("outlets", [writes_alias(table_name)])
+        super().__init__(application=APPLICATION, **kwargs)
+        self.base_path, self.table_name, self.source_path = base_path, table_name, source_path
+        self.record_key_field, self.partition_path_field, self.ordering_field = (
+            record_key_field, partition_path_field, ordering_field,
+        )
+        self.table_type, self.source_format, self.operation = table_type, source_format, operation
+        self.hoodie_conf = dict(hoodie_conf or {})
+        self.zookeeper_conn_id = zookeeper_conn_id
+        self._hudi_hook: HudiSparkSubmitHook | None = None
+
+    def job_spec(self, context: Any) -> JobSpec:
+        table = TableSpec(self.base_path, self.table_name, self.record_key_field, self.partition_path_field,
+                          self.ordering_field, self.table_type)
+        options = HudiHook(self.table_name, zookeeper_conn_id=self.zookeeper_conn_id,
+                           table_options=self.hoodie_conf).write_options()
+        return JobSpec(self.job, table, SourceSpec(self.source_path, self.source_format), self.operation, options,
+                       **self.window(context))
+
+    def window(self, context: Any) -> dict[str, dt.date]:
+        return {}
+
+    def execute(self, context: Any) -> dict[str, Any] | None:
+        try:
+            spec = self.job_spec(context)
+        except HudiOpsError as e:
+            raise AirflowFailException(f"bad job arguments, not retried: {e}") from e
+        self.application_args = spec.application_args()
+        self.env_vars = {**_python_env(), **(self.env_vars or {})}
+        try:
+            super().execute(context)
+        except AirflowException as e:
+            raise self._failure(e) from e
+        result = self._submit_hook().result
+        if result and result.get("instant"):
+            context["outlet_events"][writes_alias(self.table_name)].add(
+                table_asset(self.base_path), extra={k: result.get(k) for k in ("instant", "operation", "rows")}
+            )
+        return result
+
+    def _failure(self, error: AirflowException) -> AirflowException:
+        hook = self._submit_hook()
+        code, message = hook.returncode, (hook.result or {}).get("message", str(error))
+        if code == EXIT_BAD_INPUT:
+            return AirflowFailException(f"bad input (exit {code}), not retried: {message}")
+        if code in (EXIT_CONFLICT, EXIT_LOCK_TIMEOUT):
+            what = "write conflict" if code == EXIT_CONFLICT else "lock timeout"
+            return AirflowException(f"{what} (exit {code}), retried with backoff: {message}")
+        return error
+
+    def _get_hook(self) -> HudiSparkSubmitHook:
+        hook = super()._get_hook()
+        hook.__class__ = HudiSparkSubmitHook  # the provider builds it from many private fields
+        self._hudi_hook = hook
+        return hook
+
+    def _submit_hook(self) -> HudiSparkSubmitHook:
+        return self._hudi_hook or self._get_hook()
+
+
+class HudiIngestOperator(HudiSparkJobOperator):
+    """`ingest`: the source files that arrived since the table's ingest checkpoint, in one commit."""
+
+    job = "ingest"
+
+
+class HudiBackfillOperator(HudiSparkJobOperator):
+    """`backfill`: the source's dt=YYYY-MM-DD folders from `start` to `end`, one commit per day."""
+
+    job = "backfill"
+    template_fields: Sequence[str] = (*HudiSparkJobOperator.template_fields, "start", "end")
+
+    def __init__(self, *, start: str | dt.date, end: str | dt.date, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.start, self.end = start, end
+
+    def window(self, context: Any) -> dict[str, dt.date]:
+        return {"start": parse_date("start", self.start), "end": parse_date("end", self.end)}
+
+
+def _python_env() -> dict[str, str]:
+    """spark-submit from this interpreter's environment, with this interpreter for the PySpark driver
+    and workers (pip's spark-submit finds Spark through the `python3` on PATH)."""
+    bin_dir = os.path.dirname(sys.executable)
+    return {
+        "PATH": os.pathsep.join([bin_dir, os.environ.get("PATH", "")]),
+        "PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON", sys.executable),
+    }

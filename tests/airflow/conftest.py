@@ -1,0 +1,46 @@
+"""Airflow for the tests: a temporary AIRFLOW_HOME with SQLite and a dags folder the tests fill.
+
+Airflow reads its configuration when first imported, so this runs before any test imports it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+HOME = Path(tempfile.mkdtemp(prefix="hudi-ops-airflow-"))
+DAGS = HOME / "dags"
+DAGS.mkdir()
+os.environ.update({
+    "AIRFLOW_HOME": str(HOME),
+    "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+    "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS),
+    "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{HOME}/airflow.db",
+    "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[1]"}),
+})
+os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+#: Spark settings for every job the tests submit: no UI, loopback only
+SPARK_CONF = {"spark.ui.enabled": "false", "spark.driver.bindAddress": "127.0.0.1", "spark.driver.host": "127.0.0.1"}
+
+
+@pytest.fixture(scope="session")
+def airflow_db():
+    from airflow.utils import db
+
+    db.initdb()
+
+
+@pytest.fixture
+def zookeeper_connection(zookeeper, monkeypatch):
+    """The hudi_zookeeper_default connection, pointing at the session's ZooKeeper."""
+    host, port = zookeeper.url.rsplit(":", 1)
+    monkeypatch.setenv("AIRFLOW_CONN_HUDI_ZOOKEEPER_DEFAULT", json.dumps(
+        {"conn_type": "hudi_zookeeper", "host": host, "port": int(port),
+         "extra": {"base_path": "/hudi-ops-airflow-tests", "session_timeout_ms": "10000"}}
+    ))

@@ -1,0 +1,216 @@
+"""The hudi-ops provider: hook, operators and their spark-submit, with real Airflow, Spark and ZooKeeper."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import hudi
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from tests.airflow.conftest import DAGS, SPARK_CONF
+
+DAG_ID = "hudi_ops_test_ingest"
+DAG_FILE = f'''
+from airflow.sdk import DAG, Param
+
+from hudi_ops.airflow.operators import HudiIngestOperator
+
+with DAG("{DAG_ID}", schedule=None, params={{"base_path": Param(""), "source_path": Param("")}}):
+    HudiIngestOperator(
+        task_id="ingest", base_path="{{{{ params.base_path }}}}", source_path="{{{{ params.source_path }}}}",
+        table_name="trips", record_key_field="id", partition_path_field="city", ordering_field="ts",
+        conf={SPARK_CONF!r},
+    )
+'''
+
+
+def _trips(ids, city="sf") -> pa.Table:
+    return pa.table({"id": ids, "ts": [1] * len(ids), "city": [city] * len(ids), "fare": [1.5] * len(ids)})
+
+
+def test_the_package_registers_its_zookeeper_connection_type():
+    (ep,) = [e for e in entry_points(group="apache_airflow_provider") if e.value.startswith("hudi_ops.")]
+    info = ep.load()()
+    assert {"hook-class-name": "hudi_ops.airflow.hook.HudiHook", "connection-type": "hudi_zookeeper"} in \
+        info["connection-types"]
+
+
+def test_the_zookeeper_connection_becomes_the_lock_options_of_every_pipeline_of_the_table(monkeypatch):
+    from hudi_ops.airflow.hook import HudiHook
+
+    monkeypatch.setenv("AIRFLOW_CONN_HUDI_ZOOKEEPER_DEFAULT", json.dumps(
+        {"conn_type": "hudi_zookeeper", "host": "zk1,zk2:2182", "port": 2181, "extra": {"lock_key": "trips-lock"}}
+    ))
+    options = HudiHook("trips", table_options={"hoodie.write.lock.zookeeper.url": "elsewhere",
+                                               "hoodie.index.type": "BLOOM"}).write_options()
+    assert options["hoodie.write.lock.zookeeper.url"] == "zk1:2181,zk2:2182"
+    assert options["hoodie.write.lock.provider"].endswith("ZookeeperBasedLockProvider")
+    assert (options["hoodie.write.lock.zookeeper.base_path"], options["hoodie.write.lock.zookeeper.lock_key"]) == \
+        ("/hudi/locks", "trips-lock")
+    assert options["hoodie.index.type"] == "BLOOM"
+    assert HudiHook("trips", zookeeper_conn_id=None).write_options() == {}
+
+
+def test_a_backfill_operator_submits_the_hudi_ops_application_with_its_rendered_window(monkeypatch):
+    from hudi_ops.airflow.operators import APPLICATION, HudiBackfillOperator
+
+    op = HudiBackfillOperator(
+        task_id="backfill", base_path="/data/trips", table_name="trips", record_key_field="id",
+        source_path="/in", start="{{ params.start }}", end="{{ params.end }}", zookeeper_conn_id=None,
+    )
+    op.render_template_fields({"params": {"start": "2026-01-01", "end": "2026-01-31"}, "run_id": "manual__1"})
+    op.application_args = op.job_spec({}).application_args()
+    cmd = op._get_hook()._build_spark_submit_command(op.application)
+    assert cmd[:3] == ["spark-submit", "--master", "local[1]"] and APPLICATION in cmd
+    assert cmd[cmd.index(APPLICATION) + 1:][:1] == ["backfill"]
+    assert cmd[cmd.index("--start") + 1] == "2026-01-01" and cmd[cmd.index("--end") + 1] == "2026-01-31"
+
+
+@pytest.fixture
+def ingest_dag(airflow_db):
+    path = DAGS / f"{DAG_ID}.py"
+    path.write_text(DAG_FILE)
+    from airflow.dag_processing.dagbag import DagBag
+
+    bag = DagBag(dag_folder=str(path))
+    assert bag.import_errors == {}
+    yield bag.get_dag(DAG_ID)
+    path.unlink()
+
+
+def _task(run, task_id="ingest"):
+    (ti,) = [t for t in run.get_task_instances() if t.task_id == task_id]
+    return ti
+
+
+def test_an_ingest_task_writes_the_table_under_the_zookeeper_lock_and_records_an_asset_event(
+    ingest_dag, zookeeper_connection, zookeeper, tmp_path
+):
+    source, base = tmp_path / "in", tmp_path / "trips"
+    source.mkdir()
+    pq.write_table(_trips([1, 2, 3]), source / "a.parquet")
+    run = ingest_dag.test(run_conf={"base_path": str(base), "source_path": str(source)})
+    assert run.state == "success"
+    rows = pa.Table.from_batches(hudi.HudiTable(str(base)).read()).select(["id", "city"]).to_pylist()
+    assert sorted(r["id"] for r in rows) == [1, 2, 3]
+
+    from airflow.models.asset import AssetEvent
+    from airflow.utils.session import create_session
+
+    with create_session() as session:
+        events = [(e.asset.uri, e.extra) for e in session.query(AssetEvent).all() if e.source_run_id == run.run_id]
+    assert len(events) == 1 and events[0][0] == base.resolve().as_uri() and events[0][1]["rows"] == 3
+
+
+def test_bad_source_data_fails_the_task_at_once_without_retries(ingest_dag, zookeeper_connection, tmp_path):
+    source, base = tmp_path / "in", tmp_path / "trips"
+    source.mkdir()
+    pq.write_table(pa.table({"ts": [1], "city": ["sf"]}), source / "nokey.parquet")
+    run = ingest_dag.test(run_conf={"base_path": str(base), "source_path": str(source)})
+    ti = _task(run)
+    assert run.state == "failed" and ti.state == "failed" and ti.try_number == 1  # retries=3, none used
+    assert not (base / ".hoodie" / "timeline").exists() or not any((base / ".hoodie" / "timeline").glob("*.commit"))
+
+
+def test_killing_the_task_ends_the_whole_spark_submit_process_group(zookeeper_connection, zookeeper, tmp_path):
+    """The driver waits in line for the table's ZooKeeper lock, busy in Python: killing only the
+    spark-submit JVM (the provider's way) would leave it running until its lock wait ran out."""
+    from kazoo.client import KazooClient
+
+    from hudi_ops.airflow.hook import HudiHook
+    from hudi_ops.airflow.operators import HudiIngestOperator
+    from hudi_ops.concurrency.locks.zookeeper import ZookeeperBasedLockProvider
+    from hudi_ops.config import HoodieConfig
+
+    source = tmp_path / "in"
+    source.mkdir()
+    pq.write_table(_trips([1]), source / "a.parquet")
+    op = HudiIngestOperator(task_id="ingest", base_path=str(tmp_path / "t"), table_name="killed",
+                            record_key_field="id",
+                            source_path=str(source), conf=SPARK_CONF,
+                            hoodie_conf={"hoodie.write.lock.wait_time_ms": "600000"})
+    holder = ZookeeperBasedLockProvider.from_config(
+        HoodieConfig(HudiHook("killed").write_options()), table_name="killed"
+    )
+    holder.acquire(10)
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            op.execute({"outlet_events": {}})
+        except BaseException as e:  # the killed job's failure
+            failure.append(e)
+
+    worker = threading.Thread(target=run)
+    raw = KazooClient(hosts=zookeeper.url)
+    raw.start()
+    try:
+        worker.start()
+        deadline = time.monotonic() + 120
+        while len(raw.get_children(holder.lock_path)) < 2:  # the job's driver waits behind us
+            assert time.monotonic() < deadline and worker.is_alive(), "the job never reached the lock"
+            time.sleep(0.1)
+        group = op._hudi_hook._submit_sp.pid
+        assert any("hudi_ops/spark/__main__.py" in _cmdline(p) and "java" not in _cmdline(p) for p in _alive(group))
+        op.on_kill()
+        worker.join(timeout=60)
+        assert failure and not worker.is_alive()
+        assert _alive(group) == [], "processes of the spark-submit group outlived on_kill"
+    finally:
+        raw.stop()
+        raw.close()
+        holder.close()
+
+
+def _alive(group: int) -> list[int]:
+    pids = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                stat = (proc / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(stat[2]) == group and stat[0] != "Z":  # field 5 of /proc/PID/stat: the process group
+                pids.append(int(proc.name))
+    return pids
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+def test_a_lock_timeout_is_a_retryable_failure(zookeeper_connection, tmp_path):
+    from airflow.sdk.exceptions import AirflowException, AirflowFailException
+
+    from hudi_ops.airflow.hook import HudiHook
+    from hudi_ops.airflow.operators import HudiIngestOperator
+    from hudi_ops.concurrency.locks.zookeeper import ZookeeperBasedLockProvider
+    from hudi_ops.config import HoodieConfig
+
+    source = tmp_path / "in"
+    source.mkdir()
+    pq.write_table(_trips([1]), source / "a.parquet")
+    op = HudiIngestOperator(task_id="ingest", base_path=str(tmp_path / "t"), table_name="timeout",
+                            record_key_field="id",
+                            source_path=str(source), conf=SPARK_CONF,
+                            hoodie_conf={"hoodie.write.lock.wait_time_ms": "2000"})
+    holder = ZookeeperBasedLockProvider.from_config(
+        HoodieConfig(HudiHook("timeout").write_options()), table_name="timeout"
+    )
+    holder.acquire(10)
+    try:
+        with pytest.raises(AirflowException, match=r"lock timeout \(exit 4\), retried with backoff") as caught:
+            op.execute({"outlet_events": {}})
+    finally:
+        holder.close()
+    assert not isinstance(caught.value, AirflowFailException)
+    assert op.retries == 3 and op.retry_exponential_backoff
