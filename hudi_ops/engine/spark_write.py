@@ -50,8 +50,8 @@ def write_dataframe(spark: Any, job: WriteJob, df: Any) -> list[WriteStatus]:
     from pyspark.sql import functions as F
 
     keyed = (PARTITION_PATH, RECORD_KEY)
-    # every shuffle by key uses the same partition count, so the index join reuses the records'
-    # partitioning and precombine can run right after it, before anything is cached
+    # every shuffle by key uses the same partition count, so the index join keeps the records'
+    # partitioning and precombine runs after it without another shuffle
     n = job.shuffle_parallelism or max(df.rdd.getNumPartitions(), spark.sparkContext.defaultParallelism)
     shuffled = job.deduper is not None or job.operation in (WriteOperation.UPSERT, WriteOperation.DELETE)
     seq_field = [pa.field(SEQ, pa.int64())] if job.deduper is not None else []
