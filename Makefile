@@ -21,7 +21,7 @@ demo: $(STAMP)
 	$(PY) -m hudi_ops.demo
 
 test: $(STAMP)
-	$(VENV)/bin/ruff check hudi_ops tests bench
+	$(VENV)/bin/ruff check hudi_ops tests bench dags
 	$(PY) -m pytest -q
 
 bench: $(STAMP)

@@ -46,7 +46,8 @@ class HudiSparkJobOperator(SparkSubmitOperator):
 
     job = ""
     template_fields: Sequence[str] = (
-        *SparkSubmitOperator.template_fields, "base_path", "table_name", "source_path", "operation", "hoodie_conf",
+        *SparkSubmitOperator.template_fields, "base_path", "table_name", "source_path", "source_format", "operation",
+        "hoodie_conf",
     )
 
     def __init__(

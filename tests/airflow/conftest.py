@@ -5,8 +5,10 @@ Airflow reads its configuration when first imported, so this runs before any tes
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -14,6 +16,7 @@ from pathlib import Path
 import pytest
 
 HOME = Path(tempfile.mkdtemp(prefix="hudi-ops-airflow-"))
+atexit.register(shutil.rmtree, HOME, ignore_errors=True)
 DAGS = HOME / "dags"
 DAGS.mkdir()
 os.environ.update({

@@ -1,0 +1,118 @@
+"""DAGs from a tables config (YAML): per table an ingest DAG and a parameterised backfill DAG.
+
+    tables:
+      trips:
+        base_path: /data/hudi/trips
+        record_key: uuid
+        partition_field: city          # optional
+        ordering_field: ts             # optional
+        hoodie_conf: {hoodie.index.type: SIMPLE}
+        ingest:   {source_path: /landing/trips, source_format: parquet, schedule: "*/10 * * * *"}
+        backfill: {source_path: /history/trips, max_active_runs: 4}
+    defaults: {spark_conn_id: spark_default, zookeeper_conn_id: hudi_zookeeper_default, spark_conf: {...}}
+
+Every DAG of a table uses the same ZooKeeper connection, hence the same lock. Ingest runs one at
+a time; backfill runs (triggered with Params validated by JSON schema) may run side by side.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+from airflow.sdk import DAG, Param
+
+from hudi_ops.airflow.hook import HudiHook
+from hudi_ops.airflow.job_spec import OPERATIONS, SOURCE_FORMATS
+from hudi_ops.airflow.operators import HudiBackfillOperator, HudiIngestOperator
+from hudi_ops.errors import ConfigError
+
+PARALLELISM_KEYS = ("hoodie.upsert.shuffle.parallelism", "hoodie.insert.shuffle.parallelism",
+                    "hoodie.bulkinsert.shuffle.parallelism", "hoodie.delete.shuffle.parallelism")
+
+
+def dags_from_file(path: str | Path) -> dict[str, DAG]:
+    try:
+        config = yaml.safe_load(Path(path).read_text())
+    except (OSError, yaml.YAMLError) as e:
+        raise ConfigError(f"cannot read the tables config {path}: {e}") from e
+    return dags_from_config(config or {}, origin=str(path))
+
+
+def dags_from_config(config: Mapping[str, Any], *, origin: str = "tables config") -> dict[str, DAG]:
+    defaults = dict(config.get("defaults") or {})
+    tables = config.get("tables")
+    if not isinstance(tables, Mapping) or not tables:
+        raise ConfigError(f"{origin} has no `tables:` mapping; add one entry per table")
+    dags: dict[str, DAG] = {}
+    for name, table in tables.items():
+        spec = _Table(str(name), {**defaults, **(table or {})}, origin)
+        for dag in (spec.ingest_dag(), spec.backfill_dag()):
+            if dag is not None:
+                dags[dag.dag_id] = dag
+    return dags
+
+
+class _Table:
+    def __init__(self, name: str, entry: Mapping[str, Any], origin: str) -> None:
+        self.name, self.entry, self.origin = name, entry, origin
+        for key in ("base_path", "record_key"):
+            if not entry.get(key):
+                raise ConfigError(f"table {name!r} in {origin} lacks `{key}`")
+
+    def _operator_args(self) -> dict[str, Any]:
+        e = self.entry
+        return {
+            "base_path": e["base_path"], "table_name": self.name, "record_key_field": e["record_key"],
+            "partition_path_field": e.get("partition_field"), "ordering_field": e.get("ordering_field"),
+            "table_type": e.get("table_type", "COPY_ON_WRITE"),
+            "zookeeper_conn_id": e.get("zookeeper_conn_id", HudiHook.default_conn_name),
+            "conn_id": e.get("spark_conn_id", "spark_default"), "conf": dict(e.get("spark_conf") or {}),
+        }
+
+    def ingest_dag(self) -> DAG | None:
+        ingest = self.entry.get("ingest")
+        if not ingest:
+            return None
+        with DAG(
+            f"hudi_ingest__{self.name}", schedule=ingest.get("schedule"), max_active_runs=1, catchup=False,
+            tags=["hudi", self.name], doc_md=f"Ingests new files of `{ingest['source_path']}` into `{self.name}`.",
+        ) as dag:
+            HudiIngestOperator(
+                task_id="ingest", source_path=ingest["source_path"],
+                source_format=ingest.get("source_format", "parquet"), operation=ingest.get("operation", "UPSERT"),
+                hoodie_conf=dict(self.entry.get("hoodie_conf") or {}), **self._operator_args(),
+            )
+        return dag
+
+    def backfill_dag(self) -> DAG | None:
+        backfill = self.entry.get("backfill")
+        if not backfill:
+            return None
+        source = backfill.get("source_path")
+        params = {
+            "start": Param(type="string", format="date", description="first dt=YYYY-MM-DD partition"),
+            "end": Param(type="string", format="date", description="last dt=YYYY-MM-DD partition"),
+            "operation": Param(backfill.get("operation", "UPSERT"), type="string", enum=list(OPERATIONS)),
+            "source_path": Param(source, type="string", minLength=1) if source else
+            Param(type="string", minLength=1, description="folder holding the dt=YYYY-MM-DD partitions"),
+            "source_format": Param(backfill.get("source_format", "parquet"), type="string",
+                                   enum=list(SOURCE_FORMATS)),
+            "parallelism": Param(backfill.get("parallelism", 0), type="integer", minimum=0,
+                                 description="shuffle parallelism of the writes (0: from the input)"),
+        }
+        conf = {**dict(self.entry.get("hoodie_conf") or {}),
+                **dict.fromkeys(PARALLELISM_KEYS, "{{ params.parallelism }}")}
+        with DAG(
+            f"hudi_backfill__{self.name}", schedule=None, max_active_runs=int(backfill.get("max_active_runs", 4)),
+            catchup=False, params=params, tags=["hudi", self.name, "backfill"],
+            doc_md=f"Backfills `{self.name}` from dt=YYYY-MM-DD source partitions, one commit per day.",
+        ) as dag:
+            HudiBackfillOperator(
+                task_id="backfill", start="{{ params.start }}", end="{{ params.end }}",
+                source_path="{{ params.source_path }}", source_format="{{ params.source_format }}",
+                operation="{{ params.operation }}", hoodie_conf=conf, **self._operator_args(),
+            )
+        return dag

@@ -1,0 +1,66 @@
+"""The DAG factory: the example tables config, and backfill Params refused before Spark starts."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.airflow.conftest import DAGS, SPARK_CONF
+
+REPO_DAGS = Path(__file__).resolve().parents[2] / "dags"
+
+
+def test_the_example_config_gives_an_ingest_and_a_backfill_dag_per_table(airflow_db):
+    from airflow.dag_processing.dagbag import DagBag
+
+    bag = DagBag(dag_folder=str(REPO_DAGS))
+    assert bag.import_errors == {}
+    ingest, backfill = bag.get_dag("hudi_ingest__trips"), bag.get_dag("hudi_backfill__trips")
+    assert ingest.max_active_runs == 1 and ingest.schedule == "*/10 * * * *"
+    assert backfill.schedule is None and backfill.max_active_runs == 4
+    assert set(backfill.params) == {"start", "end", "operation", "source_path", "source_format", "parallelism"}
+    task = backfill.get_task("backfill")
+    assert task.zookeeper_conn_id == ingest.get_task("ingest").zookeeper_conn_id == "hudi_zookeeper_default"
+
+
+@pytest.fixture
+def backfill_dag(airflow_db, tmp_path, monkeypatch):
+    config = {"defaults": {"spark_conf": SPARK_CONF, "zookeeper_conn_id": None},
+              "tables": {"trips": {"base_path": str(tmp_path / "trips"), "record_key": "id",
+                                   "backfill": {"max_active_runs": 2}}}}
+    path = tmp_path / "tables.yaml"
+    path.write_text(yaml.safe_dump(config))
+    monkeypatch.setenv("HUDI_OPS_TABLES_CONFIG", str(path))
+    dag_file = DAGS / "hudi_ops_tables.py"
+    shutil.copy(REPO_DAGS / "hudi_ops_tables.py", dag_file)
+    from airflow.dag_processing.dagbag import DagBag
+
+    bag = DagBag(dag_folder=str(dag_file))
+    assert bag.import_errors == {}
+    yield bag.get_dag("hudi_backfill__trips")
+    dag_file.unlink()
+
+
+def test_a_window_that_ends_before_it_starts_fails_the_run_before_spark_starts(backfill_dag, tmp_path, capfd):
+    run = backfill_dag.test(run_conf={"start": "2026-02-01", "end": "2026-01-01", "source_path": str(tmp_path)})
+    (ti,) = run.get_task_instances()
+    assert run.state == "failed" and ti.try_number == 1
+    captured = capfd.readouterr()
+    log = captured.out + captured.err  # dag.test() writes the task's log to the console
+    assert "bad job arguments, not retried" in log and "ends (2026-01-01) before it starts (2026-02-01)" in log
+    assert "Spark-Submit cmd" not in log  # the provider logs this line when it starts spark-submit
+
+
+@pytest.mark.parametrize(("conf", "reason"), [
+    ({"start": "2026-01-01", "end": "2026-01-02", "operation": "MERGE", "source_path": "/in"}, "MERGE"),
+    ({"start": "2026-01-01", "end": "2026-01-02"}, "source_path"),
+    ({"start": "yesterday", "end": "2026-01-02", "source_path": "/in"}, "yesterday"),
+])
+def test_params_that_break_the_schema_are_refused_before_any_run(backfill_dag, conf, reason):
+    from airflow.sdk.definitions.param import ParamValidationError
+
+    with pytest.raises(ParamValidationError, match=reason):
+        backfill_dag.test(run_conf=conf)
