@@ -123,22 +123,7 @@ def test_killing_the_task_ends_the_whole_spark_submit_process_group(zookeeper_co
     spark-submit JVM (the provider's way) would leave it running until its lock wait ran out."""
     from kazoo.client import KazooClient
 
-    from hudi_ops.airflow.hook import HudiHook
-    from hudi_ops.airflow.operators import HudiIngestOperator
-    from hudi_ops.concurrency.locks.zookeeper import ZookeeperBasedLockProvider
-    from hudi_ops.config import HoodieConfig
-
-    source = tmp_path / "in"
-    source.mkdir()
-    pq.write_table(_trips([1]), source / "a.parquet")
-    op = HudiIngestOperator(task_id="ingest", base_path=str(tmp_path / "t"), table_name="killed",
-                            record_key_field="id",
-                            source_path=str(source), conf=SPARK_CONF,
-                            hoodie_conf={"hoodie.write.lock.wait_time_ms": "600000"})
-    holder = ZookeeperBasedLockProvider.from_config(
-        HoodieConfig(HudiHook("killed").write_options()), table_name="killed"
-    )
-    holder.acquire(10)
+    op, holder = _ingest_behind_a_held_lock(tmp_path, "killed", lock_wait_ms=600_000)
     failure: list[BaseException] = []
 
     def run() -> None:
@@ -191,6 +176,19 @@ def _cmdline(pid: int) -> str:
 def test_a_lock_timeout_is_a_retryable_failure(zookeeper_connection, tmp_path):
     from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
+    op, holder = _ingest_behind_a_held_lock(tmp_path, "timeout", lock_wait_ms=2000)
+    try:
+        with pytest.raises(AirflowException, match=r"lock timeout \(exit 4\), retried with backoff") as caught:
+            op.execute({"outlet_events": {}})
+    finally:
+        holder.close()
+    assert not isinstance(caught.value, AirflowFailException)
+    assert op.retries == 3 and op.retry_exponential_backoff
+
+
+def _ingest_behind_a_held_lock(tmp_path: Path, table: str, *, lock_wait_ms: int):
+    """An ingest task of a one-row source, and a holder that has taken the table's ZooKeeper lock
+    (each test its own table, hence its own lock: a killed job's queued lock node outlives it)."""
     from hudi_ops.airflow.hook import HudiHook
     from hudi_ops.airflow.operators import HudiIngestOperator
     from hudi_ops.concurrency.locks.zookeeper import ZookeeperBasedLockProvider
@@ -199,18 +197,9 @@ def test_a_lock_timeout_is_a_retryable_failure(zookeeper_connection, tmp_path):
     source = tmp_path / "in"
     source.mkdir()
     pq.write_table(_trips([1]), source / "a.parquet")
-    op = HudiIngestOperator(task_id="ingest", base_path=str(tmp_path / "t"), table_name="timeout",
-                            record_key_field="id",
+    op = HudiIngestOperator(task_id="ingest", base_path=str(tmp_path / "t"), table_name=table, record_key_field="id",
                             source_path=str(source), conf=SPARK_CONF,
-                            hoodie_conf={"hoodie.write.lock.wait_time_ms": "2000"})
-    holder = ZookeeperBasedLockProvider.from_config(
-        HoodieConfig(HudiHook("timeout").write_options()), table_name="timeout"
-    )
+                            hoodie_conf={"hoodie.write.lock.wait_time_ms": str(lock_wait_ms)})
+    holder = ZookeeperBasedLockProvider.from_config(HoodieConfig(HudiHook(table).write_options()), table_name=table)
     holder.acquire(10)
-    try:
-        with pytest.raises(AirflowException, match=r"lock timeout \(exit 4\), retried with backoff") as caught:
-            op.execute({"outlet_events": {}})
-    finally:
-        holder.close()
-    assert not isinstance(caught.value, AirflowFailException)
-    assert op.retries == 3 and op.retry_exponential_backoff
+    return op, holder
