@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 
@@ -25,5 +26,7 @@ def spark():
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")
+    # py4j logs its shutdown at INFO from an exit hook, after pytest has closed the streams
+    logging.getLogger("py4j").setLevel(logging.WARNING)
     yield session
     session.stop()
