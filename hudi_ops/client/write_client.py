@@ -60,7 +60,6 @@ __all__ = ["CommitResult", "WriteClient", "WriteOperation"]
 log = logging.getLogger(__name__)
 
 
-
 @dataclass(frozen=True)
 class CommitResult:
     instant_time: str
@@ -315,13 +314,10 @@ class WriteClient:
             cast_to = pa.schema([schema.field(f) if f in schema.names else input_schema.field(f) for f in key_fields])
         else:
             cast_to = schema
-        if event_time and not is_delete:
-            check_ordering_field(input_schema, self.ordering_field or "")
-        preparer = RecordPreparer(
-            self.keygen, cast_to, keys_only=is_delete,
-            ordering_field=self.ordering_field if event_time and not is_delete else None,
-        )
         ordering = self.ordering_field if event_time and not is_delete else None
+        if ordering:
+            check_ordering_field(input_schema, ordering)
+        preparer = RecordPreparer(self.keygen, cast_to, keys_only=is_delete, ordering_field=ordering)
         pending = self._pending[requested.requested_time]
         pending.operation, pending.schema = operation, schema
 

@@ -86,7 +86,7 @@ class FileGroupWrite:
 
     def task(self, prepared: pa.Table, operation: WriteOperation) -> WriteTask:
         """The task for this file group's prepared records (planning columns may still be attached)."""
-        records = prepared.drop_columns([c for c in (PARTITION_PATH,) if c in prepared.column_names])
+        records = prepared.drop_columns([PARTITION_PATH]) if PARTITION_PATH in prepared.column_names else prepared
         is_delete = operation is WriteOperation.DELETE
         return WriteTask(
             partition_path=self.partition_path, file_id=self.file_id, task_index=self.task_index,
