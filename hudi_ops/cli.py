@@ -9,6 +9,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -19,6 +20,7 @@ import pyarrow.parquet as pq
 
 from hudi_ops.config import HoodieConfig, WriteConfig, command_line_options
 from hudi_ops.errors import EXIT_OK, HudiOpsError, InvalidInputError, exit_code
+from hudi_ops.read.table_overview import commit_stats, file_group_summaries
 from hudi_ops.table import HudiTable
 
 
@@ -196,34 +198,15 @@ def _timeline(args: argparse.Namespace) -> int:
 
 
 def _commits(args: argparse.Namespace) -> int:
-    tl = HudiTable.open(args.path).timeline()
-    rows = []
-    for i in tl.completed_writes():
-        m = tl.commit_metadata(i)
-        stats = list(m.write_stats())
-        rows.append({
-            "instant": i.requested_time, "completed": tl.completion_time(i), "action": i.action,
-            "operation": m.operation_type, "files": len(stats),
-            "writes": sum(s.num_writes or 0 for s in stats), "inserts": sum(s.num_inserts or 0 for s in stats),
-            "updates": sum(s.num_update_writes or 0 for s in stats), "deletes": sum(s.num_deletes or 0 for s in stats),
-            "bytes": sum(s.total_write_bytes or 0 for s in stats),
-        })
+    rows = [asdict(c) for c in commit_stats(HudiTable.open(args.path).timeline())]
     _table_out(rows, args.json, ["instant", "completed", "action", "operation", "files", "writes", "inserts",
                                  "updates", "deletes", "bytes"])
     return EXIT_OK
 
 
 def _file_groups(args: argparse.Namespace) -> int:
-    view = HudiTable.open(args.path).file_system_view()
-    rows = []
-    for g in view.file_groups():
-        s = g.latest_slice
-        assert s is not None
-        rows.append({
-            "partition": g.id.partition_path, "file_id": g.id.file_id, "slices": len(g.slices),
-            "base_instant": s.base_instant, "base_file": s.base_file.name.file_name if s.base_file else None,
-            "log_files": len(s.log_files), "bytes": s.total_size,
-        })
+    meta = HudiTable.open(args.path).meta
+    rows = [asdict(g) for g in file_group_summaries(meta, meta.timeline())]
     _table_out(rows, args.json, ["partition", "file_id", "slices", "base_instant", "log_files", "bytes"])
     return EXIT_OK
 

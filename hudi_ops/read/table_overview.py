@@ -1,0 +1,157 @@
+"""A table at a glance: its timeline as spans of time, its live file groups, its latest commits' stats.
+
+What an operator asks of a table shared by many pipelines: which writes ran when and overlapped,
+which are still pending, which were rolled back, and what the latest writes did. Read-only; the
+Airflow timeline view and the demo print it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass
+from datetime import datetime
+
+from hudi_ops.format.instant import Action, Instant, State, parse_instant_time
+from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.format.plans import RollbackMetadata
+from hudi_ops.format.timeline import Timeline
+
+PENDING = "pending"
+COMPLETED = "completed"
+ROLLED_BACK = "rolled back"
+
+
+@dataclass(frozen=True, slots=True)
+class InstantSpan:
+    """One instant from requested to completion time; `completion_time` is None while it is pending,
+    and for completed instants of timeline layout 1, which does not record it."""
+
+    requested_time: str
+    action: str
+    status: str  # PENDING, COMPLETED or ROLLED_BACK
+    completion_time: str | None = None
+    state: str = State.COMPLETED.value  # the pending instant's state: requested or inflight
+    rolled_back_by: str | None = None
+
+    @property
+    def requested_at(self) -> datetime:
+        return parse_instant_time(self.requested_time)
+
+    @property
+    def completed_at(self) -> datetime | None:
+        return parse_instant_time(self.completion_time) if self.completion_time else None
+
+    @property
+    def rolled_back_at(self) -> datetime | None:
+        return parse_instant_time(self.rolled_back_by) if self.rolled_back_by else None
+
+
+@dataclass(frozen=True, slots=True)
+class FileGroupSummary:
+    """A live file group and its latest slice (names as `hudi-ops file-groups` prints them)."""
+
+    partition: str
+    file_id: str
+    slices: int
+    base_instant: str
+    base_file: str | None
+    log_files: int
+    bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class CommitStats:
+    """What a completed write did (names as `hudi-ops commits` prints them); `completed` is the requested
+    time on timeline layout 1, which records no completion time."""
+
+    instant: str
+    completed: str
+    action: str
+    operation: str | None
+    files: int
+    writes: int
+    inserts: int
+    updates: int
+    deletes: int
+    bytes: int
+    partitions: int
+
+
+@dataclass(frozen=True)
+class TableOverview:
+    name: str
+    base_path: str
+    table_type: str
+    table_version: int
+    instants: tuple[InstantSpan, ...]
+    file_groups: tuple[FileGroupSummary, ...]
+    latest_commits: tuple[CommitStats, ...]
+
+    @classmethod
+    def load(cls, base_path: str | os.PathLike[str], *, latest_commits: int = 10) -> TableOverview:
+        meta = MetaClient.open(base_path)
+        timeline = meta.timeline()
+        props = meta.properties
+        return cls(
+            name=props.table_name, base_path=meta.base_path, table_type=props.table_type,
+            table_version=props.table_version, instants=instant_spans(timeline),
+            file_groups=tuple(file_group_summaries(meta, timeline)),
+            latest_commits=tuple(reversed(commit_stats(timeline)[-latest_commits:])),
+        )
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def instant_spans(timeline: Timeline) -> tuple[InstantSpan, ...]:
+    """Every instant on the active timeline, plus those a completed rollback removed from it."""
+    rolled_back: dict[str, tuple[str, str]] = {}  # target time -> (its action, rollback time)
+    for inst in timeline.completed:
+        if inst.action == Action.ROLLBACK:
+            meta = RollbackMetadata.from_avro_bytes(timeline.read_bytes(inst))
+            actions = {i.commit_time: i.action for i in meta.instants_rollback}
+            for target in meta.commits_rollback:
+                rolled_back[target] = (actions.get(target, Action.COMMIT), inst.requested_time)
+    spans = [_completed_span(i) for i in timeline.completed]
+    for inst in timeline.pending:
+        if inst.requested_time in rolled_back:  # the rollback completed but left the target's files
+            continue
+        spans.append(InstantSpan(inst.requested_time, inst.action, PENDING, None, state=inst.state.value))
+    for target, (action, by) in rolled_back.items():
+        spans.append(InstantSpan(target, action, ROLLED_BACK, None, state=ROLLED_BACK, rolled_back_by=by))
+    return tuple(sorted(spans, key=lambda s: s.requested_time))
+
+
+def _completed_span(inst: Instant) -> InstantSpan:
+    return InstantSpan(inst.requested_time, inst.action, COMPLETED, inst.completion_time)
+
+
+def file_group_summaries(meta: MetaClient, timeline: Timeline) -> list[FileGroupSummary]:
+    out = []
+    for group in meta.fs_view(timeline).file_groups():
+        latest = group.latest_slice
+        if latest is None:
+            continue
+        out.append(FileGroupSummary(
+            partition=group.id.partition_path, file_id=group.id.file_id, slices=len(group.slices),
+            base_instant=latest.base_instant,
+            base_file=latest.base_file.name.file_name if latest.base_file else None,
+            log_files=len(latest.log_files), bytes=latest.total_size,
+        ))
+    return sorted(out, key=lambda g: (g.partition, g.file_id))
+
+
+def commit_stats(timeline: Timeline) -> list[CommitStats]:
+    """Every completed write on the active timeline, in completion order."""
+    out = []
+    for inst in sorted(timeline.completed_writes(), key=timeline.completion_time):
+        metadata = timeline.commit_metadata(inst)
+        stats = list(metadata.write_stats())
+        out.append(CommitStats(
+            instant=inst.requested_time, completed=timeline.completion_time(inst), action=inst.action,
+            operation=metadata.operation_type, files=sum(1 for s in stats if s.path),
+            writes=sum(s.num_writes or 0 for s in stats), inserts=sum(s.num_inserts or 0 for s in stats),
+            updates=sum(s.num_update_writes or 0 for s in stats), deletes=sum(s.num_deletes or 0 for s in stats),
+            bytes=sum(s.total_write_bytes or 0 for s in stats), partitions=len({s.partition_path for s in stats}),
+        ))
+    return out
