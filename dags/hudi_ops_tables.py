@@ -5,11 +5,8 @@ The config is `$HUDI_OPS_TABLES_CONFIG`, else `tables.yaml` next to this file.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-from hudi_ops.airflow.dag_factory import dags_from_file
+from hudi_ops.airflow.dag_factory import dags_from_file, tables_config_path
 
-_CONFIG = os.environ.get("HUDI_OPS_TABLES_CONFIG") or Path(__file__).with_name("tables.yaml")
-
-globals().update(dags_from_file(_CONFIG))
+globals().update(dags_from_file(tables_config_path(Path(__file__).parent)))

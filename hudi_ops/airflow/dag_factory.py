@@ -17,6 +17,7 @@ a time; backfill runs (triggered with Params validated by JSON schema) may run s
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -33,19 +34,40 @@ PARALLELISM_KEYS = ("hoodie.upsert.shuffle.parallelism", "hoodie.insert.shuffle.
                     "hoodie.bulkinsert.shuffle.parallelism", "hoodie.delete.shuffle.parallelism")
 
 
-def dags_from_file(path: str | Path) -> dict[str, DAG]:
+TABLES_CONFIG_ENV = "HUDI_OPS_TABLES_CONFIG"
+
+
+def tables_config_path(dags_folder: str | Path) -> Path:
+    """`$HUDI_OPS_TABLES_CONFIG`, else `tables.yaml` in the dags folder: where the DAGs and the view look."""
+    return Path(os.environ.get(TABLES_CONFIG_ENV) or Path(dags_folder) / "tables.yaml")
+
+
+def read_tables_config(path: str | Path) -> Mapping[str, Any]:
     try:
         config = yaml.safe_load(Path(path).read_text())
     except (OSError, yaml.YAMLError) as e:
         raise ConfigError(f"cannot read the tables config {path}: {e}") from e
-    return dags_from_config(config or {}, origin=str(path))
+    return config or {}
+
+
+def _tables(config: Mapping[str, Any], origin: str) -> Mapping[str, Any]:
+    tables = config.get("tables")
+    if not isinstance(tables, Mapping) or not tables:
+        raise ConfigError(f"{origin} has no `tables:` mapping; add one entry per table")
+    return tables
+
+
+def table_base_paths(config: Mapping[str, Any], *, origin: str = "tables config") -> dict[str, str]:
+    return {str(name): str((entry or {}).get("base_path", "")) for name, entry in _tables(config, origin).items()}
+
+
+def dags_from_file(path: str | Path) -> dict[str, DAG]:
+    return dags_from_config(read_tables_config(path), origin=str(path))
 
 
 def dags_from_config(config: Mapping[str, Any], *, origin: str = "tables config") -> dict[str, DAG]:
     defaults = dict(config.get("defaults") or {})
-    tables = config.get("tables")
-    if not isinstance(tables, Mapping) or not tables:
-        raise ConfigError(f"{origin} has no `tables:` mapping; add one entry per table")
+    tables = _tables(config, origin)
     dags: dict[str, DAG] = {}
     for name, table in tables.items():
         spec = _Table(str(name), {**defaults, **(table or {})}, origin)

@@ -1,0 +1,135 @@
+"""The "Hudi tables" view: per table of the tables config, its timeline chart, file groups and latest commits.
+
+A FastAPI app that Airflow's api-server mounts (see `plugins/hudi_ops_timeline.py`). Every route needs
+an Airflow user allowed to read DAGs: a Bearer token or the UI's session cookie, so the page works
+inside the UI's iframe and answers 401 to anyone else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import astuple
+from datetime import UTC, datetime
+from html import escape
+from urllib.parse import quote
+
+from fastapi import Depends, FastAPI, HTTPException
+from fastapi.responses import HTMLResponse
+
+from hudi_ops.airflow.dag_factory import read_tables_config, table_base_paths, tables_config_path
+from hudi_ops.airflow.timeline_chart import timeline_svg
+from hudi_ops.errors import HudiOpsError
+from hudi_ops.read.table_overview import TableOverview
+
+URL_PREFIX = "/hudi-ops"
+DAG_PREFIXES = ("hudi_ingest__", "hudi_backfill__")
+
+_STYLE = """
+body { font-family: sans-serif; margin: 16px; color: #222; }
+table { border-collapse: collapse; margin: 8px 0 24px; font-size: 13px; }
+th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: right; }
+th { background: #f3f3f3; } td.text, th.text { text-align: left; }
+.meta { color: #555; } .error { color: #b00020; }
+"""
+
+
+def _tables() -> dict[str, str]:
+    from airflow.configuration import conf
+
+    path = tables_config_path(conf.get("core", "dags_folder"))
+    return table_base_paths(read_tables_config(path), origin=str(path))
+
+
+def _page(title: str, body: str) -> HTMLResponse:
+    return HTMLResponse(f"<!doctype html><html><head><meta charset='utf-8'><title>{escape(title)}</title>"
+                        f"<style>{_STYLE}</style></head><body>{body}</body></html>")
+
+
+def _overview(name: str) -> TableOverview:
+    tables = _tables()
+    if name not in tables:
+        raise HTTPException(404, f"no table {name!r} in the tables config; known: {', '.join(sorted(tables))}")
+    return TableOverview.load(tables[name])
+
+
+def _grid(headers: list[str], rows: list[list[object]], text_columns: int) -> str:
+    def cell(tag: str, i: int, value: object) -> str:
+        cls = ' class="text"' if i < text_columns else ""
+        return f"<{tag}{cls}>{escape('' if value is None else str(value))}</{tag}>"
+
+    head = "".join(cell("th", i, h) for i, h in enumerate(headers))
+    body = "".join("<tr>" + "".join(cell("td", i, v) for i, v in enumerate(r)) + "</tr>" for r in rows)
+    return f"<table><tr>{head}</tr>{body}</table>"
+
+
+def table_page(overview: TableOverview, *, now: datetime) -> str:
+    commits = _grid(
+        ["requested", "completed", "action", "operation", "files", "records written", "inserts", "updates",
+         "deletes", "bytes", "partitions"],
+        [list(astuple(c)) for c in overview.latest_commits], text_columns=4,
+    )
+    groups = _grid(["partition", "file id", "slices", "base instant", "base file", "log files", "bytes"],
+                   [list(astuple(g)) for g in overview.file_groups], text_columns=5)
+    return (
+        f"<h2>{escape(overview.name)}</h2>"
+        f"<p class='meta'>{escape(overview.base_path)} · {escape(overview.table_type)} · "
+        f"table version {overview.table_version} · {len(overview.instants)} instants · "
+        f"{len(overview.file_groups)} file groups</p>"
+        f"<h3>Timeline</h3>{timeline_svg(overview.instants, now=now)}"
+        f"<h3>Latest commits</h3>{commits}"
+        f"<h3>File groups</h3>{groups}"
+    )
+
+
+def create_app() -> FastAPI:
+    from airflow.api_fastapi.core_api.security import requires_access_dag
+
+    app = FastAPI(title="hudi-ops tables", dependencies=[Depends(requires_access_dag("GET"))])
+
+    @app.get("/", response_class=HTMLResponse)
+    def index(dag_id: str | None = None) -> HTMLResponse:
+        try:
+            tables = _tables()
+        except HudiOpsError as e:
+            return _page("Hudi tables", f"<h2>Hudi tables</h2><p class='error'>{escape(str(e))}</p>")
+        if dag_id:  # opened from a DAG's tab: show that DAG's table
+            table = next((dag_id.removeprefix(p) for p in DAG_PREFIXES if dag_id.startswith(p)), None)
+            if table in tables:
+                return tables_page(table)
+        links = "".join(f"<li><a href='{URL_PREFIX}/tables/{quote(n)}'>{escape(n)}</a> "
+                        f"<span class='meta'>{escape(p)}</span></li>" for n, p in sorted(tables.items()))
+        return _page("Hudi tables", f"<h2>Hudi tables</h2><ul>{links}</ul>")
+
+    @app.get("/tables/{name}", response_class=HTMLResponse)
+    def tables_page(name: str) -> HTMLResponse:
+        try:
+            overview = _overview(name)
+        except HudiOpsError as e:
+            return _page(name, f"<h2>{escape(name)}</h2><p class='error'>{escape(str(e))}</p>")
+        return _page(f"{name}: Hudi timeline", table_page(overview, now=datetime.now(UTC)))
+
+    @app.get("/api/tables")
+    def api_tables() -> dict[str, str]:
+        return _tables()
+
+    @app.get("/api/tables/{name}")
+    def api_table(name: str) -> dict[str, object]:
+        try:
+            return _overview(name).to_dict()
+        except HudiOpsError as e:
+            raise HTTPException(422, str(e)) from e
+
+    return app
+
+
+def plugin_entries() -> dict[str, list[dict[str, object]]]:
+    """The AirflowPlugin attributes: the app, a "Hudi tables" entry under Browse and a tab on every DAG."""
+    return {
+        "fastapi_apps": [{"app": create_app(), "url_prefix": URL_PREFIX, "name": "hudi-ops tables"}],
+        "external_views": [
+            {"name": "Hudi tables", "href": f"{URL_PREFIX}/", "url_route": "hudi-tables",
+             "destination": "nav", "category": "browse"},
+            {"name": "Hudi timeline", "href": f"{URL_PREFIX}/?dag_id={{DAG_ID}}", "url_route": "hudi-timeline",
+             "destination": "dag"},
+        ],
+    }
+
