@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
-.PHONY: venv demo test lint bench clean
+.PHONY: venv demo tour test lint bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -20,8 +20,11 @@ venv: $(STAMP)
 demo: $(STAMP)
 	$(PY) -m hudi_ops.demo
 
+tour: $(STAMP)
+	$(PY) -m hudi_ops.demo.tour
+
 test: $(STAMP)
-	$(VENV)/bin/ruff check hudi_ops tests bench dags
+	$(VENV)/bin/ruff check hudi_ops tests bench dags plugins
 	$(PY) -m pytest -q
 
 bench: $(STAMP)

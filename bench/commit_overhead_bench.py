@@ -21,8 +21,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from hudi_ops.demo.zookeeper_server import ZookeeperServer  # noqa: E402
 from tests.integration.lock_options import FS_LOCK, zookeeper_lock  # noqa: E402
-from tests.integration.zookeeper_server import ZookeeperServer  # noqa: E402
 
 _WRITER = """
 import json, sys, time, pyarrow as pa

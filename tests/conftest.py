@@ -11,7 +11,7 @@ def zookeeper(tmp_path_factory):
 
     Tests that stop it must start it again (the next test expects it running).
     """
-    from tests.integration.zookeeper_server import ZookeeperServer, zookeeper_available
+    from hudi_ops.demo.zookeeper_server import ZookeeperServer, zookeeper_available
 
     if not zookeeper_available():
         pytest.fail("needs java and the ZooKeeper jars in /usr/share/java: install Debian's zookeeper package")

@@ -34,8 +34,8 @@ from hudi_ops.concurrency.locks.zookeeper import (
     lock_node_sort_key,
 )
 from hudi_ops.config import HoodieConfig
+from hudi_ops.demo.zookeeper_server import free_port
 from hudi_ops.errors import ConfigError, LockAcquisitionError
-from tests.integration.zookeeper_server import free_port
 
 CURATOR_NODE = re.compile(r"^_c_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-lock-\d{10}$")
 #: short timeouts for tests; the retry backoff (100-400 ms) keeps reconnects after a restart quick
@@ -299,6 +299,9 @@ def test_waiters_get_the_lock_in_fifo_order_as_soon_as_it_is_released(providers,
     waiting_third = Acquirer(third, 20)
     waiting_third.start()
     wait_children(raw, znode, 3)
+    # the queue as any provider sees it: the holder's node first, then the waiters in their order
+    assert [n.rsplit("-", 1)[1] for n in third.queue()] == sorted(n.rsplit("-", 1)[1] for n in raw.get_children(znode))
+    assert third.queue()[0] == holder._node.rsplit("/", 1)[1]
 
     released = time.monotonic()
     holder.release()

@@ -340,6 +340,18 @@ class ZookeeperBasedLockProvider:
                     f"{index} node(s), last {predecessor}"
                 )
 
+    def queue(self) -> list[str]:
+        """The lock's nodes in line, holder first. Takes no provider lock, so another thread may be
+        waiting in `acquire` meanwhile."""
+        client = self._client_or_raise()
+        try:
+            children = client.get_children_async(self.lock_path).get(timeout=self.connection_timeout_s)
+        except (KazooException, client.handler.timeout_exception) as e:
+            raise LockAcquisitionError(
+                f"could not list the queue of {self.lock_path} on {self.url}: {_describe(e)}"
+            ) from e
+        return sorted(children, key=lock_node_sort_key)
+
     def _on_watch(self, _event: object) -> None:
         self._wake.set()
 

@@ -1,4 +1,4 @@
-"""A real, standalone ZooKeeper server for tests: Debian's ZooKeeper jars, loopback only, a tmp data dir.
+"""A real ZooKeeper server for the tests and the demo: Debian's jars, loopback only, a tmp data dir.
 
 `stop()` ends the process (SIGTERM, then SIGKILL) and `start()` brings it back on the same port and data
 dir, so sessions and znodes survive a restart the way they do on a real ensemble.

@@ -1,4 +1,4 @@
-"""`make demo`: a tour of a local Hudi table written by hudi-ops and read back by hudi-rs.
+"""`make tour`: a tour of a local Hudi table written by hudi-ops and read back by hudi-rs.
 
 Creates a COPY_ON_WRITE table (version 8), upserts three batches, deletes, then shows time
 travel, an incremental read and the timeline.

@@ -1,0 +1,1 @@
+"""The demos (`make demo`, `make tour`) and the local ZooKeeper and Airflow they run, which the tests share."""

@@ -1,0 +1,249 @@
+"""Airflow on one machine, on loopback: what `airflow standalone` runs, started one component at a time.
+
+api-server, scheduler (LocalExecutor) and dag-processor, on SQLite, with SimpleAuthManager. The
+components are started separately, not through `airflow standalone`, for two reasons found by running
+it: standalone's scheduler and triggerer start log servers on every interface, which cannot be turned
+off (the scheduler's `--skip-serve-logs` can), and standalone leaves its children running when it is
+sent SIGTERM. No deferrable task runs here, so there is no triggerer.
+
+Each component runs in its own session, so `stop()` also ends what it started: LocalExecutor
+workers, and spark-submit process groups (which start their own session) found by walking /proc.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from hudi_ops.demo.zookeeper_server import free_port
+
+TERMINAL_RUN_STATES = frozenset({"success", "failed"})
+
+
+class AirflowError(RuntimeError):
+    """The local Airflow did not start, or answered an API call with an error."""
+
+
+class LocalAirflow:
+    USER = "admin"
+
+    def __init__(self, home: Path, *, dags_folder: Path, plugins_folder: Path | None = None,
+                 env: Mapping[str, str] | None = None, parallelism: int = 4) -> None:
+        self.home = Path(home)
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.password = secrets.token_urlsafe(12)  # a new one per start-up, printed for the UI's login
+        (self.home / "passwords.json").write_text(json.dumps({self.USER: self.password}))
+        self.env = {
+            **os.environ,
+            # the venv's bin first: spark-submit finds pyspark through `python3` on PATH
+            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+            "PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON", sys.executable),
+            "AIRFLOW_HOME": str(self.home),
+            "AIRFLOW__CORE__DAGS_FOLDER": str(dags_folder),
+            "AIRFLOW__CORE__PLUGINS_FOLDER": str(plugins_folder or self.home / "plugins"),
+            "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+            "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
+            "AIRFLOW__CORE__PARALLELISM": str(parallelism),  # each task may be a Spark JVM: few at once
+            "AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION": "False",
+            "AIRFLOW__CORE__AUTH_MANAGER":
+                "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager",
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{self.USER}:admin",
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(self.home / "passwords.json"),
+            "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{self.url}/execution/",
+            "AIRFLOW__API__BASE_URL": self.url,
+            "AIRFLOW__API__HOST": "127.0.0.1",
+            "AIRFLOW__API__PORT": str(self.port),
+            "AIRFLOW__API_AUTH__JWT_SECRET": secrets.token_urlsafe(32),
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{self.home / 'airflow.db'}",
+            "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
+            "AIRFLOW__SCHEDULER__ENABLE_HEALTH_CHECK": "False",
+            **(env or {}),
+        }
+        self._processes: dict[str, subprocess.Popen[bytes]] = {}
+        self._token: str | None = None
+
+    # -- life cycle ------------------------------------------------------------------------------
+
+    def start(self, timeout_s: float = 240.0) -> LocalAirflow:
+        self._airflow("db", "migrate")
+        for name, args in (("api-server", ["api-server", "--host", "127.0.0.1", "--port", str(self.port)]),
+                           ("scheduler", ["scheduler", "--skip-serve-logs"]),
+                           ("dag-processor", ["dag-processor"])):
+            log = open(self.home / f"{name}.log", "ab")  # noqa: SIM115 - the child owns it from here
+            self._processes[name] = subprocess.Popen(
+                [sys.executable, "-m", "airflow", *args], env=self.env, stdin=subprocess.DEVNULL, stdout=log,
+                stderr=subprocess.STDOUT, start_new_session=True,
+            )
+            log.close()
+        try:
+            self._wait_healthy(timeout_s)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _airflow(self, *args: str) -> None:
+        done = subprocess.run([sys.executable, "-m", "airflow", *args], env=self.env, capture_output=True, text=True)
+        if done.returncode:
+            raise AirflowError(f"`airflow {' '.join(args)}` failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+
+    def _wait_healthy(self, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            for name, proc in self._processes.items():
+                if proc.poll() is not None:
+                    raise AirflowError(f"the {name} exited with {proc.returncode}:\n{self.log_tail(name)}")
+            try:
+                health = self.api("GET", "/api/v2/monitor/health", auth=False)
+                if all(health.get(c, {}).get("status") == "healthy"
+                       for c in ("metadatabase", "scheduler", "dag_processor")):
+                    return
+            except (AirflowError, OSError):
+                pass
+            if time.monotonic() > deadline:
+                raise AirflowError(f"Airflow was not healthy within {timeout_s:g}s:\n{self.log_tail('api-server')}")
+            time.sleep(1)
+
+    def stop(self, grace_s: float = 20.0) -> None:
+        """SIGTERM each component's session, SIGKILL what is left, then any process they started."""
+        roots = [p.pid for p in self._processes.values() if p.poll() is None]
+        family = _descendants(roots)
+        for pid in roots:
+            _signal_group(pid, signal.SIGTERM)
+        deadline = time.monotonic() + grace_s
+        for proc in self._processes.values():
+            try:
+                proc.wait(max(deadline - time.monotonic(), 0.1))
+            except subprocess.TimeoutExpired:
+                _signal_group(proc.pid, signal.SIGKILL)
+                proc.wait()
+        for pid in family | _descendants(roots):
+            _signal_group(pid, signal.SIGKILL)  # spark-submit groups, which left the component's session
+        self._processes.clear()
+
+    def __enter__(self) -> LocalAirflow:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def log_tail(self, component: str, chars: int = 4000) -> str:
+        try:
+            return (self.home / f"{component}.log").read_text(errors="replace")[-chars:]
+        except FileNotFoundError:
+            return ""
+
+    # -- REST API --------------------------------------------------------------------------------
+
+    def api(self, method: str, path: str, body: Any = None, *, auth: bool = True) -> Any:
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if auth:
+            headers["Authorization"] = f"Bearer {self.token()}"
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(self.url + path, data=data, headers=headers, method=method)
+        try:
+            with urllib.request.urlopen(request, timeout=60) as response:
+                payload = response.read().decode()
+        except urllib.error.HTTPError as e:
+            with e:
+                raise AirflowError(f"{method} {path}: HTTP {e.code} {e.read().decode(errors='replace')[:1000]}") from e
+        return json.loads(payload or "null")
+
+    def token(self) -> str:
+        """A JWT for the admin user, as the UI's login form gets it."""
+        if self._token is None:
+            body = {"username": self.USER, "password": self.password}
+            self._token = self.api("POST", "/auth/token", body, auth=False)["access_token"]
+        return self._token
+
+    def wait_for_dags(self, dag_ids: Iterable[str], timeout_s: float = 120.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        for dag_id in dag_ids:
+            while True:
+                try:
+                    self.api("GET", f"/api/v2/dags/{dag_id}")
+                    break
+                except AirflowError:
+                    if time.monotonic() > deadline:
+                        errors = self.api("GET", "/api/v2/importErrors")
+                        raise AirflowError(f"DAG {dag_id} was not parsed in {timeout_s:g}s; "
+                                           f"import errors: {errors}") from None
+                    time.sleep(1)
+
+    def trigger(self, dag_id: str, run_id: str, conf: Mapping[str, Any] | None = None) -> None:
+        self.api("POST", f"/api/v2/dags/{dag_id}/dagRuns",
+                 {"dag_run_id": run_id, "logical_date": None, "conf": dict(conf or {})})
+
+    def run_state(self, dag_id: str, run_id: str) -> str:
+        return self.api("GET", f"/api/v2/dags/{dag_id}/dagRuns/{run_id}")["state"]
+
+    def wait_for_runs(self, runs: Iterable[tuple[str, str]], timeout_s: float = 600.0) -> dict[tuple[str, str], str]:
+        """The final state of each (dag_id, run_id)."""
+        pending, states = set(runs), {}
+        deadline = time.monotonic() + timeout_s
+        while pending:
+            for run in sorted(pending):
+                state = self.run_state(*run)
+                if state in TERMINAL_RUN_STATES:
+                    states[run] = state
+                    pending.discard(run)
+            if pending and time.monotonic() > deadline:
+                raise AirflowError(f"runs still going after {timeout_s:g}s: {sorted(pending)}")
+            time.sleep(2)
+        return states
+
+    def task_instance(self, dag_id: str, run_id: str, task_id: str) -> dict[str, Any]:
+        return self.api("GET", f"/api/v2/dags/{dag_id}/dagRuns/{run_id}/taskInstances/{task_id}")
+
+    def task_log(self, dag_id: str, run_id: str, task_id: str, try_number: int) -> str:
+        """The try's log as text: each structured entry's event, then its exceptions' messages."""
+        path = f"/api/v2/dags/{dag_id}/dagRuns/{run_id}/taskInstances/{task_id}/logs/{try_number}?full_content=true"
+        lines = []
+        for entry in self.api("GET", path).get("content") or ():
+            if not isinstance(entry, dict):
+                lines.append(str(entry))
+                continue
+            lines.append(str(entry.get("event", "")))
+            lines += [f"{e.get('exc_type')}: {e.get('exc_value')}" for e in entry.get("error_detail") or ()
+                      if isinstance(e, dict)]
+        return "\n".join(lines)
+
+
+def _signal_group(pid: int, sig: signal.Signals) -> None:
+    try:
+        os.killpg(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, sig)
+
+
+def _descendants(roots: Iterable[int]) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                ppid = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            children.setdefault(ppid, []).append(int(proc.name))
+    out: set[int] = set()
+    todo = list(roots)
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            if child not in out:
+                out.add(child)
+                todo.append(child)
+    return out

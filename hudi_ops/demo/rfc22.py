@@ -1,0 +1,309 @@
+"""RFC-22 on one machine: scheduled ingestion and two backfills write one Hudi table at once, through Airflow.
+
+`python -m hudi_ops.demo` (`make demo`) starts a local ZooKeeper and Airflow (loopback only), writes
+source data, and runs the repo's DAGs for a `trips` table partitioned by day:
+
+1. an ingest run loads the first landing file (days 2026-11-20 and -21);
+2. a second landing file (updates to both days and a new day) arrives, and three runs are triggered
+   together: that ingest run, a backfill of corrections to 2026-11-20..21 (the same file groups) and
+   a backfill of 2026-11-10..11 (partitions no one else writes).
+
+All three take the table's ZooKeeper lock to start a commit. The demo holds that lock, as a long
+table service would, until all three wait for it: then their writes overlap for certain, even on
+two cores, and the rule of RFC-22 must decide. The ingest and the overlapping backfill touch the same
+file groups, so whichever commits second fails with a write conflict (exit 3) and Airflow retries it.
+Finally the table is read back with hudi-rs and compared with the rows expected from the sources.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import yaml
+
+from hudi_ops.airflow.hook import zookeeper_lock_options
+from hudi_ops.concurrency.locks.zookeeper import ZookeeperBasedLockProvider
+from hudi_ops.config import HoodieConfig
+from hudi_ops.demo.local_airflow import LocalAirflow
+from hudi_ops.demo.zookeeper_server import ZookeeperServer, zookeeper_available
+from hudi_ops.read.table_overview import PENDING, TableOverview
+
+REPO = Path(__file__).resolve().parents[2]
+TABLE = "trips"
+INGEST_DAG, BACKFILL_DAG = f"hudi_ingest__{TABLE}", f"hudi_backfill__{TABLE}"
+LOCK_BASE_PATH = "/hudi/locks"
+SPARK_CONF = {"spark.ui.enabled": "false", "spark.driver.bindAddress": "127.0.0.1", "spark.driver.host": "127.0.0.1",
+              "spark.driver.memory": "768m"}
+SEED_DAYS = ("2026-11-20", "2026-11-21")
+NEW_DAY = "2026-11-22"
+OLD_DAYS = ("2026-11-10", "2026-11-11")
+
+
+# -- source data ----------------------------------------------------------------------------------
+
+def _trips(day: str, ids: range, *, ts: int, fare: float) -> list[dict[str, Any]]:
+    return [{"trip_id": f"{day}-{i:04d}", "dt": day, "ts": ts, "fare": round(fare + i * 0.25, 2),
+             "city": ("sf", "nyc", "chennai")[i % 3]} for i in ids]
+
+
+def _write(rows: list[dict[str, Any]], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.Table.from_pylist(rows, schema=SCHEMA), path)
+
+
+SCHEMA = pa.schema([("trip_id", pa.string()), ("dt", pa.string()), ("ts", pa.int64()), ("fare", pa.float64()),
+                    ("city", pa.string())])
+
+
+@dataclass
+class Sources:
+    """The four batches, and what the table must hold once all are written, in any order: per trip
+    the row with the greatest `ts` (the table's ordering field)."""
+
+    seed: list[dict[str, Any]] = field(default_factory=list)
+    update: list[dict[str, Any]] = field(default_factory=list)
+    corrections: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    old: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+
+    @classmethod
+    def generate(cls) -> Sources:
+        s = cls()
+        for day in SEED_DAYS:
+            s.seed += _trips(day, range(300), ts=1_000, fare=10.0)
+            s.update += _trips(day, range(0, 80, 2), ts=3_000, fare=20.0)  # ingestion's late updates
+            # corrections of an overlapping set of trips (ts between the two) and 20 trips never ingested
+            s.corrections[day] = _trips(day, range(40, 100), ts=2_000, fare=15.0) + \
+                _trips(day, range(300, 320), ts=2_000, fare=15.0)
+        s.update += _trips(NEW_DAY, range(100), ts=3_000, fare=12.0)
+        for day in OLD_DAYS:
+            s.old[day] = _trips(day, range(150), ts=500, fare=8.0)
+        return s
+
+    def expected(self) -> dict[str, tuple[str, int, float]]:
+        rows = [*self.seed, *self.update, *(r for d in (self.corrections, self.old) for v in d.values() for r in v)]
+        best: dict[str, dict[str, Any]] = {}
+        for r in rows:
+            if r["trip_id"] not in best or r["ts"] > best[r["trip_id"]]["ts"]:
+                best[r["trip_id"]] = r
+        return {k: (r["dt"], r["ts"], r["fare"]) for k, r in best.items()}
+
+
+# -- the scenario ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RunReport:
+    name: str
+    dag_id: str
+    run_id: str
+    state: str
+    tries: int
+    conflicts: tuple[str, ...]  # the retried failures' reasons, one per failed try
+
+
+@dataclass(frozen=True)
+class Report:
+    runs: tuple[RunReport, ...]
+    overview: TableOverview
+    expected_rows: int
+    rows: int
+    distinct_keys: int
+    missing: int
+    wrong: int
+
+    @property
+    def table_ok(self) -> bool:
+        return self.rows == self.distinct_keys == self.expected_rows and not self.missing and not self.wrong
+
+    @property
+    def ok(self) -> bool:
+        return self.table_ok and all(r.state == "success" for r in self.runs)
+
+
+class Rfc22Demo:
+    def __init__(self, root: Path, *, say: Callable[[str], None] = print) -> None:
+        self.root, self.say = Path(root), say
+        self.table_path = self.root / "warehouse" / TABLE
+        self.landing, self.history = self.root / "landing" / TABLE, self.root / "history" / TABLE
+        self.sources = Sources.generate()
+
+    def tables_config(self, zookeeper_url: str) -> dict[str, Any]:
+        return {
+            "defaults": {"spark_conn_id": "spark_default", "zookeeper_conn_id": "hudi_zookeeper_default",
+                         "spark_conf": SPARK_CONF},
+            "tables": {TABLE: {
+                "base_path": str(self.table_path), "record_key": "trip_id", "partition_field": "dt",
+                "ordering_field": "ts",
+                # writers wait in line for the lock while the demo holds it
+                "hoodie_conf": {"hoodie.write.lock.wait_time_ms": "300000"},
+                "ingest": {"source_path": str(self.landing), "schedule": None},
+                "backfill": {"source_path": str(self.history), "max_active_runs": 2},
+            }},
+        }
+
+    def airflow(self, zookeeper: ZookeeperServer) -> LocalAirflow:
+        config = self.root / "tables.yaml"
+        config.write_text(yaml.safe_dump(self.tables_config(zookeeper.url), sort_keys=False))
+        host, port = zookeeper.url.rsplit(":", 1)
+        return LocalAirflow(self.root / "airflow", dags_folder=REPO / "dags", plugins_folder=REPO / "plugins", env={
+            "HUDI_OPS_TABLES_CONFIG": str(config),
+            "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[1]"}),
+            "AIRFLOW_CONN_HUDI_ZOOKEEPER_DEFAULT": json.dumps(
+                {"conn_type": "hudi_zookeeper", "host": host, "port": int(port), "extra": {"base_path": LOCK_BASE_PATH}}
+            ),
+        })
+
+    def run(self, airflow: LocalAirflow, zookeeper: ZookeeperServer) -> Report:
+        s = self.sources
+        _write(s.seed, self.landing / "part-0000.parquet")
+        for day, rows in (*s.corrections.items(), *s.old.items()):
+            _write(rows, self.history / f"dt={day}" / "part-0000.parquet")
+        airflow.wait_for_dags([INGEST_DAG, BACKFILL_DAG])
+
+        self.say(f"1. {INGEST_DAG}: the first landing file ({len(s.seed)} trips of {', '.join(SEED_DAYS)})")
+        seed = ("ingest (first file)", INGEST_DAG, "ingest_1")
+        airflow.trigger(INGEST_DAG, seed[2])
+        airflow.wait_for_runs([seed[1:]])
+
+        _write(s.update, self.landing / "part-0001.parquet")
+        runs = [
+            ("ingest (second file)", INGEST_DAG, "ingest_2", None),
+            ("backfill 2026-11-20..21", BACKFILL_DAG, "backfill_corrections",
+             {"start": SEED_DAYS[0], "end": SEED_DAYS[1], "source_path": str(self.history)}),
+            ("backfill 2026-11-10..11", BACKFILL_DAG, "backfill_old_days",
+             {"start": OLD_DAYS[0], "end": OLD_DAYS[1], "source_path": str(self.history)}),
+        ]
+        self.say("2. three runs at once: " + "; ".join(name for name, *_ in runs))
+        with self._table_lock(zookeeper) as lock:
+            for _, dag_id, run_id, conf in runs:
+                airflow.trigger(dag_id, run_id, conf)
+            lock.wait_for_waiters(len(runs))
+            self.say(f"   all {len(runs)} writers wait for the table's ZooKeeper lock: releasing it")
+        airflow.wait_for_runs([(d, r) for _, d, r, _ in runs])
+        reports = tuple(self._run_report(airflow, *run[:3]) for run in [(*seed,), *runs])
+        return self._check(reports)
+
+    def _table_lock(self, zookeeper: ZookeeperServer) -> _HeldLock:
+        host, port = zookeeper.url.rsplit(":", 1)
+        options = zookeeper_lock_options(host, int(port), {"base_path": LOCK_BASE_PATH}, TABLE)
+        return _HeldLock(ZookeeperBasedLockProvider.from_config(HoodieConfig(options), table_name=TABLE))
+
+    @staticmethod
+    def _run_report(airflow: LocalAirflow, name: str, dag_id: str, run_id: str) -> RunReport:
+        task_id = "ingest" if dag_id == INGEST_DAG else "backfill"
+        ti = airflow.task_instance(dag_id, run_id, task_id)
+        tries = int(ti["try_number"])
+        conflicts = tuple(_failure_reason(airflow.task_log(dag_id, run_id, task_id, n)) for n in range(1, tries))
+        return RunReport(name, dag_id, run_id, airflow.run_state(dag_id, run_id), tries, conflicts)
+
+    def _check(self, runs: tuple[RunReport, ...]) -> Report:
+        import hudi
+
+        table = pa.Table.from_batches(hudi.HudiTable(str(self.table_path)).read())
+        rows = table.select(["trip_id", "dt", "ts", "fare"]).to_pylist()
+        got = {r["trip_id"]: (r["dt"], r["ts"], r["fare"]) for r in rows}
+        expected = self.sources.expected()
+        return Report(
+            runs=runs, overview=TableOverview.load(self.table_path), expected_rows=len(expected), rows=len(rows),
+            distinct_keys=len(got), missing=len(expected.keys() - got.keys()),
+            wrong=sum(1 for k, v in got.items() if expected.get(k) != v),
+        )
+
+
+class _HeldLock:
+    """The table's lock, taken as any writer takes it, held until the runs' writers queue behind it."""
+
+    def __init__(self, provider: ZookeeperBasedLockProvider) -> None:
+        self.provider = provider
+
+    def __enter__(self) -> _HeldLock:
+        self.provider.acquire(30)
+        return self
+
+    def wait_for_waiters(self, n: int, timeout_s: float = 300.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while len(self.provider.queue()) - 1 < n:  # the first node is ours
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"fewer than {n} writers reached the table lock within {timeout_s:g}s")
+            time.sleep(0.5)
+
+    def __exit__(self, *exc: object) -> None:
+        self.provider.release()
+        self.provider.close()
+
+
+def _failure_reason(log: str) -> str:
+    for marker in ("write conflict (exit 3)", "lock timeout (exit 4)"):
+        at = log.find(marker)
+        if at >= 0:
+            return log[at:].splitlines()[0][:300]
+    return "failed (see the task log)"
+
+
+# -- printing -------------------------------------------------------------------------------------
+
+def print_report(report: Report, say: Callable[[str], None] = print) -> None:
+    say("\n== runs")
+    for r in report.runs:
+        say(f"   {r.name:26} {r.state:8} after {r.tries} {'try' if r.tries == 1 else 'tries'}")
+    say("\n== conflicts retried by Airflow")
+    retried = [(r, c) for r in report.runs for c in r.conflicts]
+    for r, reason in retried:
+        say(f"   {r.name}: {reason}")
+    if not retried:
+        say("   none")
+    say("\n== timeline (requested -> completed; one column is 1/60 of the whole)")
+    spans = report.overview.instants
+    if spans:
+        start = spans[0].requested_at
+        ends = [s.completed_at or s.rolled_back_at or s.requested_at for s in spans]
+        scale = max(max(ends) - start, timedelta(seconds=1)) / 60
+        for span, end in zip(spans, ends, strict=True):
+            begin = int((span.requested_at - start) / scale)
+            bar = " " * begin + "#" * max(int((end - span.requested_at) / scale), 1)
+            status = "" if span.status == "completed" else \
+                f"  ({span.state if span.status == PENDING else span.status})"
+            say(f"   {span.requested_time} {span.action:13} {(end - span.requested_at).total_seconds():6.1f}s "
+                f"|{bar:<61}|{status}")
+    say("\n== hudi-rs reads the table")
+    say(f"   {report.rows} rows, {report.distinct_keys} distinct trips, {report.expected_rows} expected; "
+        f"{report.missing} missing, {report.wrong} with a wrong value")
+    say(f"   check {'passed' if report.table_ok else 'FAILED'}")
+
+
+def main(argv: list[str]) -> int:
+    keep = "--keep" in argv
+    logging.getLogger("kazoo").setLevel(logging.WARNING)  # Airflow's logging set-up shows its INFO lines
+    if not zookeeper_available():
+        print("the demo needs java and ZooKeeper's jars: install Debian's `zookeeper` package", file=sys.stderr)
+        return 2
+    root = Path(tempfile.mkdtemp(prefix="hudi-ops-demo-"))
+    demo = Rfc22Demo(root)
+    zookeeper = ZookeeperServer(root / "zookeeper")
+    try:
+        zookeeper.start()
+        print(f"ZooKeeper on {zookeeper.url}; starting Airflow (api-server, scheduler, dag-processor)...")
+        with demo.airflow(zookeeper) as airflow:
+            print(f"Airflow on {airflow.url} (loopback; log in as {airflow.USER} / {airflow.password});"
+                  f" the table is {demo.table_path}")
+            print(f"   the timeline view: {airflow.url}/hudi-ops/tables/{TABLE}")
+            report = demo.run(airflow, zookeeper)
+        print_report(report)
+        return 0 if report.ok else 1
+    finally:
+        zookeeper.stop()
+        if keep:
+            print(f"kept {root}")
+        else:
+            shutil.rmtree(root, ignore_errors=True)
