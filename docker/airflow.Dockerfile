@@ -1,0 +1,38 @@
+# One image for every hudi-ops container: the Airflow components and the Spark master and worker.
+# The PySpark driver runs in the Airflow scheduler (LocalExecutor, client mode), and Spark executors
+# must run the same Python minor version with the same packages, so the Spark services use this
+# image too (apache/spark ships Python 3.10; hudi-ops needs 3.11+).
+# Keep in step with the apache-airflow pin in pyproject.toml (pip fails loudly if they differ).
+ARG AIRFLOW_VERSION=3.3.2
+FROM apache/airflow:${AIRFLOW_VERSION}-python3.11
+
+USER root
+# Java 17 for Spark 4; procps because Spark's launch scripts call `ps`. The symlink gives one
+# JAVA_HOME on amd64 and arm64 (Debian's directory name ends in the architecture).
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends openjdk-17-jre-headless procps \
+    && ln -s "/usr/lib/jvm/java-17-openjdk-$(dpkg --print-architecture)" /usr/lib/jvm/java-17 \
+    && apt-get clean \
+    && rm -rf /var/lib/apt/lists/*
+ENV JAVA_HOME=/usr/lib/jvm/java-17
+# Mount points of the compose file's named volumes. A new volume takes the ownership of the image's
+# directory, so the airflow user (uid 50000, gid 0) can write to it.
+RUN mkdir -p /opt/hudi-ops/data/hudi /opt/hudi-ops/data/landing /opt/hudi-ops/data/history /opt/airflow/auth \
+    && chown -R airflow:0 /opt/hudi-ops /opt/airflow/auth \
+    && chmod -R g+rwX /opt/hudi-ops /opt/airflow/auth
+USER airflow
+
+# Dependencies first, from the pins in pyproject.toml, so that a code change does not reinstall
+# PySpark. apache-airflow is named with the image's version (the base image sets AIRFLOW_VERSION), as
+# Airflow's docs advise, so pip cannot move it; [postgres] keeps the driver of `postgresql+psycopg2://`.
+COPY pyproject.toml /tmp/hudi-ops-pyproject.toml
+RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('/tmp/hudi-ops-pyproject.toml', 'rb'))['project']['dependencies']))" \
+        > /tmp/hudi-ops-requirements.txt \
+    && pip install --no-cache-dir "apache-airflow[postgres]==${AIRFLOW_VERSION}" -r /tmp/hudi-ops-requirements.txt
+
+# The package itself: the Airflow provider (entry point), operators and the Spark application.
+# Owned by airflow because pip builds in the source tree.
+COPY --chown=airflow:0 . /opt/hudi-ops/src
+RUN pip install --no-cache-dir "apache-airflow[postgres]==${AIRFLOW_VERSION}" /opt/hudi-ops/src \
+    && python -c "import psycopg2, pyspark, kazoo, hudi_ops" \
+    && spark-submit --version
