@@ -57,20 +57,46 @@ def _tables(config: Mapping[str, Any], origin: str) -> Mapping[str, Any]:
     return tables
 
 
+INGEST_DAG_PREFIX, BACKFILL_DAG_PREFIX = "hudi_ingest__", "hudi_backfill__"
+
+
+def ingest_dag_id(table: str) -> str:
+    return INGEST_DAG_PREFIX + table
+
+
+def backfill_dag_id(table: str) -> str:
+    return BACKFILL_DAG_PREFIX + table
+
+
+def table_of_dag(dag_id: str) -> str | None:
+    """The table a generated DAG writes, from its id; None for other DAGs."""
+    for prefix in (INGEST_DAG_PREFIX, BACKFILL_DAG_PREFIX):
+        if dag_id.startswith(prefix):
+            return dag_id.removeprefix(prefix)
+    return None
+
+
 def table_base_paths(config: Mapping[str, Any], *, origin: str = "tables config") -> dict[str, str]:
-    return {str(name): str((entry or {}).get("base_path", "")) for name, entry in _tables(config, origin).items()}
+    return {t.name: t.entry["base_path"] for t in _table_specs(config, origin)}
 
 
 def dags_from_file(path: str | Path) -> dict[str, DAG]:
     return dags_from_config(read_tables_config(path), origin=str(path))
 
 
-def dags_from_config(config: Mapping[str, Any], *, origin: str = "tables config") -> dict[str, DAG]:
+def _table_specs(config: Mapping[str, Any], origin: str) -> list[_Table]:
     defaults = dict(config.get("defaults") or {})
-    tables = _tables(config, origin)
+    specs = []
+    for name, table in _tables(config, origin).items():
+        if table is not None and not isinstance(table, Mapping):
+            raise ConfigError(f"table {name!r} in {origin} is a {type(table).__name__}, not a mapping of settings")
+        specs.append(_Table(str(name), {**defaults, **(table or {})}, origin))
+    return specs
+
+
+def dags_from_config(config: Mapping[str, Any], *, origin: str = "tables config") -> dict[str, DAG]:
     dags: dict[str, DAG] = {}
-    for name, table in tables.items():
-        spec = _Table(str(name), {**defaults, **(table or {})}, origin)
+    for spec in _table_specs(config, origin):
         for dag in (spec.ingest_dag(), spec.backfill_dag()):
             if dag is not None:
                 dags[dag.dag_id] = dag
@@ -99,7 +125,7 @@ class _Table:
         if not ingest:
             return None
         with DAG(
-            f"hudi_ingest__{self.name}", schedule=ingest.get("schedule"), max_active_runs=1, catchup=False,
+            ingest_dag_id(self.name), schedule=ingest.get("schedule"), max_active_runs=1, catchup=False,
             tags=["hudi", self.name], doc_md=f"Ingests new files of `{ingest['source_path']}` into `{self.name}`.",
         ) as dag:
             HudiIngestOperator(
@@ -128,7 +154,7 @@ class _Table:
         conf = {**dict(self.entry.get("hoodie_conf") or {}),
                 **dict.fromkeys(PARALLELISM_KEYS, "{{ params.parallelism }}")}
         with DAG(
-            f"hudi_backfill__{self.name}", schedule=None, max_active_runs=int(backfill.get("max_active_runs", 4)),
+            backfill_dag_id(self.name), schedule=None, max_active_runs=int(backfill.get("max_active_runs", 4)),
             catchup=False, params=params, tags=["hudi", self.name, "backfill"],
             doc_md=f"Backfills `{self.name}` from dt=YYYY-MM-DD source partitions, one commit per day.",
         ) as dag:

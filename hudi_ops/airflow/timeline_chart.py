@@ -83,7 +83,7 @@ def _row(i: int, s: InstantSpan, x0: float, x1: float) -> str:
     fill = colour(s.action)
     label = f"{s.requested_time} {s.action}"
     title = escape(f"{s.action} {s.requested_time}: {_describe(s)}")
-    parts = [f'<g class="instant {s.status.replace(" ", "-")}" data-action="{escape(s.action)}"><title>{title}</title>',
+    parts = [f'<g class="instant {s.status.replace(" ", "-")}"><title>{title}</title>',
              f'<text x="6" y="{y + BAR - 3}">{escape(label)}</text>']
     if s.status == COMPLETED:
         parts.append(f'<rect x="{x0:.1f}" y="{y}" width="{w:.1f}" height="{BAR}" fill="{fill}"/>')
@@ -122,7 +122,10 @@ def _axis(start: datetime, span_s: float, n: int) -> list[str]:
     for k in range(6):
         t = start + timedelta(seconds=span_s * k / 5)
         xk = LABEL_WIDTH + PLOT_WIDTH * k / 5
-        label = f"{t:%H:%M:%S}" if span_s >= 10 else f"{t:%H:%M:%S}.{t.microsecond // 1000:03d}"
+        if span_s >= 86_400:  # a long-pending instant can stretch the axis over days
+            label = f"{t:%m-%d %H:%M}"
+        else:
+            label = f"{t:%H:%M:%S}" if span_s >= 10 else f"{t:%H:%M:%S}.{t.microsecond // 1000:03d}"
         out += [
             f'<line x1="{xk:.1f}" y1="{TOP - 10}" x2="{xk:.1f}" y2="{bottom}" stroke="#e5e5e5"/>',
             f'<text x="{xk:.1f}" y="{TOP - 14}" text-anchor="middle" fill="#555">{label}</text>',

@@ -1,8 +1,9 @@
-"""The "Hudi tables" view: per table of the tables config, its timeline chart, file groups and latest commits.
+"""The "Hudi tables" view: per table of the tables config, its timeline chart, latest commits and file groups.
 
 A FastAPI app that Airflow's api-server mounts (see `plugins/hudi_ops_timeline.py`). Every route needs
-an Airflow user allowed to read DAGs: a Bearer token or the UI's session cookie, so the page works
-inside the UI's iframe and answers 401 to anyone else.
+an Airflow login: a Bearer token or the UI's session cookie, so the page works inside the UI's iframe.
+A table is shown to users who may read one of its DAGs (`hudi_ingest__<t>`, `hudi_backfill__<t>`):
+401 without a login, 403 without that permission.
 """
 
 from __future__ import annotations
@@ -12,16 +13,26 @@ from datetime import UTC, datetime
 from html import escape
 from urllib.parse import quote
 
-from fastapi import Depends, FastAPI, HTTPException
+from airflow.api_fastapi.app import get_auth_manager
+from airflow.api_fastapi.auth.managers.models.resource_details import DagDetails
+from airflow.api_fastapi.core_api.security import GetUserDep
+from fastapi import FastAPI, HTTPException
 from fastapi.responses import HTMLResponse
 
-from hudi_ops.airflow.dag_factory import read_tables_config, table_base_paths, tables_config_path
+from hudi_ops.airflow.dag_factory import (
+    backfill_dag_id,
+    ingest_dag_id,
+    read_tables_config,
+    table_base_paths,
+    table_of_dag,
+    tables_config_path,
+)
 from hudi_ops.airflow.timeline_chart import timeline_svg
 from hudi_ops.errors import HudiOpsError
 from hudi_ops.read.table_overview import TableOverview
 
 URL_PREFIX = "/hudi-ops"
-DAG_PREFIXES = ("hudi_ingest__", "hudi_backfill__")
+CHART_INSTANTS = 60  # the chart shows the latest instants; older ones are in the JSON
 
 _STYLE = """
 body { font-family: sans-serif; margin: 16px; color: #222; }
@@ -39,19 +50,30 @@ def _tables() -> dict[str, str]:
     return table_base_paths(read_tables_config(path), origin=str(path))
 
 
+def _may_read(user: object, table: str) -> bool:
+    manager = get_auth_manager()
+    return any(manager.is_authorized_dag(method="GET", user=user, details=DagDetails(id=dag_id))
+               for dag_id in (ingest_dag_id(table), backfill_dag_id(table)))
+
+
+def _base_path(user: object, name: str) -> str:
+    try:
+        tables = _tables()
+    except HudiOpsError as e:
+        raise HTTPException(422, str(e)) from e
+    if name not in tables:
+        raise HTTPException(404, f"no table {name!r} in the tables config; known: {', '.join(sorted(tables))}")
+    if not _may_read(user, name):
+        raise HTTPException(403, f"reading table {name!r} needs read access to its DAGs")
+    return tables[name]
+
+
 def _page(title: str, body: str) -> HTMLResponse:
     return HTMLResponse(f"<!doctype html><html><head><meta charset='utf-8'><title>{escape(title)}</title>"
                         f"<style>{_STYLE}</style></head><body>{body}</body></html>")
 
 
-def _overview(name: str) -> TableOverview:
-    tables = _tables()
-    if name not in tables:
-        raise HTTPException(404, f"no table {name!r} in the tables config; known: {', '.join(sorted(tables))}")
-    return TableOverview.load(tables[name])
-
-
-def _grid(headers: list[str], rows: list[list[object]], text_columns: int) -> str:
+def _grid(headers: list[str], rows: list[tuple[object, ...]], text_columns: int) -> str:
     def cell(tag: str, i: int, value: object) -> str:
         cls = ' class="text"' if i < text_columns else ""
         return f"<{tag}{cls}>{escape('' if value is None else str(value))}</{tag}>"
@@ -65,56 +87,61 @@ def table_page(overview: TableOverview, *, now: datetime) -> str:
     commits = _grid(
         ["requested", "completed", "action", "operation", "files", "records written", "inserts", "updates",
          "deletes", "bytes", "partitions"],
-        [list(astuple(c)) for c in overview.latest_commits], text_columns=4,
+        [astuple(c) for c in overview.latest_commits], text_columns=4,
     )
     groups = _grid(["partition", "file id", "slices", "base instant", "base file", "log files", "bytes"],
-                   [list(astuple(g)) for g in overview.file_groups], text_columns=5)
+                   [astuple(g) for g in overview.file_groups], text_columns=2)
+    shown = overview.instants[-CHART_INSTANTS:]
     return (
         f"<h2>{escape(overview.name)}</h2>"
         f"<p class='meta'>{escape(overview.base_path)} · {escape(overview.table_type)} · "
         f"table version {overview.table_version} · {len(overview.instants)} instants · "
         f"{len(overview.file_groups)} file groups</p>"
-        f"<h3>Timeline</h3>{timeline_svg(overview.instants, now=now)}"
+        f"<h3>Timeline{f' (the latest {len(shown)})' if len(shown) < len(overview.instants) else ''}</h3>"
+        f"{timeline_svg(shown, now=now)}"
         f"<h3>Latest commits</h3>{commits}"
         f"<h3>File groups</h3>{groups}"
     )
 
 
 def create_app() -> FastAPI:
-    from airflow.api_fastapi.core_api.security import requires_access_dag
-
-    app = FastAPI(title="hudi-ops tables", dependencies=[Depends(requires_access_dag("GET"))])
+    # no /docs or /openapi.json: FastAPI serves them outside the app's routes, so without a login
+    app = FastAPI(title="hudi-ops tables", docs_url=None, redoc_url=None, openapi_url=None)
 
     @app.get("/", response_class=HTMLResponse)
-    def index(dag_id: str | None = None) -> HTMLResponse:
+    def index(user: GetUserDep, dag_id: str | None = None) -> HTMLResponse:
+        table = table_of_dag(dag_id) if dag_id else None
+        if table is not None:  # opened from a DAG's tab: that DAG's table
+            return tables_page(table, user)
         try:
-            tables = _tables()
+            tables = {n: p for n, p in _tables().items() if _may_read(user, n)}
         except HudiOpsError as e:
             return _page("Hudi tables", f"<h2>Hudi tables</h2><p class='error'>{escape(str(e))}</p>")
-        if dag_id:  # opened from a DAG's tab: show that DAG's table
-            table = next((dag_id.removeprefix(p) for p in DAG_PREFIXES if dag_id.startswith(p)), None)
-            if table in tables:
-                return tables_page(table)
         links = "".join(f"<li><a href='{URL_PREFIX}/tables/{quote(n)}'>{escape(n)}</a> "
                         f"<span class='meta'>{escape(p)}</span></li>" for n, p in sorted(tables.items()))
         return _page("Hudi tables", f"<h2>Hudi tables</h2><ul>{links}</ul>")
 
     @app.get("/tables/{name}", response_class=HTMLResponse)
-    def tables_page(name: str) -> HTMLResponse:
+    def tables_page(name: str, user: GetUserDep) -> HTMLResponse:
+        base_path = _base_path(user, name)
         try:
-            overview = _overview(name)
+            overview = TableOverview.load(base_path)
         except HudiOpsError as e:
             return _page(name, f"<h2>{escape(name)}</h2><p class='error'>{escape(str(e))}</p>")
         return _page(f"{name}: Hudi timeline", table_page(overview, now=datetime.now(UTC)))
 
     @app.get("/api/tables")
-    def api_tables() -> dict[str, str]:
-        return _tables()
+    def api_tables(user: GetUserDep) -> dict[str, str]:
+        try:
+            return {n: p for n, p in _tables().items() if _may_read(user, n)}
+        except HudiOpsError as e:
+            raise HTTPException(422, str(e)) from e
 
     @app.get("/api/tables/{name}")
-    def api_table(name: str) -> dict[str, object]:
+    def api_table(name: str, user: GetUserDep) -> dict[str, object]:
+        base_path = _base_path(user, name)
         try:
-            return _overview(name).to_dict()
+            return TableOverview.load(base_path).to_dict()
         except HudiOpsError as e:
             raise HTTPException(422, str(e)) from e
 
@@ -132,4 +159,3 @@ def plugin_entries() -> dict[str, list[dict[str, object]]]:
              "destination": "dag"},
         ],
     }
-

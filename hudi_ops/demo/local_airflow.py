@@ -12,7 +12,6 @@ workers, and spark-submit process groups (which start their own session) found b
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import secrets
@@ -26,7 +25,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from hudi_ops.demo.zookeeper_server import free_port
+from hudi_ops.demo.ports import free_port
 
 TERMINAL_RUN_STATES = frozenset({"success", "failed"})
 
@@ -41,8 +40,7 @@ class LocalAirflow:
     def __init__(self, home: Path, *, dags_folder: Path, plugins_folder: Path | None = None,
                  env: Mapping[str, str] | None = None, parallelism: int = 4) -> None:
         self.home = Path(home)
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.port = 0  # chosen at start, right before the api-server binds it
         self.home.mkdir(parents=True, exist_ok=True)
         self.password = secrets.token_urlsafe(12)  # a new one per start-up, printed for the UI's login
         (self.home / "passwords.json").write_text(json.dumps({self.USER: self.password}))
@@ -62,10 +60,7 @@ class LocalAirflow:
                 "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager",
             "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{self.USER}:admin",
             "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(self.home / "passwords.json"),
-            "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{self.url}/execution/",
-            "AIRFLOW__API__BASE_URL": self.url,
             "AIRFLOW__API__HOST": "127.0.0.1",
-            "AIRFLOW__API__PORT": str(self.port),
             "AIRFLOW__API_AUTH__JWT_SECRET": secrets.token_urlsafe(32),
             "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{self.home / 'airflow.db'}",
             "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
@@ -77,18 +72,24 @@ class LocalAirflow:
 
     # -- life cycle ------------------------------------------------------------------------------
 
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
     def start(self, timeout_s: float = 240.0) -> LocalAirflow:
         self._airflow("db", "migrate")
-        for name, args in (("api-server", ["api-server", "--host", "127.0.0.1", "--port", str(self.port)]),
-                           ("scheduler", ["scheduler", "--skip-serve-logs"]),
-                           ("dag-processor", ["dag-processor"])):
-            log = open(self.home / f"{name}.log", "ab")  # noqa: SIM115 - the child owns it from here
-            self._processes[name] = subprocess.Popen(
-                [sys.executable, "-m", "airflow", *args], env=self.env, stdin=subprocess.DEVNULL, stdout=log,
-                stderr=subprocess.STDOUT, start_new_session=True,
-            )
-            log.close()
+        self.port = free_port()
+        self.env.update({"AIRFLOW__API__PORT": str(self.port), "AIRFLOW__API__BASE_URL": self.url,
+                         "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{self.url}/execution/"})
         try:
+            for name, args in (("api-server", ["api-server", "--host", "127.0.0.1", "--port", str(self.port)]),
+                               ("scheduler", ["scheduler", "--skip-serve-logs"]),
+                               ("dag-processor", ["dag-processor"])):
+                with open(self.home / f"{name}.log", "ab") as log:
+                    self._processes[name] = subprocess.Popen(
+                        [sys.executable, "-m", "airflow", *args], env=self.env, stdin=subprocess.DEVNULL,
+                        stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                    )
             self._wait_healthy(timeout_s)
         except BaseException:
             self.stop()
@@ -118,11 +119,12 @@ class LocalAirflow:
             time.sleep(1)
 
     def stop(self, grace_s: float = 20.0) -> None:
-        """SIGTERM each component's session, SIGKILL what is left, then any process they started."""
-        roots = [p.pid for p in self._processes.values() if p.poll() is None]
-        family = _descendants(roots)
-        for pid in roots:
-            _signal_group(pid, signal.SIGTERM)
+        """SIGTERM each component's session, SIGKILL what is left, then what they started in sessions of
+        their own (spark-submit) and still runs."""
+        started = _descendants(p.pid for p in self._processes.values() if p.poll() is None)
+        for proc in self._processes.values():
+            if proc.poll() is None:
+                _signal_group(proc.pid, signal.SIGTERM)
         deadline = time.monotonic() + grace_s
         for proc in self._processes.values():
             try:
@@ -130,8 +132,9 @@ class LocalAirflow:
             except subprocess.TimeoutExpired:
                 _signal_group(proc.pid, signal.SIGKILL)
                 proc.wait()
-        for pid in family | _descendants(roots):
-            _signal_group(pid, signal.SIGKILL)  # spark-submit groups, which left the component's session
+        for pid, start in started.items():
+            if _start_time(pid) == start:  # the same process, not a new one that got its pid
+                _signal_group(pid, signal.SIGKILL)
         self._processes.clear()
 
     def __enter__(self) -> LocalAirflow:
@@ -223,27 +226,40 @@ class LocalAirflow:
 
 
 def _signal_group(pid: int, sig: signal.Signals) -> None:
+    """Signal the process group that `pid` leads, or `pid` alone when it leads none."""
     try:
-        os.killpg(pid, sig)
-    except (ProcessLookupError, PermissionError):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
+        if os.getpgid(pid) == pid:
+            os.killpg(pid, sig)
+        else:
             os.kill(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
-def _descendants(roots: Iterable[int]) -> set[int]:
+def _stat(pid: int) -> list[str] | None:
+    """/proc/PID/stat from its third field on (the name, which may hold spaces, cut off)."""
+    try:
+        return (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
+def _start_time(pid: int) -> str | None:
+    stat = _stat(pid)
+    return stat[19] if stat else None  # field 22, starttime
+
+
+def _descendants(roots: Iterable[int]) -> dict[int, str]:
+    """Every process below `roots`, with its start time (to tell it from a later one with its pid)."""
     children: dict[int, list[int]] = {}
     for proc in Path("/proc").iterdir():
-        if proc.name.isdigit():
-            try:
-                ppid = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-            children.setdefault(ppid, []).append(int(proc.name))
-    out: set[int] = set()
+        if proc.name.isdigit() and (stat := _stat(int(proc.name))) is not None:
+            children.setdefault(int(stat[1]), []).append(int(proc.name))
+    out: dict[int, str] = {}
     todo = list(roots)
     while todo:
         for child in children.get(todo.pop(), ()):
-            if child not in out:
-                out.add(child)
+            if child not in out and (start := _start_time(child)) is not None:
+                out[child] = start
                 todo.append(child)
     return out

@@ -17,6 +17,7 @@ Finally the table is read back with hudi-rs and compared with the rows expected 
 
 from __future__ import annotations
 
+import argparse
 import json
 import logging
 import shutil
@@ -33,16 +34,17 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
+from hudi_ops.airflow.dag_factory import backfill_dag_id, ingest_dag_id
 from hudi_ops.airflow.hook import zookeeper_lock_options
 from hudi_ops.concurrency.locks.zookeeper import ZookeeperBasedLockProvider
 from hudi_ops.config import HoodieConfig
 from hudi_ops.demo.local_airflow import LocalAirflow
 from hudi_ops.demo.zookeeper_server import ZookeeperServer, zookeeper_available
-from hudi_ops.read.table_overview import PENDING, TableOverview
+from hudi_ops.read.table_overview import COMPLETED, PENDING, TableOverview
 
 REPO = Path(__file__).resolve().parents[2]
 TABLE = "trips"
-INGEST_DAG, BACKFILL_DAG = f"hudi_ingest__{TABLE}", f"hudi_backfill__{TABLE}"
+INGEST_DAG, BACKFILL_DAG = ingest_dag_id(TABLE), backfill_dag_id(TABLE)
 LOCK_BASE_PATH = "/hudi/locks"
 SPARK_CONF = {"spark.ui.enabled": "false", "spark.driver.bindAddress": "127.0.0.1", "spark.driver.host": "127.0.0.1",
               "spark.driver.memory": "768m"}
@@ -53,6 +55,10 @@ OLD_DAYS = ("2026-11-10", "2026-11-11")
 
 # -- source data ----------------------------------------------------------------------------------
 
+SCHEMA = pa.schema([("trip_id", pa.string()), ("dt", pa.string()), ("ts", pa.int64()), ("fare", pa.float64()),
+                    ("city", pa.string())])
+
+
 def _trips(day: str, ids: range, *, ts: int, fare: float) -> list[dict[str, Any]]:
     return [{"trip_id": f"{day}-{i:04d}", "dt": day, "ts": ts, "fare": round(fare + i * 0.25, 2),
              "city": ("sf", "nyc", "chennai")[i % 3]} for i in ids]
@@ -61,10 +67,6 @@ def _trips(day: str, ids: range, *, ts: int, fare: float) -> list[dict[str, Any]
 def _write(rows: list[dict[str, Any]], path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(pa.Table.from_pylist(rows, schema=SCHEMA), path)
-
-
-SCHEMA = pa.schema([("trip_id", pa.string()), ("dt", pa.string()), ("ts", pa.int64()), ("fare", pa.float64()),
-                    ("city", pa.string())])
 
 
 @dataclass
@@ -138,7 +140,7 @@ class Rfc22Demo:
         self.landing, self.history = self.root / "landing" / TABLE, self.root / "history" / TABLE
         self.sources = Sources.generate()
 
-    def tables_config(self, zookeeper_url: str) -> dict[str, Any]:
+    def tables_config(self) -> dict[str, Any]:
         return {
             "defaults": {"spark_conn_id": "spark_default", "zookeeper_conn_id": "hudi_zookeeper_default",
                          "spark_conf": SPARK_CONF},
@@ -154,13 +156,13 @@ class Rfc22Demo:
 
     def airflow(self, zookeeper: ZookeeperServer) -> LocalAirflow:
         config = self.root / "tables.yaml"
-        config.write_text(yaml.safe_dump(self.tables_config(zookeeper.url), sort_keys=False))
-        host, port = zookeeper.url.rsplit(":", 1)
+        config.write_text(yaml.safe_dump(self.tables_config(), sort_keys=False))
         return LocalAirflow(self.root / "airflow", dags_folder=REPO / "dags", plugins_folder=REPO / "plugins", env={
             "HUDI_OPS_TABLES_CONFIG": str(config),
             "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[1]"}),
             "AIRFLOW_CONN_HUDI_ZOOKEEPER_DEFAULT": json.dumps(
-                {"conn_type": "hudi_zookeeper", "host": host, "port": int(port), "extra": {"base_path": LOCK_BASE_PATH}}
+                {"conn_type": "hudi_zookeeper", "host": zookeeper.host, "port": zookeeper.port,
+                 "extra": {"base_path": LOCK_BASE_PATH}}
             ),
         })
 
@@ -195,8 +197,7 @@ class Rfc22Demo:
         return self._check(reports)
 
     def _table_lock(self, zookeeper: ZookeeperServer) -> _HeldLock:
-        host, port = zookeeper.url.rsplit(":", 1)
-        options = zookeeper_lock_options(host, int(port), {"base_path": LOCK_BASE_PATH}, TABLE)
+        options = zookeeper_lock_options(zookeeper.host, zookeeper.port, {"base_path": LOCK_BASE_PATH}, TABLE)
         return _HeldLock(ZookeeperBasedLockProvider.from_config(HoodieConfig(options), table_name=TABLE))
 
     @staticmethod
@@ -272,7 +273,7 @@ def print_report(report: Report, say: Callable[[str], None] = print) -> None:
         for span, end in zip(spans, ends, strict=True):
             begin = int((span.requested_at - start) / scale)
             bar = " " * begin + "#" * max(int((end - span.requested_at) / scale), 1)
-            status = "" if span.status == "completed" else \
+            status = "" if span.status == COMPLETED else \
                 f"  ({span.state if span.status == PENDING else span.status})"
             say(f"   {span.requested_time} {span.action:13} {(end - span.requested_at).total_seconds():6.1f}s "
                 f"|{bar:<61}|{status}")
@@ -283,7 +284,9 @@ def print_report(report: Report, say: Callable[[str], None] = print) -> None:
 
 
 def main(argv: list[str]) -> int:
-    keep = "--keep" in argv
+    parser = argparse.ArgumentParser(prog="python -m hudi_ops.demo", description=__doc__.split("\n")[0])
+    parser.add_argument("--keep", action="store_true", help="keep the demo's folder (table, logs) at the end")
+    keep = parser.parse_args(argv).keep
     logging.getLogger("kazoo").setLevel(logging.WARNING)  # Airflow's logging set-up shows its INFO lines
     if not zookeeper_available():
         print("the demo needs java and ZooKeeper's jars: install Debian's `zookeeper` package", file=sys.stderr)

@@ -10,13 +10,14 @@ import atexit
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
 from pathlib import Path
 
 from kazoo.client import KazooClient
+
+from hudi_ops.demo.ports import free_port
 
 ZOOKEEPER_CLASSPATH = os.environ.get("HUDI_OPS_ZOOKEEPER_CLASSPATH", "/usr/share/java/*")
 MAIN_CLASS = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
@@ -26,17 +27,12 @@ def zookeeper_available() -> bool:
     return shutil.which("java") is not None and any(Path("/usr/share/java").glob("zookeeper-3*.jar"))
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class ZookeeperServer:
     def __init__(self, root: Path | None = None, *, port: int | None = None, tick_ms: int = 500) -> None:
         self.root = Path(root) if root is not None else Path(tempfile.mkdtemp(prefix="hudi-ops-zk-"))
         self.port = port or free_port()
-        self.url = f"127.0.0.1:{self.port}"
+        self.host = "127.0.0.1"
+        self.url = f"{self.host}:{self.port}"
         self.data_dir = self.root / "data"
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self.config_path = self.root / "zoo.cfg"

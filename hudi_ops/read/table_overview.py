@@ -94,7 +94,7 @@ class TableOverview:
         props = meta.properties
         return cls(
             name=props.table_name, base_path=meta.base_path, table_type=props.table_type,
-            table_version=props.table_version, instants=instant_spans(timeline),
+            table_version=props.table_version, instants=instant_spans(timeline, meta.commit_action),
             file_groups=tuple(file_group_summaries(meta, timeline)),
             latest_commits=tuple(reversed(commit_stats(timeline)[-latest_commits:])),
         )
@@ -103,15 +103,16 @@ class TableOverview:
         return asdict(self)
 
 
-def instant_spans(timeline: Timeline) -> tuple[InstantSpan, ...]:
-    """Every instant on the active timeline, plus those a completed rollback removed from it."""
+def instant_spans(timeline: Timeline, write_action: str) -> tuple[InstantSpan, ...]:
+    """Every instant on the active timeline, plus those a completed rollback removed from it (taken for
+    `write_action`, the table's commit action, when the rollback does not record theirs)."""
     rolled_back: dict[str, tuple[str, str]] = {}  # target time -> (its action, rollback time)
     for inst in timeline.completed:
         if inst.action == Action.ROLLBACK:
             meta = RollbackMetadata.from_avro_bytes(timeline.read_bytes(inst))
             actions = {i.commit_time: i.action for i in meta.instants_rollback}
             for target in meta.commits_rollback:
-                rolled_back[target] = (actions.get(target, Action.COMMIT), inst.requested_time)
+                rolled_back[target] = (actions.get(target, write_action), inst.requested_time)
     spans = [_completed_span(i) for i in timeline.completed]
     for inst in timeline.pending:
         if inst.requested_time in rolled_back:  # the rollback completed but left the target's files
@@ -149,7 +150,7 @@ def commit_stats(timeline: Timeline) -> list[CommitStats]:
         stats = list(metadata.write_stats())
         out.append(CommitStats(
             instant=inst.requested_time, completed=timeline.completion_time(inst), action=inst.action,
-            operation=metadata.operation_type, files=sum(1 for s in stats if s.path),
+            operation=metadata.operation_type, files=len(stats),
             writes=sum(s.num_writes or 0 for s in stats), inserts=sum(s.num_inserts or 0 for s in stats),
             updates=sum(s.num_update_writes or 0 for s in stats), deletes=sum(s.num_deletes or 0 for s in stats),
             bytes=sum(s.total_write_bytes or 0 for s in stats), partitions=len({s.partition_path for s in stats}),

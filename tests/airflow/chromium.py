@@ -8,7 +8,9 @@ import contextlib
 import fcntl
 import json
 import os
+import select
 import shutil
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -36,9 +38,10 @@ class Chromium:
         args = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
                 "--remote-debugging-pipe", f"--user-data-dir={profile}", f"--window-size={width},{height}"]
         self._proc = subprocess.Popen(
-            ["bash", "-c", f'exec "$0" "$@" 3<&{to_browser_r} 4>&{from_browser_w}', binary, *args],
+            ["bash", "-c", f'exec "$0" "$@" 3<&{to_browser_r} 4>&{from_browser_w} {to_browser_r}<&- '
+             f'{from_browser_w}>&-', binary, *args],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            pass_fds=(to_browser_r, from_browser_w),
+            pass_fds=(to_browser_r, from_browser_w), start_new_session=True,  # its helpers go with it
         )
         os.close(to_browser_r)
         os.close(from_browser_w)
@@ -64,8 +67,11 @@ class Chromium:
     def _read(self, timeout_s: float = 60.0) -> dict[str, Any]:
         deadline = time.monotonic() + timeout_s
         while b"\0" not in self._buffer:
-            if time.monotonic() > deadline or self._proc.poll() is not None:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or self._proc.poll() is not None:
                 raise RuntimeError("Chromium stopped answering on the DevTools pipe")
+            if not select.select([self._from_browser], [], [], min(remaining, 1.0))[0]:
+                continue
             chunk = os.read(self._from_browser, 1 << 16)
             if not chunk:
                 raise RuntimeError("Chromium closed the DevTools pipe")
@@ -102,11 +108,11 @@ class Chromium:
     def close(self) -> None:
         with contextlib.suppress(RuntimeError):  # it may already be gone
             self._send("Browser.close")
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             self._proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self._proc.kill()
-            self._proc.wait()
+        with contextlib.suppress(ProcessLookupError):  # renderers and helpers outlive a stuck browser
+            os.killpg(self._proc.pid, signal.SIGKILL)
+        self._proc.wait()
         os.close(self._to_browser)
         os.close(self._from_browser)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -93,3 +94,24 @@ def test_params_that_break_the_schema_are_refused_before_any_run(backfill_dag, c
 
     with pytest.raises(ParamValidationError, match=reason):
         backfill_dag.test(run_conf=conf)
+
+
+@pytest.mark.parametrize(("tables", "reason"), [
+    ({"trips": "oops"}, "table 'trips' in tables.yaml is a str, not a mapping of settings"),
+    ({"trips": {"record_key": "id"}}, "table 'trips' in tables.yaml lacks `base_path`"),
+    ({}, "tables.yaml has no `tables:` mapping"),
+])
+def test_a_broken_tables_config_names_the_table_and_the_fix(tables, reason):
+    from hudi_ops.airflow.dag_factory import dags_from_config, table_base_paths
+    from hudi_ops.errors import ConfigError
+
+    for read in (dags_from_config, table_base_paths):
+        with pytest.raises(ConfigError, match=re.escape(reason)):
+            read({"tables": tables}, origin="tables.yaml")
+
+
+def test_generated_dag_ids_name_their_table():
+    from hudi_ops.airflow.dag_factory import backfill_dag_id, ingest_dag_id, table_of_dag
+
+    assert table_of_dag(ingest_dag_id("trips")) == table_of_dag(backfill_dag_id("trips")) == "trips"
+    assert table_of_dag("some_other_dag") is None

@@ -65,6 +65,11 @@ def test_the_timeline_view_needs_an_airflow_login(scenario):
             urllib.request.urlopen(airflow.url + path, timeout=30)
         refused.value.close()
         assert refused.value.code == 401
+    for path in ("/hudi-ops/docs", "/hudi-ops/openapi.json"):  # FastAPI's own pages, which skip the login
+        with pytest.raises(urllib.error.HTTPError) as missing:
+            urllib.request.urlopen(airflow.url + path, timeout=30)
+        missing.value.close()
+        assert missing.value.code == 404
     assert airflow.api("GET", "/hudi-ops/api/tables") == {TABLE: str(scenario[0].table_path)}
     # the tab on a table's DAGs opens that table's page
     signed_in = urllib.request.Request(f"{airflow.url}/hudi-ops/?dag_id={BACKFILL_DAG}",
@@ -134,12 +139,13 @@ def _dying_write(table_path: Path) -> str:
         instant = proc.stdout.readline().strip()
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
+    assert instant, "the writer died before starting its commit"
     return instant
 
 
 def _bands(image, colour: str, *, gap: int = 5) -> int:
     """Horizontal bands of rows holding at least 4 pixels of exactly `colour` (the SVG is crisp-edged).
-    Rows closer than `gap` join one band: a dashed outline is one shape; chart rows are 8 px apart."""
+    Rows closer than `gap` join one band (a bar struck through is one shape); chart rows are 8 px apart."""
     rgb = tuple(int(colour[i:i + 2], 16) for i in (1, 3, 5))
     width, height = image.size
     pixels = image.load()

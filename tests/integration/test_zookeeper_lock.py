@@ -34,7 +34,7 @@ from hudi_ops.concurrency.locks.zookeeper import (
     lock_node_sort_key,
 )
 from hudi_ops.config import HoodieConfig
-from hudi_ops.demo.zookeeper_server import free_port
+from hudi_ops.demo.ports import free_port
 from hudi_ops.errors import ConfigError, LockAcquisitionError
 
 CURATOR_NODE = re.compile(r"^_c_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-lock-\d{10}$")
