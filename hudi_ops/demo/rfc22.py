@@ -40,7 +40,9 @@ from hudi_ops.concurrency.locks.zookeeper import ZookeeperBasedLockProvider
 from hudi_ops.config import HoodieConfig
 from hudi_ops.demo.local_airflow import LocalAirflow
 from hudi_ops.demo.zookeeper_server import ZookeeperServer, zookeeper_available
+from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.read.table_overview import COMPLETED, PENDING, TableOverview
+from hudi_ops.spark.jobs import backfill, ingest
 
 REPO = Path(__file__).resolve().parents[2]
 TABLE = "trips"
@@ -123,6 +125,7 @@ class Report:
     distinct_keys: int
     missing: int
     wrong: int
+    writers: dict[str, str]  # commit instant -> the pipeline that wrote it
 
     @property
     def table_ok(self) -> bool:
@@ -218,8 +221,22 @@ class Rfc22Demo:
         return Report(
             runs=runs, overview=TableOverview.load(self.table_path), expected_rows=len(expected), rows=len(rows),
             distinct_keys=len(got), missing=len(expected.keys() - got.keys()),
-            wrong=sum(1 for k, v in got.items() if expected.get(k) != v),
+            wrong=sum(1 for k, v in got.items() if expected.get(k) != v), writers=writers(self.table_path),
         )
+
+
+def writers(table_path: Path) -> dict[str, str]:
+    """Which pipeline wrote each commit, from the checkpoint in its commit metadata."""
+    timeline = MetaClient.open(table_path).timeline()
+    out = {}
+    for inst in timeline.completed_writes():
+        extra = timeline.commit_metadata(inst).extra_metadata
+        if ingest.CHECKPOINT_KEY in extra:
+            out[inst.requested_time] = "ingest"
+        days = [day for key, day in extra.items() if key.startswith(backfill.CHECKPOINT_PREFIX)]
+        if days:
+            out[inst.requested_time] = f"backfill of {days[0]}"
+    return out
 
 
 class _HeldLock:
@@ -275,7 +292,8 @@ def print_report(report: Report, say: Callable[[str], None] = print) -> None:
             bar = " " * begin + "#" * max(int((end - span.requested_at) / scale), 1)
             status = "" if span.status == COMPLETED else \
                 f"  ({span.state if span.status == PENDING else span.status})"
-            say(f"   {span.requested_time} {span.action:13} {(end - span.requested_at).total_seconds():6.1f}s "
+            writer = report.writers.get(span.requested_time, span.action)
+            say(f"   {span.requested_time} {writer:22} {(end - span.requested_at).total_seconds():6.1f}s "
                 f"|{bar:<61}|{status}")
     say("\n== hudi-rs reads the table")
     say(f"   {report.rows} rows, {report.distinct_keys} distinct trips, {report.expected_rows} expected; "
@@ -287,7 +305,8 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m hudi_ops.demo", description=__doc__.split("\n")[0])
     parser.add_argument("--keep", action="store_true", help="keep the demo's folder (table, logs) at the end")
     keep = parser.parse_args(argv).keep
-    logging.getLogger("kazoo").setLevel(logging.WARNING)  # Airflow's logging set-up shows its INFO lines
+    # Airflow's logging set-up would show kazoo's INFO lines, and its warnings while ZooKeeper starts
+    logging.getLogger("kazoo").setLevel(logging.ERROR)
     if not zookeeper_available():
         print("the demo needs java and ZooKeeper's jars: install Debian's `zookeeper` package", file=sys.stderr)
         return 2

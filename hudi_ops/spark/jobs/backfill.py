@@ -16,6 +16,9 @@ from hudi_ops.errors import InvalidInputError
 from hudi_ops.spark.jobs.base import JobResult, last_checkpoint, read_source, source_files, target_table, write_options
 from hudi_ops.storage import Storage
 
+#: extra-metadata key of a window's checkpoint, the last day it committed: `<prefix><start>_<end>`
+CHECKPOINT_PREFIX = "hudi-ops.backfill.checkpoint."
+
 
 def _day(text: str, flag: str) -> dt.date:
     try:
@@ -32,7 +35,7 @@ def run(spark: Any, args: argparse.Namespace) -> JobResult:
     options = write_options(args)
     table = target_table(args, options)
     source = Storage.for_uri(args.source_path)
-    key = f"hudi-ops.backfill.checkpoint.{first}_{last}"
+    key = f"{CHECKPOINT_PREFIX}{first}_{last}"
     done = last_checkpoint(table, key)
     engine = SparkEngine(spark)
     rows = files = size = commits = 0
