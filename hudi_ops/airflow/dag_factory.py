@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -76,8 +77,17 @@ def table_of_dag(dag_id: str) -> str | None:
     return None
 
 
-def table_base_paths(config: Mapping[str, Any], *, origin: str = "tables config") -> dict[str, str]:
-    return {t.name: t.entry["base_path"] for t in _table_specs(config, origin)}
+@dataclass(frozen=True)
+class TableEntry:
+    """What the timeline view needs of a table of the config."""
+
+    name: str
+    base_path: str
+    zookeeper_conn_id: str | None
+
+
+def table_entries(config: Mapping[str, Any], *, origin: str = "tables config") -> dict[str, TableEntry]:
+    return {t.name: TableEntry(t.name, t.entry["base_path"], t.zookeeper_conn_id) for t in _table_specs(config, origin)}
 
 
 def dags_from_file(path: str | Path) -> dict[str, DAG]:
@@ -110,13 +120,17 @@ class _Table:
             if not entry.get(key):
                 raise ConfigError(f"table {name!r} in {origin} lacks `{key}`")
 
+    @property
+    def zookeeper_conn_id(self) -> str | None:
+        return self.entry.get("zookeeper_conn_id", HudiHook.default_conn_name)
+
     def _operator_args(self) -> dict[str, Any]:
         e = self.entry
         return {
             "base_path": e["base_path"], "table_name": self.name, "record_key_field": e["record_key"],
             "partition_path_field": e.get("partition_field"), "ordering_field": e.get("ordering_field"),
             "table_type": e.get("table_type", "COPY_ON_WRITE"),
-            "zookeeper_conn_id": e.get("zookeeper_conn_id", HudiHook.default_conn_name),
+            "zookeeper_conn_id": self.zookeeper_conn_id,
             "conn_id": e.get("spark_conn_id", "spark_default"), "conf": dict(e.get("spark_conf") or {}),
         }
 

@@ -8,7 +8,7 @@ A table is shown to users who may read one of its DAGs (`hudi_ingest__<t>`, `hud
 
 from __future__ import annotations
 
-from dataclasses import astuple
+from dataclasses import asdict, astuple
 from datetime import UTC, datetime
 from html import escape
 from urllib.parse import quote
@@ -20,13 +20,15 @@ from fastapi import FastAPI, HTTPException
 from fastapi.responses import HTMLResponse
 
 from hudi_ops.airflow.dag_factory import (
+    TableEntry,
     backfill_dag_id,
     ingest_dag_id,
     read_tables_config,
-    table_base_paths,
+    table_entries,
     table_of_dag,
     tables_config_path,
 )
+from hudi_ops.airflow.lock_state import LockState, lock_state
 from hudi_ops.airflow.timeline_chart import timeline_svg
 from hudi_ops.errors import HudiOpsError
 from hudi_ops.read.table_overview import TableOverview
@@ -43,11 +45,11 @@ th { background: #f3f3f3; } td.text, th.text { text-align: left; }
 """
 
 
-def _tables() -> dict[str, str]:
+def _tables() -> dict[str, TableEntry]:
     from airflow.configuration import conf
 
     path = tables_config_path(conf.get("core", "dags_folder"))
-    return table_base_paths(read_tables_config(path), origin=str(path))
+    return table_entries(read_tables_config(path), origin=str(path))
 
 
 def _may_read(user: object, table: str) -> bool:
@@ -56,7 +58,7 @@ def _may_read(user: object, table: str) -> bool:
                for dag_id in (ingest_dag_id(table), backfill_dag_id(table)))
 
 
-def _base_path(user: object, name: str) -> str:
+def _entry(user: object, name: str) -> TableEntry:
     try:
         tables = _tables()
     except HudiOpsError as e:
@@ -83,7 +85,7 @@ def _grid(headers: list[str], rows: list[tuple[object, ...]], text_columns: int)
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
-def table_page(overview: TableOverview, *, now: datetime) -> str:
+def table_page(overview: TableOverview, lock: LockState, *, now: datetime) -> str:
     commits = _grid(
         ["requested", "completed", "action", "operation", "files", "records written", "inserts", "updates",
          "deletes", "bytes", "partitions"],
@@ -96,7 +98,7 @@ def table_page(overview: TableOverview, *, now: datetime) -> str:
         f"<h2>{escape(overview.name)}</h2>"
         f"<p class='meta'>{escape(overview.base_path)} · {escape(overview.table_type)} · "
         f"table version {overview.table_version} · {len(overview.instants)} instants · "
-        f"{len(overview.file_groups)} file groups</p>"
+        f"{len(overview.file_groups)} file groups</p><p class='meta'>{escape(lock.describe())}</p>"
         f"<h3>Timeline{f' (the latest {len(shown)})' if len(shown) < len(overview.instants) else ''}</h3>"
         f"{timeline_svg(shown, now=now)}"
         f"<h3>Latest commits</h3>{commits}"
@@ -118,32 +120,34 @@ def create_app() -> FastAPI:
         except HudiOpsError as e:
             return _page("Hudi tables", f"<h2>Hudi tables</h2><p class='error'>{escape(str(e))}</p>")
         links = "".join(f"<li><a href='{URL_PREFIX}/tables/{quote(n)}'>{escape(n)}</a> "
-                        f"<span class='meta'>{escape(p)}</span></li>" for n, p in sorted(tables.items()))
+                        f"<span class='meta'>{escape(e.base_path)}</span></li>" for n, e in sorted(tables.items()))
         return _page("Hudi tables", f"<h2>Hudi tables</h2><ul>{links}</ul>")
 
     @app.get("/tables/{name}", response_class=HTMLResponse)
     def tables_page(name: str, user: GetUserDep) -> HTMLResponse:
-        base_path = _base_path(user, name)
+        entry = _entry(user, name)
         try:
-            overview = TableOverview.load(base_path)
+            overview = TableOverview.load(entry.base_path)
         except HudiOpsError as e:
             return _page(name, f"<h2>{escape(name)}</h2><p class='error'>{escape(str(e))}</p>")
-        return _page(f"{name}: Hudi timeline", table_page(overview, now=datetime.now(UTC)))
+        lock = lock_state(name, entry.zookeeper_conn_id)
+        return _page(f"{name}: Hudi timeline", table_page(overview, lock, now=datetime.now(UTC)))
 
     @app.get("/api/tables")
     def api_tables(user: GetUserDep) -> dict[str, str]:
         try:
-            return {n: p for n, p in _tables().items() if _may_read(user, n)}
+            return {n: e.base_path for n, e in _tables().items() if _may_read(user, n)}
         except HudiOpsError as e:
             raise HTTPException(422, str(e)) from e
 
     @app.get("/api/tables/{name}")
     def api_table(name: str, user: GetUserDep) -> dict[str, object]:
-        base_path = _base_path(user, name)
+        entry = _entry(user, name)
         try:
-            return TableOverview.load(base_path).to_dict()
+            overview = TableOverview.load(entry.base_path).to_dict()
         except HudiOpsError as e:
             raise HTTPException(422, str(e)) from e
+        return {**overview, "lock": asdict(lock_state(name, entry.zookeeper_conn_id))}
 
     return app
 

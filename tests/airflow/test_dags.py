@@ -102,10 +102,10 @@ def test_params_that_break_the_schema_are_refused_before_any_run(backfill_dag, c
     ({}, "tables.yaml has no `tables:` mapping"),
 ])
 def test_a_broken_tables_config_names_the_table_and_the_fix(tables, reason):
-    from hudi_ops.airflow.dag_factory import dags_from_config, table_base_paths
+    from hudi_ops.airflow.dag_factory import dags_from_config, table_entries
     from hudi_ops.errors import ConfigError
 
-    for read in (dags_from_config, table_base_paths):
+    for read in (dags_from_config, table_entries):
         with pytest.raises(ConfigError, match=re.escape(reason)):
             read({"tables": tables}, origin="tables.yaml")
 

@@ -80,6 +80,7 @@ def test_the_timeline_view_needs_an_airflow_login(scenario):
     with urllib.request.urlopen(signed_in, timeout=30) as page:
         html = page.read().decode()
     assert f"<h2>{TABLE}</h2>" in html and "<svg" in html
+    assert f"/hudi/locks/{TABLE}: free" in html  # the lock every pipeline of the table shares, read live
     plugins = airflow.api("GET", "/api/v2/plugins")["plugins"]
     (plugin,) = [p for p in plugins if p["name"] == "hudi_ops_timeline"]
     assert {v["name"] for v in plugin["external_views"]} == {"Hudi tables", "Hudi timeline"}
@@ -118,6 +119,7 @@ def test_the_timeline_view_shows_the_table_in_a_browser(scenario, tmp_path):
     api = airflow.api("GET", f"/hudi-ops/api/tables/{TABLE}")
     assert [(i["requested_time"], i["status"]) for i in api["instants"]] == \
         [(s.requested_time, s.status) for s in overview.instants]
+    assert (api["lock"]["holder"], api["lock"]["error"]) == (None, None)
 
 
 _FAST_HEARTBEAT = {"hoodie.client.heartbeat.interval_in_ms": "100", "hoodie.client.heartbeat.tolerable.misses": "2"}
