@@ -35,6 +35,7 @@ BAR = 16
 TOP = 40
 RIGHT_MARGIN = 110  # room for the labels after the last bars
 MIN_BAR = 4  # an instant that took less than a pixel still shows
+PENDING_MIN_BAR = 12  # wide enough for its hatching to show
 
 
 def colour(action: str) -> str:
@@ -56,8 +57,10 @@ def timeline_svg(spans: Sequence[InstantSpan], *, now: datetime) -> str:
     height = TOP + ROW * len(spans) + 70
     width = LABEL_WIDTH + PLOT_WIDTH + RIGHT_MARGIN
     return "\n".join([
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
-        f'shape-rendering="crispEdges" font-family="sans-serif" font-size="12" class="hudi-timeline">',
+        # as wide as the page allows, up to its own size: the UI's iframe may be narrower
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="100%" '
+        f'style="max-width: {width}px" role="img" shape-rendering="crispEdges" font-family="sans-serif" '
+        'font-size="12" class="hudi-timeline">',
         "<defs>",
         '<pattern id="pending" width="8" height="8" patternUnits="userSpaceOnUse" patternTransform="rotate(45)">',
         '<rect width="4" height="8" fill="#ffffff"/></pattern>',
@@ -88,6 +91,7 @@ def _row(i: int, s: InstantSpan, x0: float, x1: float) -> str:
     if s.status == COMPLETED:
         parts.append(f'<rect x="{x0:.1f}" y="{y}" width="{w:.1f}" height="{BAR}" fill="{fill}"/>')
     elif s.status == PENDING:
+        w = max(w, PENDING_MIN_BAR)
         parts += [
             f'<rect x="{x0:.1f}" y="{y}" width="{w:.1f}" height="{BAR}" fill="{fill}"/>',
             f'<rect x="{x0:.1f}" y="{y}" width="{w:.1f}" height="{BAR}" fill="url(#pending)"/>',

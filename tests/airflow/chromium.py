@@ -87,8 +87,9 @@ class Chromium:
                     return
             self._events.append(self._read())
 
-    def screenshot(self, url: str, path: Path, *, cookies: list[dict[str, Any]] = ()) -> Path:
-        """Each page in a new browser context: no cookie carries over from one screenshot to the next."""
+    def screenshot(self, url: str, path: Path, *, cookies: list[dict[str, Any]] = (), settle_s: float = 0) -> Path:
+        """Each page in a new browser context: no cookie carries over from one screenshot to the next.
+        `settle_s` gives a page that renders after its load event (Airflow's React UI) time to draw."""
         context = self._send("Target.createBrowserContext")["browserContextId"]
         target = self._send("Target.createTarget", {"url": "about:blank", "browserContextId": context})["targetId"]
         session = self._send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
@@ -100,6 +101,7 @@ class Chromium:
             self._send("Network.setCookie", cookie, session=session)
         self._send("Page.navigate", {"url": url}, session=session)
         self._wait_event("Page.loadEventFired", session)
+        time.sleep(settle_s)
         data = self._send("Page.captureScreenshot", {"format": "png"}, session=session)["data"]
         path.write_bytes(base64.b64decode(data))
         self._send("Target.disposeBrowserContext", {"browserContextId": context})

@@ -86,6 +86,24 @@ def test_the_timeline_view_needs_an_airflow_login(scenario):
     assert {v["name"] for v in plugin["external_views"]} == {"Hudi tables", "Hudi timeline"}
 
 
+def test_the_timeline_tab_shows_inside_airflows_ui(scenario, tmp_path):
+    """The "Hudi timeline" tab of a table's DAG, in Airflow's own UI (the view in its iframe)."""
+    from PIL import Image
+
+    from hudi_ops.airflow.timeline_chart import ACTION_COLOURS
+
+    demo, airflow, _ = scenario
+    commits = sum(s.action == "commit" for s in TableOverview.load(demo.table_path).instants)
+    session = {"name": "_token", "value": airflow.token(), "url": airflow.url, "httpOnly": True}
+    bands, deadline = -1, time.monotonic() + 90
+    with Chromium(tmp_path / "profile", width=1800) as browser:  # room for the chart at its own size
+        while bands != commits + 1 and time.monotonic() < deadline:  # the React UI draws after its load event
+            shot = browser.screenshot(f"{airflow.url}/dags/{INGEST_DAG}/plugin/hudi-timeline",
+                                      tmp_path / "tab.png", cookies=[session], settle_s=2)
+            bands = _bands(Image.open(shot).convert("RGB"), ACTION_COLOURS["commit"])
+    assert bands == commits + 1  # a bar per commit, and the legend's swatch
+
+
 def test_the_timeline_view_shows_the_table_in_a_browser(scenario, tmp_path):
     """Chromium opens the table's page with the UI's session cookie and takes a screenshot: the chart
     has a bar per commit in the commit colour, the rollback, the rolled-back write and the pending one.
