@@ -25,10 +25,10 @@ USER airflow
 # Dependencies first, from the pins in pyproject.toml, so that a code change does not reinstall
 # PySpark. apache-airflow is named with the image's version (the base image sets AIRFLOW_VERSION), as
 # Airflow's docs advise, so pip cannot move it; [postgres] keeps the driver of `postgresql+psycopg2://`.
-COPY pyproject.toml /tmp/hudi-ops-pyproject.toml
-RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('/tmp/hudi-ops-pyproject.toml', 'rb'))['project']['dependencies']))" \
-        > /tmp/hudi-ops-requirements.txt \
-    && pip install --no-cache-dir "apache-airflow[postgres]==${AIRFLOW_VERSION}" -r /tmp/hudi-ops-requirements.txt
+COPY --chown=airflow:0 pyproject.toml /opt/hudi-ops/build/pyproject.toml
+RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('/opt/hudi-ops/build/pyproject.toml', 'rb'))['project']['dependencies']))" \
+        > /opt/hudi-ops/build/requirements.txt \
+    && pip install --no-cache-dir "apache-airflow[postgres]==${AIRFLOW_VERSION}" -r /opt/hudi-ops/build/requirements.txt
 
 # The package itself: the Airflow provider (entry point), operators and the Spark application.
 # Owned by airflow because pip builds in the source tree.
