@@ -196,7 +196,7 @@ class Rfc22Demo:
             lock.wait_for_waiters(len(runs))
             self.say(f"   all {len(runs)} writers wait for the table's ZooKeeper lock: releasing it")
         airflow.wait_for_runs([(d, r) for _, d, r, _ in runs])
-        reports = tuple(self._run_report(airflow, *run[:3]) for run in [(*seed,), *runs])
+        reports = tuple(self._run_report(airflow, *run[:3]) for run in [seed, *runs])
         return self._check(reports)
 
     def _table_lock(self, zookeeper: ZookeeperServer) -> _HeldLock:
