@@ -1,13 +1,15 @@
-# Set-up and checks for hudi-ops. `make demo` and `make test` each create .venv when needed.
+# Set-up and checks for hudi-ops. `make demo` and `make test` each create .venv and fetch Hudi's
+# Spark bundle with Maven into .cache/jars when needed (once: later runs are offline).
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+JARS := .cache/jars/.fetched
 
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
-.PHONY: venv demo tour test lint bench clean
+.PHONY: venv jars demo test lint bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -15,20 +17,23 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
+$(JARS): $(STAMP) hudi_ops/spark/hudi_bundle.py
+	$(PY) -m hudi_ops.spark.hudi_bundle fetch
+	touch $(JARS)
+
 venv: $(STAMP)
 
-demo: $(STAMP)
+jars: $(JARS)
+
+demo: $(STAMP) $(JARS)
 	$(PY) -m hudi_ops.demo
 
-tour: $(STAMP)
-	$(PY) -m hudi_ops.demo.tour
-
-test: $(STAMP)
+test: $(STAMP) $(JARS)
 	$(VENV)/bin/ruff check hudi_ops tests bench dags plugins
 	$(PY) -m pytest -q
 
-bench: $(STAMP)
+bench: $(STAMP) $(JARS)
 	$(PY) bench/run.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .ruff_cache .cache

@@ -7,10 +7,11 @@ ARG AIRFLOW_VERSION=3.3.2
 FROM apache/airflow:${AIRFLOW_VERSION}-python3.11
 
 USER root
-# Java 17 for Spark 4; procps because Spark's launch scripts call `ps`. The symlink gives one
-# JAVA_HOME on amd64 and arm64 (Debian's directory name ends in the architecture).
+# Java 17 for Spark and Hudi; procps because Spark's launch scripts call `ps`; Maven fetches Hudi's
+# Spark bundle below. The symlink gives one JAVA_HOME on amd64 and arm64 (Debian's directory name
+# ends in the architecture).
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends openjdk-17-jre-headless procps \
+    && apt-get install -y --no-install-recommends openjdk-17-jre-headless procps maven \
     && ln -s "/usr/lib/jvm/java-17-openjdk-$(dpkg --print-architecture)" /usr/lib/jvm/java-17 \
     && apt-get clean \
     && rm -rf /var/lib/apt/lists/*
@@ -18,6 +19,7 @@ ENV JAVA_HOME=/usr/lib/jvm/java-17
 # Mount points of the compose file's named volumes. A new volume takes the ownership of the image's
 # directory, so the airflow user (uid 50000, gid 0) can write to it.
 RUN mkdir -p /opt/hudi-ops/data/hudi /opt/hudi-ops/data/landing /opt/hudi-ops/data/history /opt/airflow/auth \
+        /opt/hudi-ops/jars \
     && chown -R airflow:0 /opt/hudi-ops /opt/airflow/auth \
     && chmod -R g+rwX /opt/hudi-ops /opt/airflow/auth
 USER airflow
@@ -31,8 +33,12 @@ RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('/opt/hudi-ops/
     && pip install --no-cache-dir "apache-airflow[postgres]==${AIRFLOW_VERSION}" -r /opt/hudi-ops/build/requirements.txt
 
 # The package itself: the Airflow provider (entry point), operators and the Spark application.
-# Owned by airflow because pip builds in the source tree.
+# Owned by airflow because pip builds in the source tree. Hudi's Spark bundle is fetched with Maven
+# into the image (the jobs' --jars); Maven's own cache is dropped.
+ENV HUDI_OPS_JARS_DIR=/opt/hudi-ops/jars
 COPY --chown=airflow:0 . /opt/hudi-ops/src
 RUN pip install --no-cache-dir "apache-airflow[postgres]==${AIRFLOW_VERSION}" /opt/hudi-ops/src \
-    && python -c "import psycopg2, pyspark, kazoo, hudi_ops" \
+    && python -c "import psycopg2, pyspark, kazoo, hudi, hudi_ops" \
+    && HOME=/tmp/maven-home python -m hudi_ops.spark.hudi_bundle fetch \
+    && rm -rf /tmp/maven-home \
     && spark-submit --version

@@ -1,32 +1,35 @@
-"""The `hudi-ops` command: create, write, read and inspect tables with the local engine (no Spark).
+"""The `hudi-ops` command: look at a table without a JVM, read its rows with hudi-rs, see or hold its lock.
 
-Exit codes: 0 ok, 2 bad input or usage, 3 write conflict, 4 lock timeout, 1 anything else.
+    hudi-ops timeline|commits|file-groups PATH [--json]
+    hudi-ops read PATH [--as-of T] [--incremental --begin T [--end T]] [--read-optimized] ...
+    hudi-ops lock show|hold --zookeeper HOST:PORT --lock-key TABLE [--base-path /hudi/locks] ...
+
+Writes and table services are Apache Hudi's, run by the Spark jobs (`python -m hudi_ops.spark`).
+Exit codes: 0 ok, 2 bad input or usage, 4 lock not acquired in time, 1 anything else.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 from dataclasses import asdict
-from pathlib import Path
 from typing import Any, TextIO
 
-import pyarrow as pa
-import pyarrow.csv as pacsv
-import pyarrow.json as pajson
-import pyarrow.parquet as pq
-
-from hudi_ops.config import HoodieConfig, WriteConfig, command_line_options
+from hudi_ops.config import command_line_options
 from hudi_ops.errors import EXIT_OK, HudiOpsError, InvalidInputError, exit_code
+from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.read.table_overview import commit_stats, file_group_summaries
-from hudi_ops.table import HudiTable
+
+FILTER_OPS = ("not in", "in", "<=", ">=", "!=", "=", "<", ">")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = _parser()
-    args = parser.parse_args(argv)
+    args = _parser().parse_args(argv)
     try:
         return args.run(args) or EXIT_OK
     except HudiOpsError as e:
@@ -35,47 +38,22 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="hudi-ops", description="Apache Hudi tables, local engine.")
+    p = argparse.ArgumentParser(prog="hudi-ops", description="Look at Apache Hudi tables without a JVM.")
     sub = p.add_subparsers(dest="command", required=True)
 
-    c = sub.add_parser("create", help="create an empty table (table version 8)")
-    c.add_argument("path")
-    c.add_argument("--name", required=True)
-    c.add_argument("--type", default="COPY_ON_WRITE", choices=["COPY_ON_WRITE", "MERGE_ON_READ"])
-    c.add_argument("--record-key", required=True, help="field, or comma-separated fields")
-    c.add_argument("--partition-field", default="", help="field, or comma-separated fields")
-    c.add_argument("--ordering-field", help="precombine field; enables EVENT_TIME_ORDERING")
-    c.add_argument("--merge-mode", choices=["EVENT_TIME_ORDERING", "COMMIT_TIME_ORDERING"])
-    c.add_argument("--hive-style", action="store_true", help="partition folders named field=value")
-    c.set_defaults(run=_create)
-
-    w = sub.add_parser("write", help="write a file of records in one commit")
-    w.add_argument("path")
-    w.add_argument("--operation", choices=["upsert", "insert", "bulk_insert", "delete"],
-                   help="default: hoodie.datasource.write.operation, else upsert")
-    w.add_argument("--input", required=True, help="a .parquet, .jsonl/.json or .csv file")
-    _conf_args(w)
-    w.set_defaults(run=_write)
-
-    r = sub.add_parser("read", help="read the table (snapshot, as of an instant, or incremental)")
+    r = sub.add_parser("read", help="read the table's rows with hudi-rs (snapshot, as of an instant, incremental)")
     r.add_argument("path")
-    r.add_argument("--as-of", help="instant (yyyyMMddHHmmssSSS), ISO-8601 time or epoch millis")
+    r.add_argument("--as-of", help="instant time (yyyyMMddHHmmssSSS), epoch or ISO-8601 time")
     r.add_argument("--incremental", action="store_true")
     r.add_argument("--begin", help="incremental start (exclusive), a completion time")
     r.add_argument("--end", help="incremental end (inclusive)")
-    r.add_argument("--read-optimized", action="store_true")
+    r.add_argument("--read-optimized", action="store_true", help="MERGE_ON_READ: base files only")
     r.add_argument("--columns", help="comma-separated columns to return")
     r.add_argument("--filter", action="append", default=[], metavar="'COL OP VALUE'",
                    help="e.g. --filter 'city = sf' (ops: = != < <= > >= in 'not in')")
     r.add_argument("--format", default="jsonl", choices=["jsonl", "parquet"])
     r.add_argument("--output", help="file to write (default: standard output, jsonl only)")
     r.set_defaults(run=_read)
-
-    rb = sub.add_parser("rollback-failed", help="roll back pending writes whose heartbeat expired")
-    rb.add_argument("path")
-    rb.add_argument("--dry-run", action="store_true", help="only list what would be rolled back")
-    _conf_args(rb)
-    rb.set_defaults(run=_rollback_failed)
 
     for name, fn, text in (
         ("timeline", _timeline, "list the instants of the active timeline"),
@@ -86,81 +64,51 @@ def _parser() -> argparse.ArgumentParser:
         s.add_argument("path")
         s.add_argument("--json", action="store_true")
         s.set_defaults(run=fn)
+
+    lock = sub.add_parser("lock", help="a table's ZooKeeper lock: who holds it, or hold it")
+    verbs = lock.add_subparsers(dest="verb", required=True)
+    for verb, fn, text in (("show", _lock_show, "who holds the lock and how many wait"),
+                           ("hold", _lock_hold, "hold the lock (Hudi's writers wait) until --seconds pass or ^C")):
+        v = verbs.add_parser(verb, help=text)
+        v.add_argument("--zookeeper", help="host:port[,host:port...] (hoodie.write.lock.zookeeper.url)")
+        v.add_argument("--base-path", help="the locks' parent znode (hoodie.write.lock.zookeeper.base_path)")
+        v.add_argument("--lock-key", help="the lock's znode name, by default the table's name")
+        v.add_argument("--props", help="a properties file of hoodie.* options")
+        v.add_argument("--hoodie-conf", action="append", default=[], metavar="K=V")
+        if verb == "hold":
+            v.add_argument("--seconds", type=float, help="release after this long (default: until interrupted)")
+        v.set_defaults(run=fn)
     return p
 
 
-def _conf_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--props", help="a properties file of hoodie.* options")
-    p.add_argument("--hoodie-conf", action="append", default=[], metavar="K=V")
-
-
-def _options(args: argparse.Namespace) -> dict[str, str]:
-    return command_line_options(args.props, args.hoodie_conf)
-
-
-def _create(args: argparse.Namespace) -> int:
-    table = HudiTable.create(
-        args.path,
-        name=args.name,
-        table_type=args.type,
-        record_key=[k for k in args.record_key.split(",") if k],
-        partition_fields=[f for f in args.partition_field.split(",") if f],
-        ordering_field=args.ordering_field,
-        merge_mode=args.merge_mode,
-        hive_style=args.hive_style,
-    )
-    _emit({"created": table.base_path, "table_version": table.properties.table_version})
-    return EXIT_OK
-
-
-def read_input(path: str) -> pa.Table:
-    p = Path(path)
-    if not p.is_file():
-        raise InvalidInputError(f"input {path!r} is not a file (it does not exist, or is a folder)")
-    suffix = p.suffix.lower()
-    try:
-        if suffix == ".parquet":
-            return pq.read_table(p)
-        if suffix in (".json", ".jsonl", ".ndjson"):
-            return pajson.read_json(p)
-        if suffix == ".csv":
-            return pacsv.read_csv(p)
-    except pa.ArrowInvalid as e:
-        raise InvalidInputError(f"cannot parse {path!r}: {e}") from None
-    raise InvalidInputError(f"input {path!r} must end in .parquet, .json, .jsonl or .csv")
-
-
-def _write(args: argparse.Namespace) -> int:
-    table = HudiTable.open(args.path)
-    options = _options(args)
-    operation = args.operation or HoodieConfig(options).get(WriteConfig.OPERATION) or "upsert"
-    result = table.write(read_input(args.input), operation, options=options)
-    _emit(result.to_dict())
-    return EXIT_OK
-
-
-def _parse_filter(text: str) -> tuple[str, str, str]:
-    parts = text.split(None, 1)
-    if len(parts) == 2:
-        rest = parts[1]
-        for op in ("not in ", "in ", "<=", ">=", "!=", "==", "=", "<", ">"):
-            if rest.lower().startswith(op):
-                return parts[0], op.strip(), rest[len(op):].strip()
-    raise InvalidInputError(f"--filter {text!r} must be 'COLUMN OP VALUE', e.g. 'city = sf'")
-
+# -- rows, through hudi-rs ------------------------------------------------------------------------
 
 def _read(args: argparse.Namespace) -> int:
-    table = HudiTable.open(args.path)
-    columns = [c for c in args.columns.split(",") if c] if args.columns else None
-    filters = [_parse_filter(f) for f in args.filter]
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from hudi import HudiQueryType, HudiReadOptions, HudiTable
+
+    if args.format == "parquet" and not args.output:
+        raise InvalidInputError("--format parquet needs --output FILE")
+    MetaClient.open(args.path)  # a missing or unreadable table is named as such, not by hudi-rs' text
+    options = HudiReadOptions(
+        filters=[_parse_filter(f) for f in args.filter],
+        projection=[c for c in args.columns.split(",") if c] if args.columns else None,
+        hudi_options={"hoodie.read.use.read_optimized.mode": "true"} if args.read_optimized else {},
+    )
     if args.incremental:
         if not args.begin:
             raise InvalidInputError("--incremental needs --begin (a completion time; see `hudi-ops timeline`)")
-        data = table.incremental(args.begin, args.end, columns=columns, filters=filters)
-    else:
-        data = table.read(as_of=args.as_of, columns=columns, filters=filters, read_optimized=args.read_optimized)
-    if args.format == "parquet" and not args.output:
-        raise InvalidInputError("--format parquet needs --output FILE")
+        options = options.with_query_type(HudiQueryType.Incremental).with_start_timestamp(args.begin)
+        if args.end:
+            options = options.with_end_timestamp(args.end)
+    elif args.as_of:
+        options = options.with_as_of_timestamp(args.as_of)
+    try:
+        batches = HudiTable(args.path).read(options)
+    except Exception as e:  # hudi-rs raises plain exceptions with its own text
+        raise InvalidInputError(f"hudi-rs cannot read {args.path} so: {e}") from None
+    data = pa.Table.from_batches(batches) if batches else pa.table({})
     try:
         if args.format == "parquet":
             pq.write_table(data, args.output)
@@ -174,45 +122,85 @@ def _read(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _write_jsonl(data: pa.Table, out: TextIO) -> None:
+def _parse_filter(text: str) -> tuple[str, str, str]:
+    parts = text.split(None, 1)
+    if len(parts) == 2:
+        rest = parts[1]
+        for op in FILTER_OPS:
+            if rest.lower().startswith(op):
+                value = rest[len(op):].strip()
+                return parts[0], op.upper(), value
+    raise InvalidInputError(f"--filter {text!r} must be 'COLUMN OP VALUE', e.g. 'city = sf'")
+
+
+def _write_jsonl(data: Any, out: TextIO) -> None:
     for row in data.to_pylist():
         out.write(json.dumps(row, default=str) + "\n")
 
 
-def _rollback_failed(args: argparse.Namespace) -> int:
-    table = HudiTable.open(args.path)
-    results = table.rollback_failed_writes(dry_run=args.dry_run, options=_options(args))
-    _emit({"dry_run": args.dry_run, "rolled_back": [r.to_dict() for r in results]})
-    return EXIT_OK
-
+# -- the timeline ---------------------------------------------------------------------------------
 
 def _timeline(args: argparse.Namespace) -> int:
-    tl = HudiTable.open(args.path).timeline()
     rows = [
         {"requested": i.requested_time, "action": i.action, "state": i.state.name,
          "completed": i.completion_time, "file": i.file_name}
-        for i in tl
+        for i in MetaClient.open(args.path).timeline()
     ]
     _table_out(rows, args.json, ["requested", "action", "state", "completed", "file"])
     return EXIT_OK
 
 
 def _commits(args: argparse.Namespace) -> int:
-    rows = [asdict(c) for c in commit_stats(HudiTable.open(args.path).timeline())]
+    rows = [asdict(c) for c in commit_stats(MetaClient.open(args.path).timeline())]
     _table_out(rows, args.json, ["instant", "completed", "action", "operation", "files", "writes", "inserts",
                                  "updates", "deletes", "bytes"])
     return EXIT_OK
 
 
 def _file_groups(args: argparse.Namespace) -> int:
-    meta = HudiTable.open(args.path).meta
+    meta = MetaClient.open(args.path)
     rows = [asdict(g) for g in file_group_summaries(meta, meta.timeline())]
     _table_out(rows, args.json, ["partition", "file_id", "slices", "base_instant", "log_files", "bytes"])
     return EXIT_OK
 
 
-def _emit(obj: dict[str, Any]) -> None:
-    print(json.dumps(obj, default=str))
+# -- the lock -------------------------------------------------------------------------------------
+
+def _lock_options(args: argparse.Namespace) -> dict[str, str]:
+    options = command_line_options(args.props, args.hoodie_conf)
+    for flag, key in (("zookeeper", "url"), ("base_path", "base_path"), ("lock_key", "lock_key")):
+        if getattr(args, flag):
+            options[f"hoodie.write.lock.zookeeper.{key}"] = getattr(args, flag)
+    options.setdefault("hoodie.write.lock.zookeeper.base_path", "/hudi/locks")
+    if not options.get("hoodie.write.lock.zookeeper.url"):
+        raise InvalidInputError("no ZooKeeper given: pass --zookeeper host:port (or hoodie.write.lock.zookeeper.url)")
+    if not options.get("hoodie.write.lock.zookeeper.lock_key") and not options.get("hoodie.table.name"):
+        raise InvalidInputError("no lock named: pass --lock-key (the table's name, unless its writers set another)")
+    return options
+
+
+def _lock_show(args: argparse.Namespace) -> int:
+    from hudi_ops.locks.lock_state import lock_state
+
+    options = _lock_options(args)
+    state = lock_state(options, options.get("hoodie.table.name", ""))
+    print(state.describe())
+    return EXIT_OK if state.error is None else 1
+
+
+def _lock_hold(args: argparse.Namespace) -> int:
+    from hudi_ops.locks.held_lock import HeldLock
+
+    options = _lock_options(args)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    with HeldLock(options, options.get("hoodie.table.name", "")) as held:
+        print(f"holding {held.provider.url}{held.provider.lock_path}: Hudi's writers of the table wait", flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            stop.wait(args.seconds)
+        held.provider.assert_held()  # say so if the lock was lost meanwhile (ZooKeeper session expired)
+    print("released", flush=True)
+    return EXIT_OK
 
 
 def _table_out(rows: list[dict[str, Any]], as_json: bool, cols: list[str]) -> None:

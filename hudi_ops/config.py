@@ -1,6 +1,7 @@
 """Typed `hoodie.*` configuration keys with Hudi's names and defaults, and their resolution.
 
-Precedence, lowest first: built-in defaults < hoodie.properties < --props file < explicit options.
+Precedence, lowest first: Hudi's defaults < hoodie.properties < the tables config < --props file <
+--hoodie-conf / Airflow params.
 `HoodieConfig` is an immutable mapping of raw strings; `get(KEY)` parses and validates one key.
 """
 
@@ -62,9 +63,6 @@ def str_key(name: str, default: str | None = None, doc: str = "", **kw: object) 
 def int_key(name: str, default: int | None, doc: str = "", **kw: object) -> ConfigKey[int]:
     return ConfigKey(name, default, int, doc, **kw)  # type: ignore[arg-type]
 
-
-def float_key(name: str, default: float | None, doc: str = "", **kw: object) -> ConfigKey[float]:
-    return ConfigKey(name, default, float, doc, **kw)  # type: ignore[arg-type]
 
 
 def bool_key(name: str, default: bool | None, doc: str = "", **kw: object) -> ConfigKey[bool]:
@@ -149,54 +147,11 @@ def load_props_file(text: str) -> dict[str, str]:
 
 
 class WriteConfig:
-    """Write-client keys (HoodieWriteConfig and friends) with Hudi's defaults."""
+    """Writer keys the control plane reads (HoodieWriteConfig's names and defaults)."""
 
     TABLE_NAME = str_key("hoodie.table.name", aliases=("hoodie.datasource.write.table.name",))
-    RECORD_KEY_FIELD = list_key("hoodie.datasource.write.recordkey.field", doc="record key column(s)")
-    PARTITION_PATH_FIELD = list_key("hoodie.datasource.write.partitionpath.field", doc="partition column(s)")
-    ORDERING_FIELD = str_key(
-        "hoodie.datasource.write.precombine.field", None, "field that decides which record wins",
-        aliases=("hoodie.table.ordering.fields", "hoodie.table.precombine.field"),
-    )
-    HIVE_STYLE_PARTITIONING = bool_key("hoodie.datasource.write.hive_style_partitioning", False)
-    URL_ENCODE_PARTITIONING = bool_key("hoodie.datasource.write.partitionpath.urlencode", False)
-    OPERATION = str_key(
-        "hoodie.datasource.write.operation", "upsert",
-    )
-    # fixed at table creation: a write may only repeat the table's own mode
-    RECORD_MERGE_MODE = str_key("hoodie.record.merge.mode", None, "EVENT_TIME_ORDERING or COMMIT_TIME_ORDERING")
-    COMBINE_BEFORE_INSERT = bool_key("hoodie.combine.before.insert", False)
-    COMBINE_BEFORE_UPSERT = bool_key("hoodie.combine.before.upsert", True)
-    COMBINE_BEFORE_DELETE = bool_key("hoodie.combine.before.delete", True)
-    # 0: as many shuffle partitions as the input has (at least the engine's default parallelism)
-    UPSERT_PARALLELISM = int_key("hoodie.upsert.shuffle.parallelism", 0, minimum=0)
-    INSERT_PARALLELISM = int_key("hoodie.insert.shuffle.parallelism", 0, minimum=0)
-    BULK_INSERT_PARALLELISM = int_key("hoodie.bulkinsert.shuffle.parallelism", 0, minimum=0)
-    DELETE_PARALLELISM = int_key("hoodie.delete.shuffle.parallelism", 0, minimum=0)
-    INDEX_TYPE = str_key("hoodie.index.type", "SIMPLE", choices=("SIMPLE", "BLOOM"))
-    BLOOM_FILTER_TYPE = str_key("hoodie.bloom.index.filter.type", "DYNAMIC_V0", choices=("DYNAMIC_V0", "SIMPLE"))
-    BLOOM_NUM_ENTRIES = int_key("hoodie.index.bloom.num_entries", 60000, minimum=1)
-    BLOOM_FPP = float_key("hoodie.index.bloom.fpp", 0.000000001, minimum=1e-300, below=1)
-    BLOOM_DYNAMIC_MAX_ENTRIES = int_key("hoodie.bloom.index.filter.dynamic.max.entries", 100000, minimum=1)
-    BLOOM_PRUNE_BY_RANGES = bool_key("hoodie.bloom.index.prune.by.ranges", True)
-    PARQUET_MAX_FILE_SIZE = int_key("hoodie.parquet.max.file.size", 120 * 1024 * 1024, minimum=1)
-    PARQUET_SMALL_FILE_LIMIT = int_key("hoodie.parquet.small.file.limit", 100 * 1024 * 1024, minimum=0)
-    PARQUET_BLOCK_SIZE = int_key("hoodie.parquet.block.size", 120 * 1024 * 1024, minimum=1)
-    PARQUET_PAGE_SIZE = int_key("hoodie.parquet.page.size", 1024 * 1024, minimum=1)
-    PARQUET_COMPRESSION = str_key(
-        "hoodie.parquet.compression.codec", "gzip", choices=("GZIP", "SNAPPY", "ZSTD", "UNCOMPRESSED", "LZ4")
-    )
-    RECORD_SIZE_ESTIMATE = int_key("hoodie.copyonwrite.record.size.estimate", 1024, minimum=1)
-    INSERT_SPLIT_SIZE = int_key("hoodie.copyonwrite.insert.split.size", 500000, minimum=1)
-    AUTO_TUNE_INSERT_SPLITS = bool_key("hoodie.copyonwrite.insert.auto.split", True)
-    DATABASE_NAME = str_key("hoodie.database.name", "default")
-    METADATA_ENABLE = bool_key("hoodie.metadata.enable", False)
-    CONCURRENCY_MODE = str_key(
-        "hoodie.write.concurrency.mode", "SINGLE_WRITER",
-        choices=("SINGLE_WRITER", "OPTIMISTIC_CONCURRENCY_CONTROL"),
-    )
-    NUM_RETRIES_ON_CONFLICT = int_key("hoodie.write.num.retries.on.conflict.failures", 0, minimum=0)
-    POPULATE_META_FIELDS = bool_key("hoodie.populate.meta.fields", True)
+    LOCK_WAIT_MS = int_key("hoodie.write.lock.wait_time_ms", 60_000, "how long a writer waits for the table lock",
+                           minimum=0)
 
 
 class TableConfigKeys:

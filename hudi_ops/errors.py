@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 
 class HudiOpsError(Exception):
     """Root of every hudi-ops error."""
@@ -14,8 +12,8 @@ class TableNotFoundError(HudiOpsError):
 
     def __init__(self, base_path: str) -> None:
         super().__init__(
-            f"no Hudi table at {base_path!r}: .hoodie/hoodie.properties is missing; "
-            "create one with `hudi-ops create` or HudiTable.create(...)"
+            f"no Hudi table at {base_path!r}: .hoodie/hoodie.properties is missing; check the path, or "
+            "create the table with a first write (`ingest` or `backfill` with --record-key-field)"
         )
         self.base_path = base_path
 
@@ -57,18 +55,15 @@ class ConcurrencyError(HudiOpsError):
 
 
 class WriteConflictError(ConcurrencyError):
-    """Our instant touched file groups that a concurrent instant committed first."""
+    """Our instant overlaps an instant that committed first (RFC-22); nothing of ours is visible."""
 
-    def __init__(
-        self, instant: str, conflicting_instant: str, file_ids: Iterable[str], *, reason: str | None = None
-    ) -> None:
+    def __init__(self, instant: str, conflicting_instant: str, *, reason: str | None = None) -> None:
         self.instant = instant
         self.conflicting_instant = conflicting_instant
-        self.file_ids = tuple(sorted(file_ids))
-        why = reason or f"committed instant {conflicting_instant} also wrote them"
+        why = f" ({reason})" if reason else ""
         super().__init__(
-            f"write conflict on file groups {', '.join(self.file_ids)}: {why}; "
-            f"nothing of instant {instant} is visible, retry the write"
+            f"write conflict: instant {instant} overlaps instant {conflicting_instant}, which committed first"
+            f"{why}; nothing of instant {instant} is visible, retry the write"
         )
 
 

@@ -3,7 +3,8 @@
 The connection type `hudi_zookeeper` holds the ensemble: host (a name, or several separated by
 commas) and port become `hoodie.write.lock.zookeeper.url`; the extras `base_path` and `lock_key`
 name the lock znode (default `/hudi/locks` and the table's name), so every DAG of a table that uses
-the same connection takes the same lock, as RFC-22's optimistic concurrency needs.
+the same connection takes the same lock, as RFC-22's optimistic concurrency needs. The options are
+Hudi's own: its `ZookeeperBasedLockProvider` takes the lock in every Spark job.
 """
 
 from __future__ import annotations
@@ -13,10 +14,7 @@ from typing import Any
 
 from airflow.sdk import BaseHook
 
-from hudi_ops.errors import ConfigError
-
-ZOOKEEPER_LOCK_PROVIDER = "org.apache.hudi.client.transaction.lock.ZookeeperBasedLockProvider"
-DEFAULT_LOCK_BASE_PATH = "/hudi/locks"
+from hudi_ops.locks.occ_options import LOCK_WAIT_DEFAULTS, zookeeper_lock_options
 
 
 class HudiHook(BaseHook):
@@ -44,7 +42,8 @@ class HudiHook(BaseHook):
 
     def write_options(self) -> dict[str, str]:
         """Table options, then the lock's (which win: every pipeline of the table must share them)."""
-        return {**self.table_options, **self.lock_options()}
+        lock = self.lock_options()
+        return {**(LOCK_WAIT_DEFAULTS if lock else {}), **self.table_options, **lock}
 
     @classmethod
     def get_ui_field_behaviour(cls) -> dict[str, Any]:
@@ -54,21 +53,3 @@ class HudiHook(BaseHook):
             "placeholders": {"host": "zk1,zk2,zk3", "port": "2181",
                              "extra": '{"base_path": "/hudi/locks", "lock_key": "trips"}'},
         }
-
-
-def zookeeper_lock_options(
-    host: str, port: int | None, extra: Mapping[str, Any], table_name: str
-) -> dict[str, str]:
-    hosts = [h.strip() for h in host.split(",") if h.strip()]
-    if not hosts:
-        raise ConfigError("the ZooKeeper connection has no host; set it to the ensemble's host name(s)")
-    url = ",".join(h if ":" in h or port is None else f"{h}:{port}" for h in hosts)
-    return {
-        "hoodie.write.concurrency.mode": "OPTIMISTIC_CONCURRENCY_CONTROL",
-        "hoodie.write.lock.provider": ZOOKEEPER_LOCK_PROVIDER,
-        "hoodie.write.lock.zookeeper.url": url,
-        "hoodie.write.lock.zookeeper.base_path": str(extra.get("base_path") or DEFAULT_LOCK_BASE_PATH),
-        "hoodie.write.lock.zookeeper.lock_key": str(extra.get("lock_key") or table_name),
-        **{f"hoodie.write.lock.zookeeper.{k}": str(v) for k, v in extra.items()
-           if k in ("session_timeout_ms", "connection_timeout_ms")},
-    }

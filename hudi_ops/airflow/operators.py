@@ -1,10 +1,12 @@
-"""Operators that run hudi-ops Spark jobs through the Spark provider's spark-submit.
+"""Operators that run hudi-ops Spark jobs (Apache Hudi's writer) through the Spark provider's spark-submit.
 
 `HudiSparkJobOperator` builds a typed `JobSpec` from its rendered arguments (bad values fail the
-task before Spark starts, without retries), runs the job, and maps its exit code: 2 (bad input)
-fails at once without retries; 3 (write conflict) and 4 (lock timeout) raise a retryable error, and
-the operator's defaults retry with exponential backoff. The job's JSON result is the task's return
-value, and a write that committed adds an Asset event for the table.
+task before Spark starts, without retries), asks the control plane whether there is work (none: the
+task is skipped in milliseconds, without a JVM, and says why), submits the job with Hudi's jars and
+session settings, and maps its exit code: 2 (bad input) fails at once without retries; 3 (write
+conflict) and 4 (lock timeout) raise a retryable error, and the operator's defaults retry with
+exponential backoff. The job's JSON result is the task's return value, and a write that committed
+adds an Asset event for the table.
 """
 
 from __future__ import annotations
@@ -18,15 +20,18 @@ from typing import Any
 
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import Asset, AssetAlias
-from airflow.sdk.exceptions import AirflowException, AirflowFailException
+from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowSkipException
 
-import hudi_ops.spark
 from hudi_ops.airflow.hook import HudiHook
 from hudi_ops.airflow.job_spec import JobSpec, SourceSpec, TableSpec, parse_date
 from hudi_ops.airflow.spark_submit import HudiSparkSubmitHook
 from hudi_ops.errors import EXIT_BAD_INPUT, EXIT_CONFLICT, EXIT_LOCK_TIMEOUT, HudiOpsError
+from hudi_ops.read.ingest_work import ingest_work
+from hudi_ops.spark.hudi_bundle import hudi_jars
+from hudi_ops.spark.session import HUDI_SESSION_CONF
+from hudi_ops.spark.submit import APPLICATION
+from hudi_ops.storage import Storage
 
-APPLICATION = str(Path(hudi_ops.spark.__file__).parent / "__main__.py")
 RETRY_DEFAULTS = {"retries": 3, "retry_delay": dt.timedelta(seconds=15), "retry_exponential_backoff": True,
                   "max_retry_delay": dt.timedelta(minutes=5)}
 
@@ -82,13 +87,28 @@ class HudiSparkJobOperator(SparkSubmitOperator):
     def window(self, context: Any) -> dict[str, dt.date]:
         return {}
 
-    def execute(self, context: Any) -> dict[str, Any] | None:
+    def idle_reason(self, spec: JobSpec) -> str | None:
+        """Why the job has nothing to do, asked of the table in Python; None: there is work."""
+        return None
+
+    def prepare(self, context: Any) -> None:
+        """Everything before spark-submit: the job's arguments checked, work looked for (none: the task
+        is skipped), Hudi's jars and session settings added to the submit."""
         try:
             spec = self.job_spec(context)
+            idle = self.idle_reason(spec)
+            jars = hudi_jars()
         except HudiOpsError as e:
             raise AirflowFailException(f"bad job arguments, not retried: {e}") from e
+        if idle:
+            raise AirflowSkipException(idle)
         self.application_args = spec.application_args()
         self.env_vars = {**_python_env(), **(self.env_vars or {})}
+        self.jars = ",".join([*jars, *([self.jars] if self.jars else [])])
+        self.conf = {**HUDI_SESSION_CONF, **(self.conf or {})}
+
+    def execute(self, context: Any) -> dict[str, Any] | None:
+        self.prepare(context)
         try:
             super().execute(context)
         except AirflowException as e:
@@ -121,9 +141,15 @@ class HudiSparkJobOperator(SparkSubmitOperator):
 
 
 class HudiIngestOperator(HudiSparkJobOperator):
-    """`ingest`: the source files that arrived since the table's ingest checkpoint, in one commit."""
+    """`ingest`: the source files that arrived since the table's ingest checkpoint, in one commit.
+    Skipped, without starting Spark, when no file arrived."""
 
     job = "ingest"
+
+    def idle_reason(self, spec: JobSpec) -> str | None:
+        work = ingest_work(spec.table.base_path, Storage.for_uri(spec.source.path), spec.source.format)
+        return None if work.files else f"nothing to ingest: no new source files in {spec.source.path} " + (
+            f"since the table's checkpoint {work.checkpoint}" if work.checkpoint else "(the folder is empty)")
 
 
 class HudiBackfillOperator(HudiSparkJobOperator):

@@ -28,9 +28,10 @@ from hudi_ops.airflow.dag_factory import (
     table_of_dag,
     tables_config_path,
 )
-from hudi_ops.airflow.lock_state import LockState, lock_state
+from hudi_ops.airflow.lock_state import table_lock_state
 from hudi_ops.airflow.timeline_chart import timeline_svg
 from hudi_ops.errors import HudiOpsError
+from hudi_ops.locks.lock_state import LockState
 from hudi_ops.read.table_overview import TableOverview
 
 URL_PREFIX = "/hudi-ops"
@@ -130,7 +131,7 @@ def create_app() -> FastAPI:
             overview = TableOverview.load(entry.base_path)
         except HudiOpsError as e:
             return _page(name, f"<h2>{escape(name)}</h2><p class='error'>{escape(str(e))}</p>")
-        lock = lock_state(name, entry.zookeeper_conn_id)
+        lock = table_lock_state(name, entry.zookeeper_conn_id)
         return _page(f"{name}: Hudi timeline", table_page(overview, lock, now=datetime.now(UTC)))
 
     @app.get("/api/tables")
@@ -147,7 +148,7 @@ def create_app() -> FastAPI:
             overview = TableOverview.load(entry.base_path).to_dict()
         except HudiOpsError as e:
             raise HTTPException(422, str(e)) from e
-        return {**overview, "lock": asdict(lock_state(name, entry.zookeeper_conn_id))}
+        return {**overview, "lock": asdict(table_lock_state(name, entry.zookeeper_conn_id))}
 
     return app
 

@@ -8,11 +8,13 @@ source data, and runs the repo's DAGs for a `trips` table partitioned by day:
    together: that ingest run, a backfill of corrections to 2026-11-20..21 (the same file groups) and
    a backfill of 2026-11-10..11 (partitions no one else writes).
 
-All three take the table's ZooKeeper lock to start a commit. The demo holds that lock, as a long
-table service would, until all three wait for it: then their writes overlap for certain, even on
-two cores, and the rule of RFC-22 must decide. The ingest and the overlapping backfill touch the same
-file groups, so whichever commits second fails with a write conflict (exit 3) and Airflow retries it.
-Finally the table is read back with hudi-rs and compared with the rows expected from the sources.
+Every write is Apache Hudi's, in a spark-submit per Airflow task, and takes the table's ZooKeeper
+lock (Hudi's ZookeeperBasedLockProvider) to start and to commit. The demo holds that same lock from
+Python, as a long table service would, until all three Java writers wait for it: then their writes
+overlap for certain, even on two cores, and the rule of RFC-22 must decide. The ingest and the
+overlapping backfill touch the same file groups, so whichever commits second fails with Hudi's write
+conflict (exit 3) and Airflow retries it. Finally the table is read back with hudi-rs and compared
+with the rows expected from the sources.
 """
 
 from __future__ import annotations
@@ -23,7 +25,6 @@ import logging
 import shutil
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -35,14 +36,13 @@ import pyarrow.parquet as pq
 import yaml
 
 from hudi_ops.airflow.dag_factory import backfill_dag_id, ingest_dag_id
-from hudi_ops.airflow.hook import zookeeper_lock_options
-from hudi_ops.concurrency.locks.zookeeper import ZookeeperBasedLockProvider
-from hudi_ops.config import HoodieConfig
 from hudi_ops.demo.local_airflow import LocalAirflow
 from hudi_ops.demo.zookeeper_server import ZookeeperServer, zookeeper_available
 from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.locks.held_lock import HeldLock
+from hudi_ops.locks.occ_options import zookeeper_lock_options
+from hudi_ops.read.pipeline_metadata import pipeline_of
 from hudi_ops.read.table_overview import COMPLETED, PENDING, TableOverview
-from hudi_ops.spark.jobs import backfill, ingest
 
 REPO = Path(__file__).resolve().parents[2]
 TABLE = "trips"
@@ -150,8 +150,13 @@ class Rfc22Demo:
             "tables": {TABLE: {
                 "base_path": str(self.table_path), "record_key": "trip_id", "partition_field": "dt",
                 "ordering_field": "ts",
-                # writers wait in line for the lock while the demo holds it
-                "hoodie_conf": {"hoodie.write.lock.wait_time_ms": "300000"},
+                "hoodie_conf": {
+                    # writers wait in line for the lock while the demo holds it
+                    "hoodie.write.lock.wait_time_ms": "300000",
+                    # a failed write's heartbeat expires within seconds, so the next writer rolls it
+                    # back (LAZY) while the demo still runs; Hudi's default waits two minutes
+                    "hoodie.client.heartbeat.interval_in_ms": "5000",
+                },
                 "ingest": {"source_path": str(self.landing), "schedule": None},
                 "backfill": {"source_path": str(self.history), "max_active_runs": 2},
             }},
@@ -199,9 +204,9 @@ class Rfc22Demo:
         reports = tuple(self._run_report(airflow, *run[:3]) for run in [seed, *runs])
         return self._check(reports)
 
-    def _table_lock(self, zookeeper: ZookeeperServer) -> _HeldLock:
+    def _table_lock(self, zookeeper: ZookeeperServer) -> HeldLock:
         options = zookeeper_lock_options(zookeeper.host, zookeeper.port, {"base_path": LOCK_BASE_PATH}, TABLE)
-        return _HeldLock(ZookeeperBasedLockProvider.from_config(HoodieConfig(options), table_name=TABLE))
+        return HeldLock({**options, "hoodie.write.lock.wait_time_ms": "30000"}, TABLE)
 
     @staticmethod
     def _run_report(airflow: LocalAirflow, name: str, dag_id: str, run_id: str) -> RunReport:
@@ -226,39 +231,14 @@ class Rfc22Demo:
 
 
 def writers(table_path: Path) -> dict[str, str]:
-    """Which pipeline wrote each commit, from the checkpoint in its commit metadata."""
+    """Which pipeline wrote each commit, from the job's keys in its commit metadata."""
     timeline = MetaClient.open(table_path).timeline()
     out = {}
     for inst in timeline.completed_writes():
-        extra = timeline.commit_metadata(inst).extra_metadata
-        if ingest.CHECKPOINT_KEY in extra:
-            out[inst.requested_time] = "ingest"
-        days = [day for key, day in extra.items() if key.startswith(backfill.CHECKPOINT_PREFIX)]
-        if days:
-            out[inst.requested_time] = f"backfill of {days[0]}"
+        pipeline = pipeline_of(timeline.commit_metadata(inst).extra_metadata)
+        if pipeline:
+            out[inst.requested_time] = pipeline
     return out
-
-
-class _HeldLock:
-    """The table's lock, taken as any writer takes it, held until the runs' writers queue behind it."""
-
-    def __init__(self, provider: ZookeeperBasedLockProvider) -> None:
-        self.provider = provider
-
-    def __enter__(self) -> _HeldLock:
-        self.provider.acquire(30)
-        return self
-
-    def wait_for_waiters(self, n: int, timeout_s: float = 300.0) -> None:
-        deadline = time.monotonic() + timeout_s
-        while len(self.provider.queue()) - 1 < n:  # the first node is ours
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"fewer than {n} writers reached the table lock within {timeout_s:g}s")
-            time.sleep(0.5)
-
-    def __exit__(self, *exc: object) -> None:
-        self.provider.release()
-        self.provider.close()
 
 
 def _failure_reason(log: str) -> str:

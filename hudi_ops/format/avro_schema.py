@@ -1,10 +1,9 @@
-"""Arrow schemas <-> the Avro record schemas Hudi stores (commit `extraMetadata.schema`, create schema).
+"""The Avro record schemas Hudi stores (commit `extraMetadata.schema`, create schema) as Arrow schemas.
 
-`arrow_to_avro` produces the shape Spark's Hudi 1.0 writer puts in commit metadata: record
-`<table>_record` in namespace `hoodie.<table>`, every field `["null", type]` with default null, nested
-records and decimal `fixed` types named after their field in a namespace nested per record level
-(Spark's `SchemaConverters`), so readers see the same schema whichever engine wrote the commit.
-`avro_to_arrow` reads any such schema back, including create schemas with `[type, "null"]` unions.
+Spark's Hudi writer records `<table>_record` in namespace `hoodie.<table>`, every field `["null", type]`
+with default null, nested records and decimal `fixed` types named after their field (Spark's
+`SchemaConverters`). `avro_to_arrow` reads any such schema, including create schemas with
+`[type, "null"]` unions.
 """
 
 from __future__ import annotations
@@ -16,11 +15,10 @@ from typing import Any
 
 import pyarrow as pa
 
-from hudi_ops.errors import InvalidInputError, InvalidTableError
+from hudi_ops.errors import InvalidTableError
 
 AvroType = str | dict[str, Any] | list[Any]
 
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _INVALID_CHARS = re.compile(r"[^A-Za-z0-9_]")
 
 _PRIMITIVES: Mapping[str, pa.DataType] = {
@@ -53,96 +51,6 @@ def record_name_and_namespace(table_name: str) -> tuple[str, str]:
 def schema_to_json(schema: Mapping[str, Any]) -> str:
     """Compact JSON, as Java's `Schema.toString()` prints it."""
     return json.dumps(schema, separators=(",", ":"), ensure_ascii=False)
-
-
-# -- Arrow -> Avro -----------------------------------------------------------------------------------
-
-
-def arrow_to_avro(schema: pa.Schema, *, table_name: str) -> dict[str, Any]:
-    """The Avro record schema Spark's Hudi writer records for data of this Arrow schema.
-
-    Raises InvalidInputError naming the column for types and names Avro cannot hold.
-    """
-    name, namespace = record_name_and_namespace(table_name)
-    return _record(list(schema), name, namespace, path="")
-
-
-def _record(fields: list[pa.Field], name: str, namespace: str, path: str) -> dict[str, Any]:
-    child_namespace = f"{namespace}.{name}"
-    seen: set[str] = set()
-    out = []
-    for f in fields:
-        column = f"{path}.{f.name}" if path else f.name
-        if not _NAME.match(f.name):
-            raise InvalidInputError(
-                f"column {column!r}: Avro, and so Hudi, allows names of letters, digits and underscores "
-                "not starting with a digit; rename the column"
-            )
-        if f.name in seen:
-            raise InvalidInputError(f"column {column!r} appears twice; rename one of them")
-        seen.add(f.name)
-        avro = _avro_type(f.type, f.name, child_namespace, column)
-        out.append({"name": f.name, "type": ["null", avro], "default": None})
-    return {"type": "record", "name": name, "namespace": namespace, "fields": out}
-
-
-def _avro_type(t: pa.DataType, name: str, namespace: str, column: str) -> AvroType:
-    """`name` / `namespace` name nested records and fixed types the way Spark does."""
-    if pa.types.is_boolean(t):
-        return "boolean"
-    if pa.types.is_int8(t) or pa.types.is_int16(t) or pa.types.is_int32(t):
-        return "int"
-    if pa.types.is_int64(t):
-        return "long"
-    if pa.types.is_float32(t):
-        return "float"
-    if pa.types.is_float64(t):
-        return "double"
-    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
-        return "string"
-    if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_binary_view(t):
-        return "bytes"
-    if pa.types.is_decimal(t) and t.precision <= 38:
-        return {"type": "fixed", "name": "fixed", "namespace": f"{namespace}.{name}",
-                "size": _decimal_size(t.precision), "logicalType": "decimal",
-                "precision": t.precision, "scale": t.scale}
-    if pa.types.is_date32(t):
-        return {"type": "int", "logicalType": "date"}
-    if pa.types.is_timestamp(t):
-        # Every unit and zone becomes Spark's TimestampType (UTC micros): hudi-rs 0.5.0 panics on
-        # local-timestamp-*, so naive timestamps are stored as UTC and writers cast values to micros.
-        return {"type": "long", "logicalType": "timestamp-micros"}
-    if pa.types.is_list(t) or pa.types.is_large_list(t):
-        return {"type": "array", "items": ["null", _avro_type(t.value_type, name, namespace, column)]}
-    if pa.types.is_struct(t):
-        return _record(list(t.fields), name, namespace, column)
-    if pa.types.is_map(t):
-        if not (pa.types.is_string(t.key_type) or pa.types.is_large_string(t.key_type)):
-            raise InvalidInputError(
-                f"column {column!r} is a map with {t.key_type} keys; Avro maps need string keys: cast the "
-                "keys to string or store a list of key/value structs"
-            )
-        return {"type": "map", "values": ["null", _avro_type(t.item_type, name, namespace, column)]}
-    raise InvalidInputError(f"column {column!r} has type {t}, which Hudi tables cannot store; {_fix_for(t)}")
-
-
-def _fix_for(t: pa.DataType) -> str:
-    if pa.types.is_unsigned_integer(t):
-        return "cast it to a signed integer type wide enough for its values (int64 for uint32/uint64)"
-    if pa.types.is_dictionary(t):
-        return f"cast it to its value type ({t.value_type})"
-    if pa.types.is_null(t):
-        return "it holds only nulls; cast it to the type it is meant to have"
-    return ("cast it to one of: bool, int8-64, float32/64, string, binary, decimal128 (precision <= 38), "
-            "date32, timestamp, list, struct, map with string keys")
-
-
-def _decimal_size(precision: int) -> int:
-    """Spark's `minBytesForPrecision`: the fewest bytes whose signed range holds 10^precision."""
-    size = 1
-    while 2 ** (8 * size - 1) < 10**precision:
-        size += 1
-    return size
 
 
 def _sanitize(name: str) -> str:

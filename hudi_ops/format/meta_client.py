@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
+from hudi_ops.format.archived_timeline import ArchivedInstant, archived_instants
 from hudi_ops.format.avro_schema import avro_to_arrow
 from hudi_ops.format.fs_view import FileSystemView
 from hudi_ops.format.instant import Action
@@ -48,6 +49,11 @@ class MetaClient:
     def timeline(self) -> Timeline:
         props = self.properties
         return Timeline.load(self.storage, props.timeline_path, layout_version=props.timeline_layout_version)
+
+    def archived_timeline(self) -> tuple[ArchivedInstant, ...]:
+        """The instants Hudi's archiver moved out of the active timeline (table versions 8 and 9)."""
+        history = self.properties.history_path
+        return archived_instants(self.storage, history) if history else ()
 
     def fs_view(
         self, timeline: Timeline | None = None, *, as_of: str | None = None, partitions: Iterable[str] | None = None

@@ -1,30 +1,20 @@
-"""`.hoodie/hoodie.properties`: Java `Properties` text, typed table settings and Hudi's update protocol.
+"""`.hoodie/hoodie.properties`: Java `Properties` text and the typed table settings of versions 6, 8, 9.
 
-Reads table versions 6, 8 and 9; builds and stores the exact key set Hudi 1.0.x writes for a new
-version 8 table (hudi-v8.md §4). The file is rewritten only through Hudi's backup protocol, so Java
-readers that find the main file missing fall back to `hoodie.properties.backup`.
+Only Hudi writes the file, through its backup protocol: a reader that finds the main file missing or
+damaged (a writer is updating it) falls back to `hoodie.properties.backup`, as Java's does.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from types import MappingProxyType
 
 from hudi_ops.config import ConfigKey, HoodieConfig, TableConfigKeys
-from hudi_ops.errors import (
-    ConfigError,
-    FileAlreadyExistsError,
-    InvalidTableError,
-    StorageError,
-    TableExistsError,
-    TableNotFoundError,
-)
+from hudi_ops.errors import ConfigError, InvalidTableError, TableNotFoundError
 from hudi_ops.storage import Storage
 
 _log = logging.getLogger(__name__)
@@ -33,7 +23,6 @@ PROPERTIES_FILE = ".hoodie/hoodie.properties"
 BACKUP_FILE = ".hoodie/hoodie.properties.backup"
 
 SUPPORTED_VERSIONS = (6, 8, 9)
-WRITE_VERSION = 8
 
 EVENT_TIME_ORDERING = "EVENT_TIME_ORDERING"
 COMMIT_TIME_ORDERING = "COMMIT_TIME_ORDERING"
@@ -41,14 +30,6 @@ CUSTOM = "CUSTOM"
 
 DEFAULT_PAYLOAD = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
 OVERWRITE_PAYLOAD = "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"
-
-#: mode -> (hoodie.record.merge.strategy.id, hoodie.compaction.payload.class); Java writers reject other pairs
-MERGE_TRIPLES: Mapping[str, tuple[str, str]] = MappingProxyType({
-    EVENT_TIME_ORDERING: ("eeb8d96f-b1e4-49fd-bbf8-28ac514178e5", DEFAULT_PAYLOAD),
-    COMMIT_TIME_ORDERING: ("ce9acb64-bde0-424c-9b91-f6ebba25356d", OVERWRITE_PAYLOAD),
-})
-
-KEYGEN_TYPES = ("SIMPLE", "COMPLEX", "NON_PARTITION", "TIMESTAMP", "CUSTOM")
 
 # v6 tables name the key generator class; Java 1.0 maps it to a type the same way.
 _KEYGEN_CLASS_TYPES = {
@@ -69,20 +50,11 @@ _KEYGEN_CLASS_TYPES = {
 
 _K = TableConfigKeys
 _ORDERING_FIELDS = "hoodie.table.ordering.fields"  # v9's name for the precombine field
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_FIELD_PATH = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
 # -- Java Properties text ----------------------------------------------------------------------------
 
 _WS = " \t\f"
 _UNESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
-_ESCAPES = {
-    "\t": "\\t", "\n": "\\n", "\r": "\\r", "\f": "\\f", "=": "\\=", ":": "\\:", "#": "\\#", "!": "\\!",
-}
-_DAYS = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
-_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
-
-
 def parse_properties(text: str) -> dict[str, str]:
     """Parse Java `Properties` text as `Properties.load` does; later duplicates win."""
     out: dict[str, str] = {}
@@ -90,33 +62,6 @@ def parse_properties(text: str) -> dict[str, str]:
         key, value = _split_key_value(line)
         out[key] = value
     return out
-
-
-def format_properties(
-    values: Mapping[str, str], *, header_time: datetime, comment: str | None = None
-) -> str:
-    """Java `Properties.store` output: `#<comment>`, `#<Date.toString()>`, then `key=value` in order.
-
-    `comment` defaults to Hudi's `Properties saved on <ISO instant>`; both header lines are in UTC.
-    """
-    t = header_time.astimezone(UTC) if header_time.tzinfo else header_time.replace(tzinfo=UTC)
-    lines = [f"#{comment if comment is not None else f'Properties saved on {java_instant(t)}'}",
-             f"#{_java_date(t)}"]
-    lines += [f"{_escape(k, is_key=True)}={_escape(v, is_key=False)}" for k, v in values.items()]
-    return "\n".join(lines) + "\n"
-
-
-def java_instant(t: datetime) -> str:
-    """`Instant.toString()`: ISO-8601 in UTC with 0, 3 or 6 fraction digits."""
-    t = t.astimezone(UTC)
-    us = t.microsecond
-    frac = "" if us == 0 else f".{us // 1000:03d}" if us % 1000 == 0 else f".{us:06d}"
-    return f"{t:%Y-%m-%dT%H:%M:%S}{frac}Z"
-
-
-def _java_date(t: datetime) -> str:
-    # Date.toString() always uses English names, whatever the locale
-    return f"{_DAYS[t.weekday()]} {_MONTHS[t.month - 1]} {t:%d %H:%M:%S} UTC {t.year}"
 
 
 def _logical_lines(text: str) -> Iterator[str]:
@@ -192,23 +137,6 @@ def _unescape(s: str) -> str:
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
 
 
-def _escape(s: str, *, is_key: bool) -> str:
-    out: list[str] = []
-    for i, c in enumerate(s):
-        if c == "\\":
-            out.append("\\\\")
-        elif c == " ":
-            out.append("\\ " if is_key or i == 0 else " ")
-        elif c in _ESCAPES:
-            out.append(_ESCAPES[c])
-        elif " " < c < "\x7f":
-            out.append(c)
-        else:  # store() writes ISO-8859-1 and escapes everything outside printable ASCII
-            units = c.encode("utf-16-be", "surrogatepass")
-            out += [f"\\u{units[k]:02X}{units[k + 1]:02X}" for k in range(0, len(units), 2)]
-    return "".join(out)
-
-
 def checksum(database: str | None, table_name: str) -> int:
     """`HoodieTableConfig.generateChecksum`: CRC32 of UTF-8 `<database>.<table>`, database "" if absent."""
     return zlib.crc32(f"{database or ''}.{table_name}".encode())
@@ -255,134 +183,6 @@ class TableProperties:
             raise first_error
         raise TableNotFoundError(storage.uri)
 
-    @classmethod
-    def for_new_table(
-        cls,
-        *,
-        table_name: str,
-        table_type: str,
-        record_key_fields: str | Sequence[str],
-        partition_fields: str | Sequence[str] = (),
-        ordering_field: str | None = None,
-        merge_mode: str | None = None,
-        keygen_type: str | None = None,
-        hive_style: bool = False,
-        database: str = "default",
-        create_schema: str | None = None,
-    ) -> TableProperties:
-        """The properties Hudi 1.0.x writes for a new version 8 table (hudi-v8.md §4.1).
-
-        `merge_mode` defaults to EVENT_TIME_ORDERING with an ordering field, else COMMIT_TIME_ORDERING
-        (Java's inference); `keygen_type` to NON_PARTITION, SIMPLE or COMPLEX from the field counts.
-        Field lists may be given as sequences or comma-separated text.
-        """
-        _check_name("table name", table_name)
-        _check_name("database", database)
-        ttype = table_type.upper()
-        if ttype not in _K.TYPE.choices:
-            raise ConfigError(f"table type {table_type!r} is not valid; use COPY_ON_WRITE or MERGE_ON_READ")
-        keys, parts = _field_list(record_key_fields), _field_list(partition_fields)
-        if not keys:
-            raise ConfigError("a table needs a record key field; pass e.g. record_key_fields=['id']")
-        for f in (*keys, *parts, *([ordering_field] if ordering_field is not None else [])):
-            _check_field(f)
-        mode = (merge_mode or (EVENT_TIME_ORDERING if ordering_field else COMMIT_TIME_ORDERING)).upper()
-        if mode not in MERGE_TRIPLES:
-            raise ConfigError(f"merge mode {merge_mode!r} is not valid; use {' or '.join(MERGE_TRIPLES)}")
-        if mode == EVENT_TIME_ORDERING and not ordering_field:
-            raise ConfigError("EVENT_TIME_ORDERING needs an ordering field: pass ordering_field=<column>, "
-                              "or use merge_mode=COMMIT_TIME_ORDERING (the latest write wins)")
-        keygen = (keygen_type or infer_keygen_type(keys, parts)).upper()
-        if keygen not in KEYGEN_TYPES:
-            raise ConfigError(
-                f"key generator type {keygen_type!r} is not valid; use one of {', '.join(KEYGEN_TYPES)}"
-            )
-        if create_schema is not None:
-            try:
-                json.loads(create_schema)
-            except ValueError as e:
-                raise ConfigError(f"create_schema is not JSON ({e}); pass the Avro schema's JSON") from None
-        strategy_id, payload = MERGE_TRIPLES[mode]
-        v: dict[str, str] = {
-            _K.NAME.name: table_name,
-            _K.TYPE.name: ttype,
-            _K.VERSION.name: str(WRITE_VERSION),
-            _K.INITIAL_VERSION.name: str(WRITE_VERSION),
-            _K.TIMELINE_LAYOUT_VERSION.name: "2",
-            _K.TIMELINE_PATH.name: "timeline",
-            _K.TIMELINE_HISTORY_PATH.name: "history",
-            _K.ARCHIVELOG_FOLDER.name: "archived",
-            _K.RECORD_KEY_FIELDS.name: ",".join(keys),
-        }
-        if parts:  # hudi-rs returns no rows from a partitioned table that lacks this key
-            v[_K.PARTITION_FIELDS.name] = ",".join(parts)
-        v[_K.KEYGEN_TYPE.name] = keygen
-        v[_K.HIVE_STYLE_PARTITIONING.name] = _bool(hive_style)
-        v[_K.URL_ENCODE_PARTITIONING.name] = "false"
-        v[_K.DROP_PARTITION_COLUMNS.name] = "false"  # hudi-rs refuses tables that drop them
-        if ordering_field:
-            v[_K.PRECOMBINE_FIELD.name] = ordering_field
-        v[_K.RECORD_MERGE_MODE.name] = mode
-        v[_K.RECORD_MERGE_STRATEGY_ID.name] = strategy_id
-        v[_K.PAYLOAD_CLASS.name] = payload
-        v[_K.TIMELINE_TIMEZONE.name] = "UTC"
-        v[_K.DATABASE_NAME.name] = database
-        if create_schema is not None:
-            v[_K.CREATE_SCHEMA.name] = create_schema
-        v[_K.CHECKSUM.name] = str(checksum(database, table_name))
-        return cls(v)
-
-    def updated(self, **changes: str | None) -> TableProperties:
-        """A copy with `changes` applied (None removes a key); keys are full property names, so pass
-        them as `**{"hoodie.table.metadata.partitions": None}`. The checksum follows name and database."""
-        v = dict(self.values)
-        for key, value in changes.items():
-            if value is None:
-                v.pop(key, None)
-            else:
-                v[key] = value
-        if _K.CHECKSUM.name in v and _K.CHECKSUM.name not in changes and _K.NAME.name in v:
-            v[_K.CHECKSUM.name] = str(checksum(v.get(_K.DATABASE_NAME.name), v[_K.NAME.name]))
-        return TableProperties(v)
-
-    def store(self, storage: Storage, *, create: bool) -> None:
-        """Write these properties. `create` makes the file (TableExistsError if there is one);
-        otherwise Hudi's update protocol replaces it: backup, delete, write, verify, drop backup."""
-        now = datetime.now(UTC)
-        if create:
-            text = format_properties(self._with_checksum(), header_time=now)
-            try:
-                storage.create_new(PROPERTIES_FILE, text.encode("ascii"))
-            except FileAlreadyExistsError:
-                raise TableExistsError(storage.uri) from None
-            return
-        comment = f"Updated at {java_instant(now)}"
-        text = format_properties(self._with_checksum(), header_time=now, comment=comment)
-        current = _recover(storage)
-        try:
-            storage.create_new(BACKUP_FILE, current)
-        except FileAlreadyExistsError:
-            raise StorageError(
-                f"{storage.uri_of(BACKUP_FILE)} appeared while updating hoodie.properties: another "
-                "process is updating it; retry once it has finished"
-            ) from None
-        storage.delete_file(PROPERTIES_FILE)  # readers use the backup until the new file is in place
-        storage.write_bytes(PROPERTIES_FILE, text.encode("ascii"))
-        written = parse_properties(_decode(storage.read_bytes(PROPERTIES_FILE)))
-        if written.get(_K.CHECKSUM.name) != self._with_checksum()[_K.CHECKSUM.name]:
-            storage.delete_file(PROPERTIES_FILE)  # the next update recovers from the backup
-            raise StorageError(
-                f"{storage.uri_of(PROPERTIES_FILE)} did not read back with its checksum; readers use "
-                "hoodie.properties.backup meanwhile; retry the update"
-            )
-        storage.delete_file(BACKUP_FILE)
-
-    def _with_checksum(self) -> dict[str, str]:
-        """The values with a correct checksum written last, as Java stores them."""
-        v = {k: x for k, x in self.values.items() if k != _K.CHECKSUM.name}
-        v[_K.CHECKSUM.name] = str(checksum(self.database, self.table_name))
-        return v
-
     def as_config(self) -> HoodieConfig:
         return HoodieConfig(dict(self.values))
 
@@ -416,6 +216,13 @@ class TableProperties:
         if self.timeline_layout_version == 1:
             return ".hoodie"
         return f".hoodie/{self._get(_K.TIMELINE_PATH)}"
+
+    @property
+    def history_path(self) -> str | None:
+        """Table-relative folder of the LSM archived timeline (layout 2); None for layout 1's archive."""
+        if self.timeline_layout_version == 1:
+            return None
+        return f"{self.timeline_path}/{self._get(_K.TIMELINE_HISTORY_PATH)}"
 
     @property
     def record_key_fields(self) -> tuple[str, ...]:
@@ -513,8 +320,8 @@ class TableProperties:
         version = self.table_version
         if version not in SUPPORTED_VERSIONS:
             raise InvalidTableError(
-                f"hoodie.table.version={version} is not supported: hudi-ops reads table versions 6, 8 and 9 "
-                "and writes 8; upgrade or downgrade the table with Hudi's CLI"
+                f"hoodie.table.version={version} is not supported: hudi-ops reads table versions 6, 8 and 9; "
+                "upgrade the table with a Hudi writer (hoodie.write.auto.upgrade) or Hudi's CLI"
             )
         layout_key = _K.TIMELINE_LAYOUT_VERSION.name
         layout = self._get(_K.TIMELINE_LAYOUT_VERSION)
@@ -541,79 +348,9 @@ class TableProperties:
                 )
 
 
-def check_writable_v8(props: TableProperties) -> None:
-    """Refuse to write unless the table is still what hudi-ops writes: version 8 (hence timeline
-    layout 2, which TableProperties enforces) and no metadata-table partitions, completed or inflight."""
-    if props.table_version != WRITE_VERSION:
-        raise InvalidTableError(
-            f"table {props.table_name!r} is at version {props.table_version}; hudi-ops writes only table "
-            "version 8. Version 9 comes from a Hudi 1.1 writer's auto-upgrade (pin Java writers with "
-            "hoodie.write.table.version=8 and hoodie.write.auto.upgrade=false); upgrade version 6 with "
-            "Hudi 1.0.x"
-        )
-    inflight = props.as_config().get(_K.METADATA_PARTITIONS_INFLIGHT) or ()
-    in_use = (*props.metadata_partitions, *inflight)
-    if in_use:
-        raise InvalidTableError(
-            f"table {props.table_name!r} has a metadata table (partitions {', '.join(in_use)}): readers list "
-            "files through it, so commits from hudi-ops, which does not maintain it, would be invisible. "
-            "Remove it by running a Java writer once with hoodie.metadata.enable=false, and run every Java "
-            "writer so"
-        )
-    if props.timezone != "UTC":
-        raise InvalidTableError(
-            f"table {props.table_name!r} has hoodie.table.timeline.timezone={props.timezone}: its instant times "
-            "follow the writer's local clock zone, while hudi-ops generates UTC times, and mixing the two breaks "
-            "the timeline's order. If its instants are in UTC (Java writers running with TZ=UTC), set "
-            "hoodie.table.timeline.timezone=UTC in hoodie.properties"
-        )
-
-
-def _recover(storage: Storage) -> bytes:
-    """Hudi's `recoverIfNeeded`: restore a main file lost mid-update from the backup; return its bytes."""
-    try:
-        current = storage.read_bytes(PROPERTIES_FILE)
-    except FileNotFoundError:
-        try:
-            current = storage.read_bytes(BACKUP_FILE)
-        except FileNotFoundError:
-            raise TableNotFoundError(storage.uri) from None
-        storage.write_bytes(PROPERTIES_FILE, current)
-    storage.delete_file(BACKUP_FILE)
-    return current
-
-
 def _decode(data: bytes) -> str:
     # Java reads ISO-8859-1 and store() escapes non-ASCII; accept UTF-8 from other tools as hudi-rs does
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         return data.decode("latin-1")
-
-
-def infer_keygen_type(keys: tuple[str, ...], parts: tuple[str, ...]) -> str:
-    """The generator Hudi picks from the field counts when a table names none."""
-    if not parts:
-        return "NON_PARTITION"
-    return "SIMPLE" if len(keys) == 1 and len(parts) == 1 else "COMPLEX"
-
-
-def _field_list(fields: str | Sequence[str]) -> tuple[str, ...]:
-    items = fields.split(",") if isinstance(fields, str) else fields
-    return tuple(f.strip() for f in items if f.strip())
-
-
-def _check_name(what: str, name: str) -> None:
-    if not _NAME.match(name):
-        raise ConfigError(f"{what} {name!r} is not valid: use letters, digits and underscores, not starting "
-                          "with a digit (Hive and Avro names)")
-
-
-def _check_field(field: str) -> None:
-    if not _FIELD_PATH.match(field):
-        raise ConfigError(f"field {field!r} is not a valid column name: use letters, digits and underscores "
-                          "(dots for nested fields), one field per list entry")
-
-
-def _bool(b: bool) -> str:
-    return "true" if b else "false"

@@ -1,1 +1,1 @@
-"""Readers: snapshot, time travel, incremental and read-optimized queries, all returning Arrow."""
+"""What the control plane derives from a table without a JVM: overviews, pipeline checkpoints, work to do."""

@@ -144,15 +144,16 @@ def file_group_summaries(meta: MetaClient, timeline: Timeline) -> list[FileGroup
 
 def commit_stats(timeline: Timeline) -> list[CommitStats]:
     """Every completed write on the active timeline, in completion order."""
-    out = []
-    for inst in sorted(timeline.completed_writes(), key=timeline.completion_time):
-        metadata = timeline.commit_metadata(inst)
-        stats = list(metadata.write_stats())
-        out.append(CommitStats(
-            instant=inst.requested_time, completed=timeline.completion_time(inst), action=inst.action,
-            operation=metadata.operation_type, files=len(stats),
-            writes=sum(s.num_writes or 0 for s in stats), inserts=sum(s.num_inserts or 0 for s in stats),
-            updates=sum(s.num_update_writes or 0 for s in stats), deletes=sum(s.num_deletes or 0 for s in stats),
-            bytes=sum(s.total_write_bytes or 0 for s in stats), partitions=len({s.partition_path for s in stats}),
-        ))
-    return out
+    return [commit_stats_of(timeline, i) for i in sorted(timeline.completed_writes(), key=timeline.completion_time)]
+
+
+def commit_stats_of(timeline: Timeline, inst: Instant) -> CommitStats:
+    metadata = timeline.commit_metadata(inst)
+    stats = list(metadata.write_stats())
+    return CommitStats(
+        instant=inst.requested_time, completed=timeline.completion_time(inst), action=inst.action,
+        operation=metadata.operation_type, files=len(stats),
+        writes=sum(s.num_writes or 0 for s in stats), inserts=sum(s.num_inserts or 0 for s in stats),
+        updates=sum(s.num_update_writes or 0 for s in stats), deletes=sum(s.num_deletes or 0 for s in stats),
+        bytes=sum(s.total_write_bytes or 0 for s in stats), partitions=len({s.partition_path for s in stats}),
+    )

@@ -1,8 +1,10 @@
-"""The spark-submit application: `spark-submit hudi_ops/spark/__main__.py ingest|backfill --flags`.
+"""The spark-submit application: `spark-submit --jars <hudi bundle> hudi_ops/spark/__main__.py ingest|backfill ...`.
 
-Also `python -m hudi_ops.spark ...` with a local SparkSession. Flags follow Hudi utilities'
-(HoodieStreamer) names. Prints one final JSON line and exits 0 ok, 2 bad input or usage,
-3 write conflict (retryable), 4 lock timeout (retryable), 1 anything else.
+Also `python -m hudi_ops.spark ...`, with a local SparkSession. Flags follow Hudi utilities'
+(HoodieStreamer) names. Prints one final JSON line and exits 0 ok, 2 bad input or usage, 3 write
+conflict (retryable), 4 lock timeout (retryable), 1 anything else. Input that can be checked without
+data (flags, settings against the table's, the window) is checked before Spark starts, and a run
+with nothing to do never starts Spark.
 """
 
 from __future__ import annotations
@@ -10,26 +12,38 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+import traceback
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
 
-from hudi_ops.errors import EXIT_BAD_INPUT, EXIT_OK, HudiOpsError, exit_code
+from hudi_ops.config import command_line_options
+from hudi_ops.errors import EXIT_FAILED, EXIT_OK, HudiOpsError, InvalidInputError, exit_code
+
+OPERATIONS = ("UPSERT", "INSERT", "BULK_INSERT", "DELETE")
+SOURCE_FORMATS = ("parquet", "json", "csv")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # a usage error is bad input, reported like any other
+        raise InvalidInputError(f"{self.prog}: {message}; see --help")
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="hudi_ops.spark", description="hudi-ops Spark jobs")
+    p = _Parser(prog="hudi_ops.spark", description="hudi-ops Spark jobs on Apache Hudi")
     sub = p.add_subparsers(dest="job", required=True)
     for name in ("ingest", "backfill"):
         j = sub.add_parser(name)
         j.add_argument("--target-base-path", required=True)
         j.add_argument("--target-table")
-        j.add_argument("--table-type", default="COPY_ON_WRITE", choices=["COPY_ON_WRITE", "MERGE_ON_READ"])
+        j.add_argument("--table-type", type=str.upper, choices=["COPY_ON_WRITE", "MERGE_ON_READ"],
+                       help="default: the table's type, COPY_ON_WRITE for a new table")
         j.add_argument("--source-path", required=True)
-        j.add_argument("--source-format", default="parquet", choices=["parquet", "json", "csv"])
-        j.add_argument("--record-key-field")
-        j.add_argument("--partition-path-field")
-        j.add_argument("--source-ordering-field")
-        j.add_argument("--op", default="UPSERT", choices=["UPSERT", "INSERT", "BULK_INSERT", "DELETE"])
-        j.add_argument("--props")
+        j.add_argument("--source-format", default="parquet", choices=SOURCE_FORMATS)
+        j.add_argument("--record-key-field", help="field, or comma-separated fields (default: the table's)")
+        j.add_argument("--partition-path-field", help="field(s) (default: the table's; none for a new table)")
+        j.add_argument("--source-ordering-field", help="the field whose greatest value wins (default: the table's)")
+        j.add_argument("--op", type=str.upper, default="UPSERT", choices=OPERATIONS)
+        j.add_argument("--props", help="a properties file of hoodie.* options")
         j.add_argument("--hoodie-conf", action="append", default=[], metavar="K=V")
         if name == "backfill":
             j.add_argument("--start", required=True, help="first dt=YYYY-MM-DD source partition")
@@ -37,25 +51,43 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: Sequence[str] | None = None, *, spark: object | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, spark: Any | None = None) -> int:
+    job = "?"
     try:
         args = _parser().parse_args(argv)
-    except SystemExit as e:  # argparse already printed the usage error
-        return EXIT_BAD_INPUT if e.code else EXIT_OK
-    try:
+        job = args.job
+        options = command_line_options(args.props, args.hoodie_conf)
+        args.table_flags = {"table_name": args.target_table, "table_type": args.table_type,
+                            "record_key": args.record_key_field, "partition_path": args.partition_path_field,
+                            "ordering_field": args.source_ordering_field}
         from hudi_ops.spark.jobs import backfill, ingest
-        from hudi_ops.spark.session import spark_session
 
-        session = spark or spark_session(f"hudi-ops {args.job}")
-        result = (ingest if args.job == "ingest" else backfill).run(session, args)
+        if job == "backfill":
+            backfill.window(args.start, args.end)
+        result = (ingest if job == "ingest" else backfill).run(args, options, _session(spark, job))
         print(json.dumps({"status": "ok", **result.to_dict()}), flush=True)
         return EXIT_OK
     except HudiOpsError as e:
         code = exit_code(e)
-        print(json.dumps({"status": "failed", "job": args.job, "exit_code": code, "error": type(e).__name__,
+        print(json.dumps({"status": "failed", "job": job, "exit_code": code, "error": type(e).__name__,
                           "message": str(e)}), flush=True)
-        print(f"hudi_ops.spark: error: {e}", file=sys.stderr)
+        if code == EXIT_FAILED and e.__cause__ is not None:  # the unforeseen: keep the Java trace for the log
+            traceback.print_exception(e.__cause__, file=sys.stderr)
+        print(f"hudi_ops.spark: error: {e}", file=sys.stderr, flush=True)
         return code
+
+
+def _session(given: Any | None, job: str) -> Callable[[], Any]:
+    started: list[Any] = [given] if given is not None else []
+
+    def session() -> Any:
+        if not started:
+            from hudi_ops.spark.session import spark_session
+
+            started.append(spark_session(f"hudi-ops {job}"))
+        return started[0]
+
+    return session
 
 
 if __name__ == "__main__":

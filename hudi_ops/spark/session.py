@@ -1,15 +1,61 @@
-"""The job's SparkSession: whatever spark-submit configured, else a local one."""
+"""The job's SparkSession, with Apache Hudi on the classpath and the session settings Hudi requires."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
+
+from hudi_ops.errors import ConfigError
+from hudi_ops.spark.hudi_bundle import JARS_ENV, hudi_jars
+
+#: What Hudi's quick start sets on every session: the `CALL` procedures need the extension.
+HUDI_SESSION_CONF = {
+    "spark.serializer": "org.apache.spark.serializer.KryoSerializer",
+    "spark.sql.extensions": "org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.hudi.catalog.HoodieCatalog",
+    "spark.kryo.registrator": "org.apache.spark.HoodieSparkKryoRegistrar",
+}
+_HUDI_DATASOURCE = "org.apache.hudi.DefaultSource"
+
+
+def session_builder(app_name: str, *, master: str = "local[2]") -> Any:
+    """A builder for a Hudi-ready session. Under spark-submit its `--master`, `--name`, `--jars` and
+    `--conf` stand; run as `python -m hudi_ops.spark` there are none, so the session is local with
+    Hudi's jars."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder
+    if "PYSPARK_GATEWAY_PORT" in os.environ:  # spark-submit started this driver and its JVM
+        SparkContext._ensure_initialized()  # joins that JVM, whose settings SparkConf() then reads
+        submitted = SparkConf()
+    else:  # local mode: nothing needs more than loopback
+        submitted = SparkConf(loadDefaults=False)
+        builder = (builder.master(master).config("spark.jars", ",".join(hudi_jars()))
+                   .config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.host", "127.0.0.1"))
+    if not submitted.contains("spark.app.name"):
+        builder = builder.appName(app_name)
+    for key, value in HUDI_SESSION_CONF.items():
+        if not submitted.contains(key):
+            builder = builder.config(key, value)
+    return builder
 
 
 def spark_session(app_name: str) -> Any:
-    from pyspark import SparkConf
-    from pyspark.sql import SparkSession
+    session = session_builder(app_name).getOrCreate()
+    require_hudi(session)
+    return session
 
-    builder = SparkSession.builder.appName(app_name)
-    if not SparkConf().contains("spark.master"):  # run as `python -m hudi_ops.spark`, not by spark-submit
-        builder = builder.master("local[2]")
-    return builder.getOrCreate()
+
+def require_hudi(session: Any) -> None:
+    """Fail with the fix when Hudi's classes are not on the session's classpath (a spark-submit without --jars)."""
+    from py4j.protocol import Py4JJavaError
+
+    jvm = session.sparkContext._jvm
+    try:
+        jvm.java.lang.Thread.currentThread().getContextClassLoader().loadClass(_HUDI_DATASOURCE)
+    except Py4JJavaError:
+        raise ConfigError(
+            f"Apache Hudi is not on this Spark session's classpath ({_HUDI_DATASOURCE} is missing): pass Hudi's "
+            f"Spark bundle with --jars (`python -m hudi_ops.spark.hudi_bundle` prints it; {JARS_ENV} overrides it)"
+        ) from None

@@ -7,21 +7,20 @@ retried conflict, the table (through hudi-rs) and the timeline view, in headless
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import sys
-import textwrap
+import re
 import time
 import urllib.error
 import urllib.request
-from pathlib import Path
 
 import pytest
 
-from hudi_ops.demo.rfc22 import BACKFILL_DAG, INGEST_DAG, TABLE, Rfc22Demo
+from hudi_ops.demo.rfc22 import BACKFILL_DAG, INGEST_DAG, LOCK_BASE_PATH, SCHEMA, TABLE, Rfc22Demo
+from hudi_ops.locks.lock_state import lock_state
+from hudi_ops.locks.occ_options import zookeeper_lock_options
 from hudi_ops.read.table_overview import COMPLETED, PENDING, ROLLED_BACK, TableOverview
 from tests.airflow.chromium import Chromium
+from tests.integration.processes import Job
+from tests.tables import write_source
 
 
 @pytest.fixture(scope="module")
@@ -44,8 +43,10 @@ def test_an_ingest_and_a_backfill_on_the_same_file_groups_both_succeed_one_after
     assert len(retried) == 1, f"expected exactly one of the overlapping runs to be retried: {overlapping}"
     (loser,) = retried
     assert loser.tries == 2 and len(loser.conflicts) == 1
-    assert loser.conflicts[0].startswith("write conflict (exit 3), retried with backoff")
-    assert "committed instant" in loser.conflicts[0]  # names the writer that won
+    assert loser.conflicts[0].startswith("write conflict (exit 3), retried with backoff: write conflict: instant ")
+    failed, won = re.search(r"instant (\d{17}) overlaps instant (\d{17})", loser.conflicts[0]).groups()
+    winner = "ingest" if loser.dag_id == BACKFILL_DAG else "backfill of 2026-11-2"
+    assert report.writers[won].startswith(winner)  # Hudi's conflict names the commit that won
     # the backfill of days nobody else writes never conflicts
     assert runs["backfill_old_days"].tries == 1 and runs["ingest_1"].tries == 1
 
@@ -54,11 +55,14 @@ def test_an_ingest_and_a_backfill_on_the_same_file_groups_both_succeed_one_after
     assert report.rows == report.distinct_keys == report.expected_rows == 600 + 100 + 40 + 300
     assert (report.missing, report.wrong) == (0, 0)
     spans = report.overview.instants
-    assert {s.status for s in spans} == {COMPLETED}  # the conflict left no pending instant behind
+    # the loser's failed instant is the only one not completed: pending until a later writer rolls it
+    # back (LAZY) once its heartbeat expired, and nothing of it ever visible
+    assert {s.requested_time for s in spans if s.status != COMPLETED} == {failed}
+    assert {s.status for s in spans if s.requested_time == failed} <= {PENDING, ROLLED_BACK}
     # one commit per ingest run and per backfilled day: the retried run did not commit twice
     assert sorted(report.writers.values()) == ["backfill of 2026-11-10", "backfill of 2026-11-11",
                                                "backfill of 2026-11-20", "backfill of 2026-11-21", "ingest", "ingest"]
-    assert sum(s.action == "commit" for s in spans) == 6
+    assert sum(s.action == "commit" and s.status == COMPLETED for s in spans) == 6
 
 
 def test_the_timeline_view_needs_an_airflow_login(scenario):
@@ -93,7 +97,8 @@ def test_the_timeline_tab_shows_inside_airflows_ui(scenario, tmp_path):
     from hudi_ops.airflow.timeline_chart import ACTION_COLOURS
 
     demo, airflow, _ = scenario
-    commits = sum(s.action == "commit" for s in TableOverview.load(demo.table_path).instants)
+    spans = TableOverview.load(demo.table_path).instants
+    commits = sum(s.action == "commit" and s.status != ROLLED_BACK for s in spans)
     session = {"name": "_token", "value": airflow.token(), "url": airflow.url, "httpOnly": True}
     bands, deadline = -1, time.monotonic() + 90
     with Chromium(tmp_path / "profile", width=1800) as browser:  # room for the chart at its own size
@@ -104,23 +109,25 @@ def test_the_timeline_tab_shows_inside_airflows_ui(scenario, tmp_path):
     assert bands == commits + 1  # a bar per commit, and the legend's swatch
 
 
-def test_the_timeline_view_shows_the_table_in_a_browser(scenario, tmp_path):
+def test_the_timeline_view_shows_the_table_in_a_browser(scenario, tmp_path, zookeeper):
     """Chromium opens the table's page with the UI's session cookie and takes a screenshot: the chart
     has a bar per commit in the commit colour, the rollback, the rolled-back write and the pending one.
     Without the cookie the same page shows no chart."""
     from PIL import Image
 
-    from hudi_ops import HudiTable
     from hudi_ops.airflow.timeline_chart import ACTION_COLOURS, ROLLED_BACK_COLOUR
 
-    demo, airflow, _ = scenario
-    rolled_back = _dying_write(demo.table_path)
-    time.sleep(0.5)
-    HudiTable.open(demo.table_path).rollback_failed_writes(dry_run=False, options=_FAST_HEARTBEAT)
-    pending = _dying_write(demo.table_path)
+    demo, airflow, report = scenario
+    (failed,) = [s.requested_time for s in report.overview.instants if s.status != COMPLETED]
+    # one more ingest, once the conflict's loser has no heartbeat: it rolls the failed write back
+    write_source(demo.landing / "part-0002.parquet", [{**r, "ts": 4_000} for r in demo.sources.update[:5]],
+                 SCHEMA)
+    airflow.trigger(INGEST_DAG, "ingest_3")
+    assert airflow.wait_for_runs([(INGEST_DAG, "ingest_3")]) == {(INGEST_DAG, "ingest_3"): "success"}
+    pending = _dying_write(demo, tmp_path, zookeeper)
     overview = TableOverview.load(demo.table_path)
     status = {s.requested_time: s.status for s in overview.instants}
-    assert (status[rolled_back], status[pending]) == (ROLLED_BACK, PENDING)
+    assert (status[failed], status[pending]) == (ROLLED_BACK, PENDING)
 
     page = f"{airflow.url}/hudi-ops/tables/{TABLE}"
     session = {"name": "_token", "value": airflow.token(), "url": airflow.url, "httpOnly": True}
@@ -128,9 +135,10 @@ def test_the_timeline_view_shows_the_table_in_a_browser(scenario, tmp_path):
         shot = Image.open(browser.screenshot(page, tmp_path / "timeline.png", cookies=[session])).convert("RGB")
         anonymous = Image.open(browser.screenshot(page, tmp_path / "anonymous.png")).convert("RGB")
     commits = sum(s.action == "commit" and s.status != ROLLED_BACK for s in overview.instants)
+    rollbacks = sum(s.action == "rollback" for s in overview.instants)
     # a band per bar (the pending commit's included), plus the legend's swatch
-    assert _bands(shot, ACTION_COLOURS["commit"]) == commits + 1 == 8
-    assert _bands(shot, ACTION_COLOURS["rollback"]) == 1 + 1
+    assert _bands(shot, ACTION_COLOURS["commit"]) == commits + 1 == 7 + 1 + 1
+    assert _bands(shot, ACTION_COLOURS["rollback"]) == rollbacks + 1 and rollbacks >= 1
     assert _bands(shot, ROLLED_BACK_COLOUR) == 1 + 1
     assert _bands(anonymous, ACTION_COLOURS["commit"]) == 0
     # the page's API serves the same overview
@@ -140,29 +148,27 @@ def test_the_timeline_view_shows_the_table_in_a_browser(scenario, tmp_path):
     assert (api["lock"]["holder"], api["lock"]["error"]) == (None, None)
 
 
-_FAST_HEARTBEAT = {"hoodie.client.heartbeat.interval_in_ms": "100", "hoodie.client.heartbeat.tolerable.misses": "2"}
-
-_DYING_WRITER = textwrap.dedent("""
-    import sys, time, pyarrow as pa
-    from hudi_ops import HudiTable
-    client = HudiTable.open(sys.argv[1]).write_client(
-        {"hoodie.client.heartbeat.interval_in_ms": "100", "hoodie.client.heartbeat.tolerable.misses": "2"})
-    t = client.start_commit()
-    client.upsert(pa.table({"trip_id": ["2026-11-20-0001"], "dt": ["2026-11-20"], "ts": [9_000], "fare": [1.0],
-                            "city": ["sf"]}), t)
-    print(t, flush=True)
-    time.sleep(600)
-""")
-
-
-def _dying_write(table_path: Path) -> str:
-    """A writer killed after writing its data files: its instant stays pending until rolled back."""
-    with subprocess.Popen([sys.executable, "-c", _DYING_WRITER, str(table_path)], stdout=subprocess.PIPE,
-                          text=True) as proc:
-        instant = proc.stdout.readline().strip()
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
-    assert instant, "the writer died before starting its commit"
+def _dying_write(demo, tmp_path, zookeeper) -> str:
+    """An ingest killed (SIGKILL) as soon as Hudi started its instant: it stays pending."""
+    write_source(demo.landing / "part-0003.parquet", [{**r, "ts": 5_000} for r in demo.sources.update[:5]], SCHEMA)
+    before = {s.requested_time for s in TableOverview.load(demo.table_path).instants}
+    host, port = zookeeper.url.rsplit(":", 1)
+    # killed while it may hold the table's lock: its ZooKeeper session, hence its lock node, ends soon
+    lock = zookeeper_lock_options(host, int(port), {"base_path": LOCK_BASE_PATH, "session_timeout_ms": 3000}, TABLE)
+    args = ["ingest", "--target-base-path", str(demo.table_path), "--source-path", str(demo.landing),
+            *(a for k, v in lock.items() for a in ("--hoodie-conf", f"{k}={v}"))]
+    job = Job.start(args, tmp_path / "dying.log")
+    deadline = time.monotonic() + 120
+    try:
+        while not (new := {s.requested_time for s in TableOverview.load(demo.table_path).instants} - before):
+            assert job.process.poll() is None and time.monotonic() < deadline, job.log.read_text()[-2000:]
+            time.sleep(0.05)
+    finally:
+        job.kill()
+    while lock_state(lock, TABLE).holder is not None:
+        assert time.monotonic() < deadline, "the killed writer's lock node outlived its session"
+        time.sleep(0.5)
+    (instant,) = new
     return instant
 
 

@@ -17,15 +17,19 @@ from tests.airflow.conftest import DAGS, SPARK_CONF
 
 DAG_ID = "hudi_ops_test_ingest"
 DAG_FILE = f'''
+import datetime as dt
+
 from airflow.sdk import DAG, Param
 
 from hudi_ops.airflow.operators import HudiIngestOperator
 
-with DAG("{DAG_ID}", schedule=None, params={{"base_path": Param(""), "source_path": Param("")}}):
+with DAG("{DAG_ID}", schedule=None,
+         params={{"base_path": Param(""), "source_path": Param(""), "driver_memory": Param("1g")}}):
     HudiIngestOperator(
         task_id="ingest", base_path="{{{{ params.base_path }}}}", source_path="{{{{ params.source_path }}}}",
         table_name="trips", record_key_field="id", partition_path_field="city", ordering_field="ts",
-        conf={SPARK_CONF!r},
+        conf={{**{SPARK_CONF!r}, "spark.driver.memory": "{{{{ params.driver_memory }}}}"}},
+        retry_delay=dt.timedelta(seconds=1), max_retry_delay=dt.timedelta(seconds=2),  # retries, but quick ones
     )
 '''
 
@@ -57,17 +61,24 @@ def test_the_zookeeper_connection_becomes_the_lock_options_of_every_pipeline_of_
     assert HudiHook("trips", zookeeper_conn_id=None).write_options() == {}
 
 
-def test_a_backfill_operator_submits_the_hudi_ops_application_with_its_rendered_window(monkeypatch):
-    from hudi_ops.airflow.operators import APPLICATION, HudiBackfillOperator
+def test_a_backfill_operator_submits_the_hudi_ops_application_with_hudis_jars_and_its_rendered_window():
+    from hudi_ops.airflow.operators import HudiBackfillOperator
+    from hudi_ops.spark.hudi_bundle import hudi_jars
+    from hudi_ops.spark.session import HUDI_SESSION_CONF
+    from hudi_ops.spark.submit import APPLICATION
 
     op = HudiBackfillOperator(
         task_id="backfill", base_path="/data/trips", table_name="trips", record_key_field="id",
         source_path="/in", start="{{ params.start }}", end="{{ params.end }}", zookeeper_conn_id=None,
+        conf={"spark.ui.enabled": "false"},
     )
     op.render_template_fields({"params": {"start": "2026-01-01", "end": "2026-01-31"}, "run_id": "manual__1"})
-    op.application_args = op.job_spec({}).application_args()
+    op.prepare({})
     cmd = op._get_hook()._build_spark_submit_command(op.application)
     assert cmd[:3] == ["spark-submit", "--master", "local[1]"] and APPLICATION in cmd
+    assert cmd[cmd.index("--jars") + 1] == ",".join(hudi_jars())
+    confs = {cmd[i + 1] for i, arg in enumerate(cmd) if arg == "--conf"}
+    assert {f"{k}={v}" for k, v in HUDI_SESSION_CONF.items()} | {"spark.ui.enabled=false"} <= confs
     assert cmd[cmd.index(APPLICATION) + 1:][:1] == ["backfill"]
     assert cmd[cmd.index("--start") + 1] == "2026-01-01" and cmd[cmd.index("--end") + 1] == "2026-01-31"
 
@@ -106,6 +117,24 @@ def test_an_ingest_task_writes_the_table_under_the_zookeeper_lock_and_records_an
     with create_session() as session:
         events = [(e.asset.uri, e.extra) for e in session.query(AssetEvent).all() if e.source_run_id == run.run_id]
     assert len(events) == 1 and events[0][0] == base.resolve().as_uri() and events[0][1]["rows"] == 3
+
+
+def test_an_idle_ingest_tick_is_skipped_without_starting_spark(ingest_dag, zookeeper_connection, tmp_path, capfd):
+    source, base = tmp_path / "in", tmp_path / "trips"
+    source.mkdir()
+    pq.write_table(_trips([1, 2]), source / "a.parquet")
+    assert ingest_dag.test(run_conf={"base_path": str(base), "source_path": str(source)}).state == "success"
+    capfd.readouterr()
+    # a Spark setting spark-submit refuses at once: a task that started spark-submit would fail
+    broken = {"base_path": str(base), "source_path": str(source), "driver_memory": "lots"}
+    idle = ingest_dag.test(run_conf=broken)
+    assert idle.state == "success" and _task(idle).state == "skipped"
+    log = "".join(capfd.readouterr())
+    assert "nothing to ingest: no new source files" in log and "Spark-Submit cmd" not in log
+
+    pq.write_table(_trips([3]), source / "b.parquet")  # now there is work, and the broken setting shows
+    busy = ingest_dag.test(run_conf=broken)
+    assert busy.state == "failed" and "Spark-Submit cmd" in "".join(capfd.readouterr())
 
 
 def test_bad_source_data_fails_the_task_at_once_without_retries(ingest_dag, zookeeper_connection, tmp_path):
@@ -191,8 +220,8 @@ def _ingest_behind_a_held_lock(tmp_path: Path, table: str, *, lock_wait_ms: int)
     (each test its own table, hence its own lock: a killed job's queued lock node outlives it)."""
     from hudi_ops.airflow.hook import HudiHook
     from hudi_ops.airflow.operators import HudiIngestOperator
-    from hudi_ops.concurrency.locks.zookeeper import ZookeeperBasedLockProvider
     from hudi_ops.config import HoodieConfig
+    from hudi_ops.locks.zookeeper import ZookeeperBasedLockProvider
 
     source = tmp_path / "in"
     source.mkdir()

@@ -1,18 +1,24 @@
-"""Writer options selecting each cross-process lock provider the multi-writer tests run with."""
+"""Writer options for Hudi's optimistic concurrency with the session's ZooKeeper, as the Airflow hook
+makes them, plus heartbeats short enough that a failed writer's instant expires within a test."""
 
 from __future__ import annotations
 
 import uuid
 
-FS_LOCK = {"hoodie.write.lock.provider": "org.apache.hudi.client.transaction.lock.FileSystemBasedLockProvider"}
+from hudi_ops.locks.occ_options import LOCK_WAIT_DEFAULTS, zookeeper_lock_options
+
+HEARTBEAT = {"hoodie.client.heartbeat.interval_in_ms": "1000", "hoodie.client.heartbeat.tolerable.misses": "2"}
+#: how long after its writer stopped a pending instant's heartbeat has surely expired
+HEARTBEAT_EXPIRY_S = 4.0
 
 
-def zookeeper_lock(url: str) -> dict[str, str]:
+def occ_options(zookeeper_url: str, table: str | None = None) -> dict[str, str]:
     """A fresh lock znode per table, so tests sharing one server never wait on each other."""
-    return {
-        "hoodie.write.lock.provider": "org.apache.hudi.client.transaction.lock.ZookeeperBasedLockProvider",
-        "hoodie.write.lock.zookeeper.url": url,
-        "hoodie.write.lock.zookeeper.base_path": "/hudi-ops-tests",
-        "hoodie.write.lock.zookeeper.lock_key": f"t-{uuid.uuid4().hex[:12]}",
-        "hoodie.write.lock.zookeeper.session_timeout_ms": "10000",
-    }
+    host, port = zookeeper_url.rsplit(":", 1)
+    options = zookeeper_lock_options(host, int(port), {"base_path": "/hudi-ops-tests", "session_timeout_ms": "10000"},
+                                     table or f"t-{uuid.uuid4().hex[:12]}")
+    return {**LOCK_WAIT_DEFAULTS, **options, **HEARTBEAT}
+
+
+def as_flags(options: dict[str, str]) -> list[str]:
+    return [arg for key, value in sorted(options.items()) for arg in ("--hoodie-conf", f"{key}={value}")]

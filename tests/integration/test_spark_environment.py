@@ -1,13 +1,15 @@
-"""The installed Spark runs Python UDFs over Arrow.
+"""The installed Spark runs Python UDFs over Arrow, and Hudi's bundle is built for that Spark.
 
-The Airflow Spark provider pulls `pyspark-client`, which installs into the same `pyspark/` package as
-`pyspark`; mismatched releases break Python UDFs. This fails if the pins in pyproject.toml drift.
+A pyspark release of another Spark line than the bundle's (pyproject.toml against
+hudi_ops/spark/hudi_bundle.py) would fail inside Hudi with linkage errors; this fails first.
 """
 
 from __future__ import annotations
 
 import pyarrow as pa
 import pyarrow.compute as pc
+
+from hudi_ops.spark.hudi_bundle import HUDI_SPARK_BUNDLE, SPARK_LINE, hudi_jars
 
 
 def test_arrow_udf_runs_on_executors(spark):
@@ -22,7 +24,15 @@ def test_arrow_udf_runs_on_executors(spark):
     assert out[5].key == "k5"
 
 
-def test_pyspark_and_pyspark_client_are_one_release():
+def test_the_hudi_bundle_is_built_for_the_installed_spark(spark):
     from importlib.metadata import version
 
-    assert version("pyspark") == version("pyspark-client")
+    assert spark.version.startswith(SPARK_LINE + ".") and version("pyspark") == spark.version
+    assert f"spark{SPARK_LINE}-bundle" in HUDI_SPARK_BUNDLE.artifact
+    assert hudi_jars()[0].endswith(HUDI_SPARK_BUNDLE.jar_name)
+
+
+def test_the_session_runs_hudis_sql_procedures(spark):
+    # the procedures need Hudi's session extension, which hudi_ops.spark.session sets
+    (help_text,) = spark.sql("CALL help(cmd => 'show_commits')").first()
+    assert "commit_time" in help_text and "total_records_written" in help_text

@@ -1,136 +1,238 @@
-"""Spark engine and the ingest/backfill jobs, on a real local SparkSession."""
+"""The `ingest` and `backfill` jobs on Apache Hudi's writer, run in this process with the shared session.
+
+Every table is judged by hudi-rs and by Spark's Hudi reader against a plain model of the batches.
+"""
 
 from __future__ import annotations
 
-import json
-import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-import hudi
-import pyarrow as pa
-import pyarrow.parquet as pq
+import pytest
 
-from hudi_ops import HudiTable
-from hudi_ops.engine.local import LocalEngine
-from hudi_ops.engine.spark import SparkEngine
+from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.read.table_overview import ROLLED_BACK, commit_stats, instant_spans
 from hudi_ops.spark.__main__ import main
+from tests.integration.lock_options import HEARTBEAT_EXPIRY_S, as_flags, occ_options
+from tests.tables import TRIPS, Model, job_result, read_hudi_rs, read_spark, tree, trips, write_source
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _batch(ids, ts, city) -> pa.Table:
-    return pa.table({"id": ids, "ts": ts, "city": city, "fare": [float(i) * 1.5 for i in ids]})
+DAY1, DAY2 = "2026-11-20", "2026-11-21"
 
 
-def _rows(table: HudiTable) -> list[tuple]:
-    cols = ["id", "ts", "city", "fare", "_hoodie_record_key", "_hoodie_partition_path"]
-    ours = sorted(tuple(r.values()) for r in table.read(columns=cols).to_pylist())
-    rs = pa.Table.from_batches(hudi.HudiTable(table.base_path).read()).select(cols).to_pylist()
-    assert sorted(tuple(r.values()) for r in rs) == ours
-    return ours
+def ingest_args(table, source, *extra):
+    return ["ingest", "--target-base-path", str(table), "--target-table", "trips", "--source-path", str(source),
+            "--record-key-field", "trip_id", "--partition-path-field", "dt", "--source-ordering-field", "ts", *extra]
 
 
-def test_spark_engine_writes_the_same_table_as_the_local_engine(spark, tmp_path):
-    batches = [
-        ("bulk_insert", _batch([1, 2, 3, 4], [1, 1, 1, 1], ["sf", "sf", "nyc", "la"])),
-        ("upsert", _batch([2, 3, 5, 5], [2, 0, 1, 3], ["sf", "nyc", "la", "la"])),
-        ("delete", _batch([4], [9], ["la"])),
-    ]
-    tables = {}
-    for name, engine in (("local", LocalEngine()), ("spark", SparkEngine(spark))):
-        t = HudiTable.create(tmp_path / name, name="t", record_key="id", partition_fields=["city"], ordering_field="ts")
-        for op, b in batches:
-            t.write(b, op, engine=engine)
-        tables[name] = t
-    assert _rows(tables["spark"]) == _rows(tables["local"])
-    assert {r[0] for r in _rows(tables["spark"])} == {1, 2, 3, 5}
+def run(capsys, argv, spark):
+    code = main(argv, spark=spark)
+    return code, job_result(capsys.readouterr().out)
 
 
-def _args(base: Path, source: Path, *extra: str) -> list[str]:
-    return ["--target-base-path", str(base), "--target-table", "trips", "--source-path", str(source),
-            "--record-key-field", "id", "--partition-path-field", "city", "--source-ordering-field", "ts", *extra]
+class NoSpark:
+    """A session that must not be used: a run with nothing to do never starts Spark."""
+
+    def __getattr__(self, name):
+        raise AssertionError(f"Spark was used ({name}) by a run that had nothing to do")
 
 
-def _run(spark, capsys, job: str, *args: str) -> tuple[int, dict]:
-    code = main([job, *args], spark=spark)
-    return code, json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_ingest_writes_a_version_9_table_that_both_readers_read_as_the_model(spark, tmp_path, capsys, table_type):
+    table, source = tmp_path / "trips", tmp_path / "landing"
+    model = Model()
+    first = trips(DAY1, range(40), ts=1) + trips(DAY2, range(40), ts=1)
+    write_source(source / "a.parquet", first)
+    code, result = run(capsys, ingest_args(table, source, "--table-type", table_type), spark)
+    assert code == 0 and result["commits"] == 1 and result["inserts"] == 80 and result["operation"] == "UPSERT"
+    model.upsert(first)
+
+    inserts = trips(DAY2, range(40, 50), ts=2)
+    update = trips(DAY1, range(0, 40, 4), ts=2, fare=99.0) + inserts
+    write_source(source / "b.parquet", update)
+    code, result = run(capsys, ingest_args(table, source), spark)  # the table's type, from hoodie.properties
+    assert code == 0 and (result["updates"], result["inserts"]) == (10, 10)
+    model.upsert(update)
+
+    assert read_hudi_rs(table) == read_spark(spark, table) == model.expected()
+    meta = MetaClient.open(table)
+    props = meta.properties
+    assert (props.table_version, props.table_type) == (9, table_type)
+    assert "files" in props.metadata_partitions and (table / ".hoodie" / "metadata").is_dir()  # Hudi's default
+    commits = commit_stats(meta.timeline())
+    assert [c.instant for c in commits][-1] == result["instant"]
+    assert {c.action for c in commits} == {"deltacommit" if table_type == "MERGE_ON_READ" else "commit"}
+    if table_type == "MERGE_ON_READ":  # updates went to log files, which read-optimized queries skip
+        assert any(g.latest_slice.log_files for g in meta.fs_view().file_groups() if g.latest_slice)
+        assert read_hudi_rs(table, read_optimized=True) == Model().upsert(first).upsert(inserts).expected()
 
 
-def test_ingest_takes_only_new_files_and_commits_nothing_when_there_are_none(spark, tmp_path, capsys):
-    source, base = tmp_path / "in", tmp_path / "t"
-    source.mkdir()
-    pq.write_table(_batch([1, 2], [1, 1], ["sf", "nyc"]), source / "a.parquet")
-    pq.write_table(_batch([3], [1], ["sf"]), source / "b.parquet")
-    code, out = _run(spark, capsys, "ingest", *_args(base, source))
-    assert code == 0 and out["rows"] == 3 and out["instant"]
-    code, again = _run(spark, capsys, "ingest", *_args(base, source))
-    assert code == 0 and again["instant"] is None and again["rows"] == 0
-    time.sleep(0.01)
-    pq.write_table(_batch([1, 4], [5, 1], ["sf", "la"]), source / "c.parquet")
-    code, third = _run(spark, capsys, "ingest", *_args(base, source))
-    assert code == 0 and third["rows"] == 2
-    table = HudiTable.open(base)
-    assert {(r[0], r[1]) for r in _rows(table)} == {(1, 5), (2, 1), (3, 1), (4, 1)}
-    assert len(table.timeline().completed_writes()) == 2
+def test_ingest_takes_only_new_files_and_an_idle_run_starts_no_spark(spark, tmp_path, capsys):
+    table, source = tmp_path / "trips", tmp_path / "landing"
+    write_source(source / "a.parquet", trips(DAY1, range(10), ts=1))
+    assert run(capsys, ingest_args(table, source), spark)[0] == 0
+    before = tree(table)
+
+    code, idle = run(capsys, ingest_args(table, source), NoSpark())
+    assert code == 0 and idle["instant"] is None and idle["commits"] == 0
+    assert "nothing to ingest" in idle["reason"] and idle["checkpoint"].endswith(":a.parquet")
+    assert tree(table) == before
+
+    write_source(source / "b.parquet", trips(DAY1, range(10, 15), ts=1))
+    code, result = run(capsys, ingest_args(table, source), spark)
+    assert code == 0 and result["inserts"] == 5 and result["checkpoint"].endswith(":b.parquet")
 
 
-def test_backfill_writes_its_day_partitions_once(spark, tmp_path, capsys):
-    source, base = tmp_path / "in", tmp_path / "t"
-    for day, ids in (("2026-01-01", [1, 2]), ("2026-01-02", [3]), ("2026-01-03", [4]), ("2026-01-05", [5])):
-        (source / f"dt={day}").mkdir(parents=True)
-        pq.write_table(_batch(ids, [1] * len(ids), ["sf"] * len(ids)), source / f"dt={day}" / "part.parquet")
-    window = ("--start", "2026-01-01", "--end", "2026-01-03")
-    code, out = _run(spark, capsys, "backfill", *_args(base, source), *window)
-    assert code == 0 and out["commits"] == 3 and out["rows"] == 4 and out["checkpoint"] == "2026-01-03"
-    code, again = _run(spark, capsys, "backfill", *_args(base, source), *window)
-    assert code == 0 and again["commits"] == 0
-    assert sorted(r[0] for r in _rows(HudiTable.open(base))) == [1, 2, 3, 4]  # day 5 is outside the window
+def test_the_ingest_checkpoint_is_found_past_backfill_commits_and_each_source_keeps_its_own(spark, tmp_path, capsys):
+    table, landing, history, other = tmp_path / "trips", tmp_path / "landing", tmp_path / "history", tmp_path / "o"
+    model = Model()
+    batch = trips(DAY2, range(20), ts=5)
+    write_source(landing / "a.parquet", batch)
+    assert run(capsys, ingest_args(table, landing), spark)[0] == 0
+    for day in ("2026-11-01", "2026-11-02"):
+        rows = trips(day, range(30), ts=1)
+        write_source(history / f"dt={day}" / "part-0.parquet", rows)
+        model.upsert(rows)
+    code, backfilled = run(capsys, ["backfill", "--target-base-path", str(table), "--source-path", str(history),
+                                    "--start", "2026-11-01", "--end", "2026-11-03"], spark)
+    assert code == 0 and backfilled["commits"] == 2 and backfilled["checkpoint"] == "2026-11-02"
+    model.upsert(batch)
+
+    # the newest commits are the backfill's: the ingest searches back past them and finds nothing new
+    code, idle = run(capsys, ingest_args(table, landing), NoSpark())
+    assert code == 0 and idle["instant"] is None
+    # another source into the same table starts from its own beginning
+    other_rows = trips(DAY1, range(5), ts=1)
+    write_source(other / "x.parquet", other_rows)
+    code, result = run(capsys, ingest_args(table, other), spark)
+    assert code == 0 and result["inserts"] == 5
+    model.upsert(other_rows)
+    assert read_hudi_rs(table) == read_spark(spark, table) == model.expected()
 
 
-def test_bad_source_data_exits_2_naming_the_problem_and_leaves_the_table(spark, tmp_path, capsys):
-    source, base = tmp_path / "in", tmp_path / "t"
-    source.mkdir()
-    pq.write_table(_batch([1], [1], ["sf"]), source / "good.parquet")
-    assert _run(spark, capsys, "ingest", *_args(base, source))[0] == 0
-    before = _rows(HudiTable.open(base))
+def test_backfill_commits_a_day_at_a_time_and_resumes_after_its_last_day(spark, tmp_path, capsys):
+    table, history = tmp_path / "trips", tmp_path / "history"
+    model = Model()
+    for day in (DAY1, DAY2):
+        rows = trips(day, range(25), ts=1)
+        write_source(history / f"dt={day}" / "part-0.parquet", rows)
+        model.upsert(rows)
+    argv = ["backfill", "--target-base-path", str(table), "--target-table", "trips", "--source-path", str(history),
+            "--record-key-field", "trip_id", "--partition-path-field", "dt", "--source-ordering-field", "ts",
+            "--start", DAY1, "--end", DAY2]
+    code, result = run(capsys, argv, spark)
+    assert code == 0 and result["commits"] == 2 and result["inserts"] == 50 and result["checkpoint"] == DAY2
+    commits = commit_stats(MetaClient.open(table).timeline())
+    assert [c.partitions for c in commits] == [1, 1]  # one commit per day
 
-    time.sleep(0.01)
-    (source / "broken.parquet").write_bytes(b"not parquet at all")
-    code, out = _run(spark, capsys, "ingest", *_args(base, source))
-    assert code == 2 and "broken.parquet" in out["message"]
-    # beside a good file Spark takes its schema from, the broken one fails while the write reads it
-    pq.write_table(_batch([8], [1], ["sf"]), source / "a_good.parquet")
-    code, out = _run(spark, capsys, "ingest", *_args(base, source))
-    assert code == 2 and "broken.parquet" in out["message"] and "not a Parquet file" in out["message"]
-    (source / "broken.parquet").unlink()
-    (source / "a_good.parquet").unlink()
-
-    time.sleep(0.01)
-    pq.write_table(pa.table({"ts": [1], "city": ["sf"], "fare": [1.0]}), source / "nokey.parquet")
-    code, out = _run(spark, capsys, "ingest", *_args(base, source))
-    assert code == 2 and "'id'" in out["message"]
-    (source / "nokey.parquet").unlink()
-
-    time.sleep(0.01)
-    pq.write_table(pa.table({"id": [7], "ts": ["late"], "city": ["sf"], "fare": [1.0]}), source / "badtype.parquet")
-    code, out = _run(spark, capsys, "ingest", *_args(base, source))
-    assert code == 2 and "'ts'" in out["message"]
-    assert _rows(HudiTable.open(base)) == before
+    code, again = run(capsys, argv, NoSpark())  # the window is done
+    assert code == 0 and again["commits"] == 0 and "nothing to backfill" in again["reason"]
+    assert read_hudi_rs(table) == read_spark(spark, table) == model.expected()
 
 
-def test_python_m_hudi_ops_spark_runs_a_job(tmp_path):
-    source, base = tmp_path / "in", tmp_path / "t"
-    source.mkdir()
-    (source / "a.jsonl").write_text('{"id": 1, "ts": 1, "city": "sf", "fare": 2.5}\n')
-    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
-    proc = subprocess.run(
-        [sys.executable, "-m", "hudi_ops.spark", "ingest", *_args(base, source), "--source-format", "json"],
-        capture_output=True, text=True, cwd=ROOT, env=env, timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert out["status"] == "ok" and out["rows"] == 1
-    assert HudiTable.open(base).read(columns=["id"]).column("id").to_pylist() == [1]
+@pytest.fixture
+def seeded(spark, tmp_path, capsys):
+    """A table with one ingest, and a landing folder for the next file."""
+    table, source = tmp_path / "trips", tmp_path / "landing"
+    write_source(source / "a.parquet", trips(DAY1, range(10), ts=1))
+    assert run(capsys, ingest_args(table, source), spark)[0] == 0
+    return table, source
+
+
+BAD_INPUT = {
+    "a source without the key field": (
+        TRIPS.remove(0), [], "no record key field 'trip_id'"),
+    "a source without the ordering field": (
+        TRIPS.remove(2), [], "no ordering field 'ts'"),
+    "a type the table cannot take": (
+        TRIPS.set(2, TRIPS.field("ts").with_type(__import__("pyarrow").string())), [],
+        "field 'ts' is string in the source (1 file(s)) but int64 in the table"),
+    "a source without a table column": (
+        TRIPS.remove(3), [], "lacks the table's column 'fare'"),
+    "an unknown operation": (TRIPS, ["--op", "UPSRT"], "invalid choice: 'UPSRT'"),
+    "a record key that is not the table's": (
+        TRIPS, ["--record-key-field", "fare"], "--record-key-field / hoodie.datasource.write.recordkey.field disagree"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_INPUT))
+def test_bad_input_exits_2_naming_the_field_and_changes_nothing(spark, seeded, capsys, case):
+    table, source = seeded
+    schema, flags, message = BAD_INPUT[case]
+    rows = [{k: (str(v) if k == "ts" and schema.field(k).type != TRIPS.field("ts").type else v)
+             for k, v in r.items() if k in schema.names} for r in trips(DAY1, range(5), ts=2)]
+    write_source(source / "b.parquet", rows, schema)
+    before = tree(table)
+    code, result = run(capsys, ingest_args(table, source, *flags), spark)
+    assert code == 2 and result["status"] == "failed" and message in result["message"]
+    assert tree(table) == before
+
+
+def test_a_window_that_ends_before_it_starts_exits_2_before_spark_starts(tmp_path, capsys):
+    code, result = run(capsys, ["backfill", "--target-base-path", str(tmp_path / "t"), "--source-path",
+                                str(tmp_path), "--record-key-field", "id", "--start", DAY2, "--end", DAY1], NoSpark())
+    assert code == 2 and "ends (2026-11-20) before it starts (2026-11-21)" in result["message"]
+    assert not (tmp_path / "t").exists()
+
+
+def test_python_m_hudi_ops_spark_runs_a_job_in_a_local_session_with_hudis_jars(tmp_path):
+    table, source = tmp_path / "trips", tmp_path / "landing"
+    write_source(source / "a.parquet", trips(DAY1, range(7), ts=1))
+    done = subprocess.run([sys.executable, "-m", "hudi_ops.spark", *ingest_args(table, source)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert job_result(done.stdout)["inserts"] == 7
+    assert read_hudi_rs(table) == Model().upsert(trips(DAY1, range(7), ts=1)).expected()
+
+
+def test_a_null_key_hudi_refuses_mid_write_exits_2_and_its_instant_is_rolled_back_lazily(
+        spark, tmp_path, capsys, zookeeper):
+    table, source = tmp_path / "trips", tmp_path / "landing"
+    occ = as_flags(occ_options(zookeeper.url))
+    model = Model().upsert(trips(DAY1, range(10), ts=1))
+    write_source(source / "a.parquet", trips(DAY1, range(10), ts=1))
+    assert run(capsys, ingest_args(table, source, *occ), spark)[0] == 0
+    before = MetaClient.open(table).timeline()
+
+    batch = trips(DAY1, range(10, 15), ts=2)
+    write_source(source / "b.parquet", [*batch, {**batch[0], "trip_id": None}])
+    code, result = run(capsys, ingest_args(table, source, *occ), spark)
+    assert code == 2 and "record key field 'trip_id' is null or empty" in result["message"]
+    after = MetaClient.open(table).timeline()
+    assert after.completed == before.completed  # no completed instant added
+    (failed,) = [i.requested_time for i in after.pending]  # Hudi's inflight leftovers, for the next writer
+    assert read_hudi_rs(table) == model.expected()
+
+    write_source(source / "b.parquet", batch)  # the source is fixed
+    time.sleep(HEARTBEAT_EXPIRY_S)
+    code, result = run(capsys, ingest_args(table, source, *occ), spark)
+    assert code == 0 and result["inserts"] == 5
+    assert read_hudi_rs(table) == read_spark(spark, table) == model.upsert(batch).expected()
+    meta = MetaClient.open(table)
+    spans = {s.requested_time: s.status for s in instant_spans(meta.timeline(), meta.commit_action)}
+    assert spans[failed] == ROLLED_BACK
+
+
+def test_the_ingest_checkpoint_is_found_after_hudi_archived_its_commit(spark, tmp_path, capsys):
+    table, landing, history = tmp_path / "trips", tmp_path / "landing", tmp_path / "history"
+    # Hudi archives beyond 3 completed commits, down to 2 (the cleaner keeps 1)
+    archival = as_flags({"hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3",
+                         "hoodie.cleaner.commits.retained": "1", "hoodie.metadata.compact.max.delta.commits": "1"})
+    write_source(landing / "a.parquet", trips(DAY1, range(10), ts=1))
+    code, first = run(capsys, ingest_args(table, landing, *archival), spark)
+    assert code == 0
+    days = [f"2026-10-{d:02d}" for d in range(1, 7)]
+    for day in days:
+        write_source(history / f"dt={day}" / "part-0.parquet", trips(day, range(5), ts=1))
+    code, _ = run(capsys, ["backfill", "--target-base-path", str(table), "--source-path", str(history),
+                           "--start", days[0], "--end", days[-1], *archival], spark)
+    assert code == 0
+    meta = MetaClient.open(table)
+    assert first["instant"] not in {i.requested_time for i in meta.timeline()}  # archived
+    assert first["instant"] in {i.requested_time for i in meta.archived_timeline()}
+
+    code, idle = run(capsys, ingest_args(table, landing, *archival), NoSpark())
+    assert code == 0 and idle["instant"] is None and idle["checkpoint"].endswith(":a.parquet")
+    write_source(landing / "b.parquet", trips(DAY1, range(10, 12), ts=1))
+    code, result = run(capsys, ingest_args(table, landing, *archival), spark)
+    assert code == 0 and result["inserts"] == 2

@@ -18,8 +18,10 @@ from collections.abc import Callable, Iterator
 import pytest
 from kazoo.client import KazooClient
 
-from hudi_ops.concurrency.locks.base import locked
-from hudi_ops.concurrency.locks.zookeeper import (
+from hudi_ops.config import HoodieConfig
+from hudi_ops.demo.ports import free_port
+from hudi_ops.errors import ConfigError, LockAcquisitionError
+from hudi_ops.locks.zookeeper import (
     LOCK_NUM_RETRIES,
     LOCK_RETRY_MAX_WAIT_MS,
     LOCK_RETRY_WAIT_MS,
@@ -33,9 +35,6 @@ from hudi_ops.concurrency.locks.zookeeper import (
     connect_string,
     lock_node_sort_key,
 )
-from hudi_ops.config import HoodieConfig
-from hudi_ops.demo.ports import free_port
-from hudi_ops.errors import ConfigError, LockAcquisitionError
 
 CURATOR_NODE = re.compile(r"^_c_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-lock-\d{10}$")
 #: short timeouts for tests; the retry backoff (100-400 ms) keeps reconnects after a restart quick
@@ -238,9 +237,10 @@ def test_from_config_reads_hudis_keys(zookeeper, raw, lock_spot):
     try:
         assert provider.url == zookeeper.url
         assert provider.lock_path == f"{lock_spot[0]}/from_table_name"
-        with locked(provider, 5):
-            provider.assert_held()
-            assert len(raw.get_children(provider.lock_path)) == 1
+        provider.acquire(5)
+        provider.assert_held()
+        assert len(raw.get_children(provider.lock_path)) == 1
+        provider.release()
         assert raw.get_children(provider.lock_path) == []
     finally:
         provider.close()
@@ -352,7 +352,7 @@ def test_a_java_writers_curator_node_blocks_us_until_deleted(providers, raw, loc
 WORKER = textwrap.dedent(
     """
     import os, sys
-    from hudi_ops.concurrency.locks.zookeeper import ZookeeperBasedLockProvider
+    from hudi_ops.locks.zookeeper import ZookeeperBasedLockProvider
 
     url, base_path, folder, rounds, name = sys.argv[1:6]
     provider = ZookeeperBasedLockProvider(

@@ -1,77 +1,80 @@
-"""Typed hoodie.* options: bad values fail up front with the key, the value and the fix; nothing is written."""
+"""Typed hoodie.* options: Hudi's names, aliases and defaults, the documented precedence, and bad values that fail
+up front with the key, the value and the fix."""
 
 from __future__ import annotations
 
-import pyarrow as pa
 import pytest
 
-from hudi_ops import HudiTable
-from hudi_ops.cli import main
-from hudi_ops.config import HoodieConfig, WriteConfig, parse_key_values
-from hudi_ops.errors import ConfigError, InvalidTableError
-
-
-@pytest.mark.parametrize(("key", "value", "message"), [
-    ("hoodie.copyonwrite.record.size.estimate", "0", "at least 1"),
-    ("hoodie.parquet.max.file.size", "-5", "at least 1"),
-    ("hoodie.copyonwrite.insert.split.size", "0", "at least 1"),
-    ("hoodie.parquet.small.file.limit", "-1", "at least 0"),
-    ("hoodie.index.bloom.fpp", "1", "below 1"),
-    ("hoodie.index.bloom.num_entries", "ten", "not valid"),
-    ("hoodie.combine.before.upsert", "maybe", "true or false"),
-    ("hoodie.index.type", "HBASE", "SIMPLE, BLOOM"),
-])
-def test_bad_write_options_are_refused_before_anything_is_written(tmp_path, key, value, message):
-    table = HudiTable.create(tmp_path / "t", name="t", record_key="id")
-    with pytest.raises(ConfigError, match=message) as err:
-        table.upsert(pa.table({"id": [1]}), options={key: value})
-    assert key in str(err.value)
-    assert len(table.timeline()) == 0
+from hudi_ops.config import (
+    HoodieConfig,
+    TableConfigKeys,
+    WriteConfig,
+    command_line_options,
+    load_props_file,
+    parse_key_values,
+)
+from hudi_ops.errors import ConfigError
 
 
 def test_aliases_and_precedence():
-    base = HoodieConfig({"hoodie.table.precombine.field": "ts"})
-    assert base.get(WriteConfig.ORDERING_FIELD) == "ts"
-    assert base.merged({"hoodie.datasource.write.precombine.field": "ts2"}).get(WriteConfig.ORDERING_FIELD) == "ts2"
-    assert base.get(WriteConfig.PARQUET_MAX_FILE_SIZE) == 120 * 1024 * 1024  # Hudi's default
-    with pytest.raises(ConfigError, match="key=value"):
-        parse_key_values(["hoodie.table.name"])
-
-
-def test_a_table_with_a_custom_merger_is_not_written(tmp_path):
-    table = HudiTable.create(tmp_path / "t", name="t", record_key="id")
-    table.properties.updated(**{"hoodie.record.merge.mode": "CUSTOM"}).store(table.meta.storage, create=False)
-    with pytest.raises(InvalidTableError, match="CUSTOM"):
-        HudiTable.open(table.base_path).upsert(pa.table({"id": [1]}))
-
-
-def test_cli_refuses_a_folder_as_input(tmp_path, capsys):
-    HudiTable.create(tmp_path / "t", name="t", record_key="id")
-    (tmp_path / "in.csv").mkdir()
-    assert main(["write", str(tmp_path / "t"), "--input", str(tmp_path / "in.csv")]) == 2
-    assert "is not a file" in capsys.readouterr().err
+    base = HoodieConfig({"hoodie.datasource.write.table.name": "trips"})
+    assert base.get(WriteConfig.TABLE_NAME) == "trips"  # Hudi's older name still counts
+    assert base.merged({"hoodie.table.name": "rides"}).get(WriteConfig.TABLE_NAME) == "rides"  # the key wins
+    assert base.get(WriteConfig.LOCK_WAIT_MS) == 60_000  # Hudi's default
+    assert base.get(TableConfigKeys.PRECOMBINE_FIELD) is None
+    # v9 tables store the ordering field under its new name
+    assert HoodieConfig({"hoodie.table.ordering.fields": "ts"}).get(TableConfigKeys.PRECOMBINE_FIELD) == "ts"
+    # later mappings win over earlier ones; the original is left as it was
+    layered = base.merged({"hoodie.write.lock.wait_time_ms": "1000"}, None, {"hoodie.write.lock.wait_time_ms": "5"})
+    assert layered.get(WriteConfig.LOCK_WAIT_MS) == 5
+    assert base.get(WriteConfig.LOCK_WAIT_MS) == 60_000
+    assert HoodieConfig({"hoodie.write.lock.wait_time_ms": ""}).get(WriteConfig.LOCK_WAIT_MS) == 60_000
 
 
 @pytest.mark.parametrize(("key", "value", "message"), [
-    ("hoodie.metadata.enable", "true", "metadata table"),
-    ("hoodie.populate.meta.fields", "false", "meta fields"),
-    ("hoodie.datasource.write.drop.partition.columns", "true", "partition columns"),
-    ("hoodie.datasource.write.recordkey.field", "other", "differs from the table's id"),
-    ("hoodie.datasource.write.precombine.field", "other", "differs from the table's ts"),
-    ("hoodie.table.name", "another", "differs from the table's t"),
+    (WriteConfig.LOCK_WAIT_MS, "-1", "at least 0"),
+    (WriteConfig.LOCK_WAIT_MS, "ten", "not valid"),
+    (TableConfigKeys.TYPE, "cow", "use one of COPY_ON_WRITE, MERGE_ON_READ"),
+    (TableConfigKeys.POPULATE_META_FIELDS, "maybe", "true or false"),
+    (TableConfigKeys.VERSION, "8.0", "not valid"),
 ])
-def test_options_contradicting_the_table_are_refused(tmp_path, key, value, message):
-    table = HudiTable.create(tmp_path / "t", name="t", record_key="id", ordering_field="ts")
-    with pytest.raises(ConfigError, match=message):
-        table.upsert(pa.table({"id": [1], "ts": [1]}), options={key: value})
-    table.upsert(pa.table({"id": [1], "ts": [1]}), options={"hoodie.datasource.write.recordkey.field": "id"})
-    assert table.read(columns=["id"]).column("id").to_pylist() == [1]
+def test_bad_values_name_the_key_the_value_and_the_fix(key, value, message):
+    with pytest.raises(ConfigError, match=message) as err:
+        HoodieConfig({key.name: value}).get(key)
+    assert key.name in str(err.value) and repr(value) in str(err.value)
 
 
-def test_cli_takes_the_operation_from_hoodie_conf(tmp_path, capsys):
-    HudiTable.create(tmp_path / "t", name="t", record_key="id")
-    src = tmp_path / "in.jsonl"
-    src.write_text('{"id": 1}\n{"id": 1}\n')
-    assert main(["write", str(tmp_path / "t"), "--input", str(src),
-                 "--hoodie-conf", "hoodie.datasource.write.operation=bulk_insert"]) == 0
-    assert '"operation": "BULK_INSERT"' in capsys.readouterr().out
+def test_typed_values():
+    config = HoodieConfig({
+        "hoodie.table.type": "merge_on_read",
+        "hoodie.populate.meta.fields": "FALSE",
+        "hoodie.table.recordkey.fields": " id, name ,",
+        "hoodie.table.version": "9",
+    })
+    assert config.get(TableConfigKeys.TYPE) == "MERGE_ON_READ"
+    assert config.get(TableConfigKeys.POPULATE_META_FIELDS) is False
+    assert config.get(TableConfigKeys.RECORD_KEY_FIELDS) == ("id", "name")
+    assert config.get(TableConfigKeys.PARTITION_FIELDS) == ()
+    assert config.get(TableConfigKeys.VERSION) == 9
+    assert config.require(TableConfigKeys.VERSION) == 9
+    with pytest.raises(ConfigError, match=r"hoodie.table.name is required: set it with --hoodie-conf"):
+        config.require(TableConfigKeys.NAME)
+
+
+def test_key_values_from_the_command_line():
+    assert parse_key_values(["a=1", " b = x=y ", "c="]) == {"a": "1", "b": "x=y", "c": ""}
+    for bad in ("hoodie.table.name", "=value"):
+        with pytest.raises(ConfigError, match="is not key=value") as err:
+            parse_key_values([bad])
+        assert repr(bad) in str(err.value)
+
+
+def test_props_file_then_hoodie_conf(tmp_path):
+    props = tmp_path / "job.props"
+    props.write_text("# comment\n! also a comment\n\nhoodie.table.name = trips\nhoodie.write.lock.wait_time_ms=10\n")
+    assert load_props_file(props.read_text()) == {"hoodie.table.name": "trips", "hoodie.write.lock.wait_time_ms": "10"}
+    options = command_line_options(str(props), ["hoodie.write.lock.wait_time_ms=20"])
+    assert options == {"hoodie.table.name": "trips", "hoodie.write.lock.wait_time_ms": "20"}  # --hoodie-conf wins
+    assert command_line_options(None, []) == {}
+    with pytest.raises(ConfigError, match=r"cannot read --props .*nope.props"):
+        command_line_options(str(tmp_path / "nope.props"), [])

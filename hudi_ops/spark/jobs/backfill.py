@@ -1,7 +1,7 @@
-"""`backfill`: rewrite the source's `dt=YYYY-MM-DD` partitions from `--start` to `--end`, one commit each.
+"""`backfill`: rewrite the source's `dt=YYYY-MM-DD` partitions from `--start` to `--end`, one commit a day.
 
-Its checkpoint (the last day done, under a key naming the range) lets a killed or conflicting run
-resume where it stopped, beside a steady ingestion on the same table.
+The window's checkpoint (the last day committed, under a key naming the window) lets a killed or
+conflicting run resume where it stopped, beside a steady ingestion on the same table.
 """
 
 from __future__ import annotations
@@ -9,15 +9,26 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import time
+from collections.abc import Callable
 from typing import Any
 
-from hudi_ops.engine.spark import SparkEngine
-from hudi_ops.errors import InvalidInputError
-from hudi_ops.spark.jobs.base import JobResult, last_checkpoint, read_source, source_files, target_table, write_options
+from hudi_ops.errors import InvalidInputError, TableNotFoundError
+from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.read.pipeline_metadata import backfill_checkpoint_key, latest_value
+from hudi_ops.sources import source_files
+from hudi_ops.spark.jobs import hudi_write
+from hudi_ops.spark.jobs.input_schema import check_input_schema
+from hudi_ops.spark.jobs.result import JobResult
+from hudi_ops.spark.jobs.source_frame import arrow_schema, read_source
+from hudi_ops.spark.jobs.target import resolve_target
 from hudi_ops.storage import Storage
 
-#: extra-metadata key of a window's checkpoint, the last day it committed: `<prefix><start>_<end>`
-CHECKPOINT_PREFIX = "hudi-ops.backfill.checkpoint."
+
+def window(start: str, end: str) -> tuple[dt.date, dt.date]:
+    first, last = _day(start, "--start"), _day(end, "--end")
+    if first > last:
+        raise InvalidInputError(f"the backfill window ends ({last}) before it starts ({first}); swap --start and --end")
+    return first, last
 
 
 def _day(text: str, flag: str) -> dt.date:
@@ -27,31 +38,30 @@ def _day(text: str, flag: str) -> dt.date:
         raise InvalidInputError(f"{flag} {text!r} is not a date; write YYYY-MM-DD") from None
 
 
-def run(spark: Any, args: argparse.Namespace) -> JobResult:
+def run(args: argparse.Namespace, options: dict[str, str], spark: Callable[[], Any]) -> JobResult:
+    """`spark` starts the session, called only when there is work."""
     started = time.perf_counter()
-    first, last = _day(args.start, "--start"), _day(args.end, "--end")
-    if first > last:
-        raise InvalidInputError(f"--start {first} is after --end {last}")
-    options = write_options(args)
-    table = target_table(args, options)
+    first, last = window(args.start, args.end)
+    target = resolve_target(args.target_base_path, options, **args.table_flags)
     source = Storage.for_uri(args.source_path)
-    key = f"{CHECKPOINT_PREFIX}{first}_{last}"
-    done = last_checkpoint(table, key)
-    engine = SparkEngine(spark)
-    rows = files = size = commits = 0
-    instant = operation = None
-    day = first
-    while day <= last:
-        folder = f"dt={day.isoformat()}"
-        batch = source_files(source, folder, args.source_format) if (done is None or day.isoformat() > done) else []
-        if batch:
-            data = read_source(spark, source, batch, args.source_format)
-            result = table.write(data, args.op, options=options, extra_metadata={key: day.isoformat()}, engine=engine)
-            rows, files, size, commits = rows + result.records, files + result.files_written, \
-                size + result.bytes_written, commits + 1
-            instant, operation, done = result.instant_time, result.operation, day.isoformat()
-        day += dt.timedelta(days=1)
-    return JobResult(
-        "backfill", instant, operation, rows=rows, files=files, bytes=size, checkpoint=done, commits=commits,
-        durations_ms={"total": round((time.perf_counter() - started) * 1000, 1)},
-    )
+    key = backfill_checkpoint_key(first.isoformat(), last.isoformat())
+    try:
+        done = latest_value(MetaClient.open(args.target_base_path), key)
+    except TableNotFoundError:
+        done = None
+    days = [first + dt.timedelta(days=n) for n in range((last - first).days + 1)]
+    batches = [(d.isoformat(), source_files(source, f"dt={d.isoformat()}", args.source_format))
+               for d in days if done is None or d.isoformat() > done]
+    frames = [(day, read_source(spark(), source, files, args.source_format)) for day, files in batches if files]
+    for day, frame in frames:  # every day is checked before the first is written
+        check_input_schema(arrow_schema(frame), target, options, f"the source's dt={day}")
+    after = f" after the window's checkpoint {done}" if done else ""
+    result = JobResult("backfill", checkpoint=done,
+                       reason=None if frames else f"nothing to backfill: no source files from {first} to {last}{after}")
+    for day, frame in frames:
+        run_id, write_options = hudi_write.write_options(
+            target, args.op, options, job="backfill", extra_metadata={key: day})
+        result = result.plus(hudi_write.write(spark(), frame, target, write_options, run_id), checkpoint=day)
+        target = resolve_target(args.target_base_path, options, **args.table_flags)  # the first day created it
+    total = round((time.perf_counter() - started) * 1000, 1)
+    return JobResult(**{**result.to_dict(), "durations_ms": {"total": total}})

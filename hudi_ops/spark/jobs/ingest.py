@@ -1,45 +1,44 @@
-"""`ingest`: write the source files that arrived since the last ingest, in one commit.
+"""`ingest`: write the source files that arrived since the table's ingest checkpoint, in one commit.
 
-The checkpoint is the (modification time, path) of the newest file ingested, kept in the commit's
-extra metadata under Hudi's `deltastreamer.checkpoint.key`, so a re-run never ingests a file twice
-and a run with nothing new makes no commit.
+The checkpoint (hudi_ops.read.ingest_work) rides in the commit's extra metadata, so a re-run never
+ingests a file twice, a run with nothing new makes no commit, and other writers' commits in between
+(backfills, table services) never move it.
 """
 
 from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Callable
 from typing import Any
 
-from hudi_ops.engine.spark import SparkEngine
-from hudi_ops.spark.jobs.base import JobResult, last_checkpoint, read_source, source_files, target_table, write_options
-from hudi_ops.storage import FileInfo, Storage
+from hudi_ops.read.ingest_work import ingest_work
+from hudi_ops.read.pipeline_metadata import INGEST_CHECKPOINT_KEY
+from hudi_ops.sources import position
+from hudi_ops.spark.jobs import hudi_write
+from hudi_ops.spark.jobs.input_schema import check_input_schema
+from hudi_ops.spark.jobs.result import JobResult
+from hudi_ops.spark.jobs.source_frame import arrow_schema, read_source
+from hudi_ops.spark.jobs.target import resolve_target
+from hudi_ops.storage import Storage
 
-CHECKPOINT_KEY = "deltastreamer.checkpoint.key"
 
-
-def _position(f: FileInfo) -> str:
-    return f"{f.mtime_ms:015d}:{f.path}"
-
-
-def run(spark: Any, args: argparse.Namespace) -> JobResult:
+def run(args: argparse.Namespace, options: dict[str, str], spark: Callable[[], Any]) -> JobResult:
+    """`spark` starts the session, called only when there is work."""
     started = time.perf_counter()
-    options = write_options(args)
-    table = target_table(args, options)
+    target = resolve_target(args.target_base_path, options, **args.table_flags)
     source = Storage.for_uri(args.source_path)
-    checkpoint = last_checkpoint(table, CHECKPOINT_KEY)
-    new = [f for f in source_files(source, "", args.source_format) if checkpoint is None or _position(f) > checkpoint]
-    if not new:
-        return JobResult("ingest", None, None, checkpoint=checkpoint)
-    data = read_source(spark, source, new, args.source_format)
-    read_ms = (time.perf_counter() - started) * 1000
-    result = table.write(
-        data, args.op, options=options, extra_metadata={CHECKPOINT_KEY: _position(new[-1])},
-        engine=SparkEngine(spark),
-    )
-    return JobResult(
-        "ingest", result.instant_time, result.operation, rows=result.records, files=result.files_written,
-        bytes=result.bytes_written, checkpoint=_position(new[-1]), commits=1,
-        durations_ms={"read": round(read_ms, 1), **result.durations_ms, "lock_held": result.lock_held_ms,
-                      "total": round((time.perf_counter() - started) * 1000, 1)},
-    )
+    work = ingest_work(args.target_base_path, source, args.source_format)
+    if not work.files:
+        return JobResult("ingest", checkpoint=work.checkpoint, reason=f"nothing to ingest: {work.describe()}")
+    frame = read_source(spark(), source, work.files, args.source_format)
+    check_input_schema(arrow_schema(frame), target, options, f"the source ({len(work.files)} file(s))")
+    run_id, write_options = hudi_write.write_options(
+        target, args.op, options, job="ingest", extra_metadata={INGEST_CHECKPOINT_KEY: work.next_checkpoint()})
+    prepared = time.perf_counter()
+    commit = hudi_write.write(spark(), frame, target, write_options, run_id)
+    done = time.perf_counter()
+    result = JobResult("ingest", durations_ms={"prepare": round((prepared - started) * 1000, 1),
+                                               "write": round((done - prepared) * 1000, 1),
+                                               "total": round((done - started) * 1000, 1)})
+    return result.plus(commit, checkpoint=position(work.files[-1]))

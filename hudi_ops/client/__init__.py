@@ -1,1 +1,0 @@
-"""The write client: keys, precombine, index, partitioner, write handles and the commit protocol."""

@@ -1,1 +1,0 @@
-"""Coordination between writers: markers, heartbeats, locks, conflict resolution."""

@@ -1,1 +1,0 @@
-"""Lock providers, chosen by `hoodie.write.lock.provider` (Hudi's Java class names)."""

@@ -1,1 +1,0 @@
-"""Where write work runs: engines implementing `hudi_ops.client.engine_context.Engine`."""

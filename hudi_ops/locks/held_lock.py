@@ -1,0 +1,48 @@
+"""A table's lock held from Python, the way a long table service holds it, so that Hudi's writers wait.
+
+`hudi-ops lock hold` takes it for maintenance; the demo and the tests take it to line writers up
+behind it and release them together.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from types import TracebackType
+
+from hudi_ops.config import HoodieConfig, WriteConfig
+from hudi_ops.locks.zookeeper import ZookeeperBasedLockProvider
+
+
+class HeldLock:
+    """`with HeldLock(options, table): ...` holds the lock for the block."""
+
+    def __init__(self, options: Mapping[str, str], table_name: str) -> None:
+        config = HoodieConfig(dict(options))
+        self.provider = ZookeeperBasedLockProvider.from_config(config, table_name=table_name)
+        self.wait_s = (config.get(WriteConfig.LOCK_WAIT_MS) or 0) / 1000
+
+    def __enter__(self) -> HeldLock:
+        try:
+            self.provider.acquire(self.wait_s)
+        except BaseException:
+            self.provider.close()
+            raise
+        return self
+
+    def waiting(self) -> int:
+        """How many others wait for the lock (our node holds it)."""
+        return len(self.provider.queue()) - 1
+
+    def wait_for_waiters(self, n: int, timeout_s: float = 300.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while self.waiting() < n:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"fewer than {n} writers reached the table lock within {timeout_s:g}s")
+            time.sleep(0.2)
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
+        try:
+            self.provider.release()
+        finally:
+            self.provider.close()

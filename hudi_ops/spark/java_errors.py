@@ -1,0 +1,154 @@
+"""Apache Hudi's (and Spark's) Java failures, as the hudi-ops errors they stand for, hence exit codes.
+
+PySpark hands a Java failure over as a Py4JJavaError without converting it. The class that says what
+happened sits somewhere on the cause chain: a failure inside a task arrives wrapped in Spark's
+SparkException, with the executor's exception as its cause in local mode but only as text in the
+message on a cluster. So the chain's classes are matched first, then the class names in its text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from hudi_ops.errors import (
+    ConfigError,
+    HudiOpsError,
+    InvalidInputError,
+    LockAcquisitionError,
+    TableNotFoundError,
+    WriteConflictError,
+)
+
+_HUDI_EXCEPTION = "org.apache.hudi.exception."
+
+
+@dataclass(frozen=True)
+class JavaFailure:
+    """A Java exception and its causes, outermost first, as (class name, message) pairs."""
+
+    chain: tuple[tuple[str, str], ...]
+
+    @classmethod
+    def of(cls, error: BaseException) -> JavaFailure | None:
+        """The Java side of a PySpark error, or None for a Python error."""
+        java = getattr(error, "java_exception", None)
+        if java is None:
+            return None
+        chain, seen = [], set()
+        while java is not None and len(chain) < 32:
+            key = java.hashCode()
+            if key in seen:  # a cause cycle, which Java allows
+                break
+            seen.add(key)
+            chain.append((java.getClass().getName(), str(java.getMessage() or "")))
+            java = java.getCause()
+        return cls(tuple(chain))
+
+    def find(self, *class_names: str) -> str | None:
+        """The message of the first exception on the chain of one of the classes (matched by name,
+        also in the text of wrapped task failures); None when none is there."""
+        for name, message in self.chain:
+            if name in class_names:
+                return message
+        for _, message in self.chain:
+            for name in class_names:
+                at = message.find(name + ": ")
+                if at >= 0:
+                    return message[at + len(name) + 2:].split("\n\tat ", 1)[0]
+        return None
+
+    @property
+    def summary(self) -> str:
+        name, message = self.chain[-1] if self.chain else ("", "")
+        outer = self.chain[0][0] if self.chain else ""
+        first_line = message.strip().splitlines()[0] if message.strip() else ""
+        return f"{name}: {first_line[:400]}" + (f" (in {outer})" if outer != name else "")
+
+
+_INSTANT = re.compile(r"instantTime=(\d+)")
+_KEY_FIELD = re.compile(r'for field:\s*"?([^"\s]+)"?')
+_UNREADABLE_FILE = re.compile(r"(?:reading file|Could not read footer for file:?|is not a Parquet file)\s*:?\s*(\S+)")
+
+
+def _conflict(message: str, _: JobContext) -> HudiOpsError:
+    instants = _INSTANT.findall(message)
+    ours = instants[0] if instants else "?"
+    theirs = instants[1] if len(instants) > 1 else "?"
+    return WriteConflictError(ours, theirs, reason=message.strip().splitlines()[0][:500])
+
+
+def _lock(message: str, _: JobContext) -> HudiOpsError:
+    return LockAcquisitionError(
+        f"the table lock was not acquired ({message.strip()[:300]}); another writer or a table service held it "
+        "for longer than hoodie.write.lock.wait_time_ms: retry, or raise that wait"
+    )
+
+
+def _bad_key(message: str, context: JobContext) -> HudiOpsError:
+    found = _KEY_FIELD.search(message)
+    field = found.group(1) if found else ", ".join(context.record_key_fields) or "the record key"
+    return InvalidInputError(
+        f"record key field {field!r} is null or empty in some input rows, and Hudi refuses such records "
+        f"({message.strip()[:200]}); drop or fill those rows, then re-run"
+    )
+
+
+def _bad_schema(message: str, _: JobContext) -> HudiOpsError:
+    return InvalidInputError(
+        f"the input's schema is not one the table can take: {message.strip()[:500]}; "
+        "cast the source's columns to the table's types, or write to a new table"
+    )
+
+
+def _no_table(message: str, context: JobContext) -> HudiOpsError:
+    return TableNotFoundError(context.base_path)
+
+
+def _config_conflict(message: str, _: JobContext) -> HudiOpsError:
+    return ConfigError(f"the job's settings contradict the table's: {message.strip()[:500]}; "
+                       "use the table's values (see .hoodie/hoodie.properties), or write to a new table")
+
+
+def _unreadable(message: str, _: JobContext) -> HudiOpsError:
+    found = _UNREADABLE_FILE.search(message)
+    what = f"the source file {found.group(1).rstrip('.')}" if found else "a source file"
+    return InvalidInputError(f"Spark cannot read {what} ({message.strip().splitlines()[0][:300]}); "
+                             "fix or remove the file, then re-run")
+
+
+@dataclass(frozen=True)
+class JobContext:
+    """What a message needs that the Java error may not say."""
+
+    base_path: str
+    record_key_fields: Sequence[str] = ()
+
+
+#: Java classes, most specific first, and the hudi-ops error each becomes.
+_RULES: tuple[tuple[tuple[str, ...], Callable[[str, JobContext], HudiOpsError]], ...] = (
+    ((_HUDI_EXCEPTION + "HoodieWriteConflictException",), _conflict),
+    ((_HUDI_EXCEPTION + "HoodieLockException",), _lock),
+    ((_HUDI_EXCEPTION + "HoodieKeyException", _HUDI_EXCEPTION + "HoodieKeyGeneratorException"), _bad_key),
+    ((_HUDI_EXCEPTION + "SchemaCompatibilityException", _HUDI_EXCEPTION + "HoodieSchemaException",
+      _HUDI_EXCEPTION + "HoodieNullSchemaTypeException", _HUDI_EXCEPTION + "MissingSchemaFieldException",
+      _HUDI_EXCEPTION + "SchemaBackwardsCompatibilityException", "org.apache.avro.AvroTypeException"), _bad_schema),
+    ((_HUDI_EXCEPTION + "TableNotFoundException",), _no_table),
+    (("org.apache.spark.SparkFileNotFoundException", "org.apache.parquet.io.ParquetDecodingException"),
+     _unreadable),
+)
+
+
+def hudi_ops_error(failure: JavaFailure, context: JobContext) -> HudiOpsError:
+    """The hudi-ops error for a Java failure: a known class's error, else a plain one (exit 1)."""
+    for classes, make in _RULES:
+        message = failure.find(*classes)
+        if message is not None:
+            return make(message, context)
+    text = "\n".join(message for _, message in failure.chain)
+    if "Config conflict" in text:
+        return _config_conflict(text[text.find("Config conflict"):], context)
+    if _UNREADABLE_FILE.search(text) and ("FAILED_READ_FILE" in text or "not a Parquet file" in text):
+        return _unreadable(text[_UNREADABLE_FILE.search(text).start():], context)  # type: ignore[union-attr]
+    return HudiOpsError(f"the Spark job failed: {failure.summary}")

@@ -1,0 +1,74 @@
+"""One write through Apache Hudi's Spark datasource, and the commit it made.
+
+The job's own keys ride along as `_`-prefixed options, which Hudi copies into the commit's extra
+metadata: the run's token finds the commit afterwards, whoever else committed meanwhile.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from hudi_ops.errors import ConfigError, HudiOpsError
+from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.read.pipeline_metadata import COMMIT_METADATA_PREFIX, JOB_KEY, RUN_KEY
+from hudi_ops.read.table_overview import CommitStats, commit_stats_of
+from hudi_ops.spark.java_errors import JavaFailure, JobContext, hudi_ops_error
+from hudi_ops.spark.jobs.target import TargetTable
+
+OPERATION = "hoodie.datasource.write.operation"
+COMMIT_METADATA_PREFIX_KEY = "hoodie.datasource.write.commitmeta.key.prefix"
+
+
+def write_options(
+    target: TargetTable, operation: str, options: Mapping[str, str], *, job: str, extra_metadata: Mapping[str, str]
+) -> tuple[str, dict[str, str]]:
+    """(the run's token, every option of the write): the caller's options, the table's settings, the
+    operation and the commit's extra metadata."""
+    prefix = options.get(COMMIT_METADATA_PREFIX_KEY, COMMIT_METADATA_PREFIX)
+    if not JOB_KEY.startswith(prefix):
+        raise ConfigError(f"{COMMIT_METADATA_PREFIX_KEY}={prefix!r} would keep hudi-ops' checkpoints out of the "
+                          f"commit metadata; its keys start with {COMMIT_METADATA_PREFIX!r}: drop the setting")
+    given = options.get(OPERATION)
+    if given and given.lower() != operation.lower():
+        raise ConfigError(f"--op {operation} and option {OPERATION}={given} disagree; give one")
+    run = uuid.uuid4().hex
+    return run, {**options, **target.hudi_options(), OPERATION: operation.lower(), JOB_KEY: job, RUN_KEY: run,
+                 **extra_metadata}
+
+
+@dataclass(frozen=True)
+class Written:
+    commit: CommitStats
+    #: a failure after the commit had completed (Hudi's inline clean or rollback of others' failed
+    #: writes): the write stands, the service runs again with the next writer
+    after_commit: str | None = None
+
+
+def write(spark: Any, frame: Any, target: TargetTable, options: Mapping[str, str], run: str) -> Written:
+    """Write `frame` with Hudi and return what the commit did; Hudi's failures become hudi-ops errors."""
+    try:
+        frame.write.format("hudi").options(**options).mode("append").save(target.base_path)
+    except Exception as e:
+        failure = JavaFailure.of(e)
+        if failure is None:
+            raise
+        done = committed(target.base_path, run)
+        if done is not None:
+            return Written(done, after_commit=failure.summary)
+        raise hudi_ops_error(failure, JobContext(target.base_path, target.record_key_fields)) from e
+    done = committed(target.base_path, run)
+    if done is None:
+        raise HudiOpsError(f"Hudi reported success but no completed commit of {target.base_path} carries run {run}")
+    return Written(done)
+
+
+def committed(base_path: str, run: str) -> CommitStats | None:
+    """The completed write that carries the run's token, if there is one."""
+    timeline = MetaClient.open(base_path).timeline()
+    for inst in sorted(timeline.completed_writes(), key=timeline.completion_time, reverse=True):
+        if timeline.commit_metadata(inst).extra_metadata.get(RUN_KEY) == run:
+            return commit_stats_of(timeline, inst)
+    return None

@@ -1,0 +1,50 @@
+"""Jobs as real spark-submit processes, as Airflow runs them: started, awaited, killed."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hudi_ops.spark.submit import spark_submit_command
+from tests.integration.conftest import SPARK_TEST_CONF
+from tests.tables import job_result
+
+SPARK_SUBMIT = str(Path(sys.executable).parent / "spark-submit")
+#: one core and a small heap per job, so that two or three jobs share the machine's two cores
+JOB_CONF = {**SPARK_TEST_CONF, "spark.driver.memory": "640m"}
+
+
+@dataclass
+class Job:
+    process: subprocess.Popen[str]
+    log: Path
+
+    @classmethod
+    def start(cls, job_args: Sequence[str], log: Path, *, master: str = "local[1]") -> Job:
+        env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+        command = spark_submit_command(job_args, master=master, conf=JOB_CONF, spark_submit=SPARK_SUBMIT)
+        out = log.open("w")
+        # its own process group, as the Airflow operator starts it, so a kill reaches the Python driver too
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, text=True, env=env,
+                                   start_new_session=True)
+        out.close()
+        return cls(process, log)
+
+    def finish(self, timeout_s: float = 300) -> tuple[int, dict[str, Any]]:
+        code = self.process.wait(timeout=timeout_s)
+        output = self.log.read_text()
+        return code, job_result(output)
+
+    def kill(self) -> None:
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=30)
+
+
+def run_job(job_args: Sequence[str], log: Path, **kw: Any) -> tuple[int, dict[str, Any]]:
+    return Job.start(job_args, log, **kw).finish()

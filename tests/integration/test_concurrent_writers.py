@@ -1,0 +1,171 @@
+"""RFC-22 for real: Hudi writers as separate spark-submit processes under one ZooKeeper lock.
+
+Writers are lined up behind the table's lock, held from Python with hudi-ops' Curator-compatible
+lock, and released together, so that their writes overlap for certain. Every outcome is judged by
+hudi-rs and Spark's Hudi reader against a plain model of the batches.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.locks.held_lock import HeldLock
+from hudi_ops.read.table_overview import COMPLETED, ROLLED_BACK, instant_spans
+from hudi_ops.spark.__main__ import main
+from tests.integration.lock_options import HEARTBEAT_EXPIRY_S, as_flags, occ_options
+from tests.integration.processes import Job, run_job
+from tests.tables import Model, job_result, read_hudi_rs, read_spark, trips, write_source
+
+DAY1, DAY2 = "2026-11-20", "2026-11-21"
+
+
+class Table:
+    """A seeded table, its writers' lock options, and the model of what it must hold."""
+
+    def __init__(self, root, zookeeper, spark, capsys, table_type="COPY_ON_WRITE"):
+        self.root, self.spark, self.capsys = root, spark, capsys
+        self.path = root / "trips"
+        self.options = occ_options(zookeeper.url)
+        self.lock_key = self.options["hoodie.write.lock.zookeeper.lock_key"]
+        self.model = Model()
+        self.jobs: list[Job] = []
+        seed = trips(DAY1, range(50), ts=1) + trips(DAY2, range(50), ts=1)
+        self.table_type = table_type
+        assert self.ingest_here("seed", seed) == 0
+
+    def args(self, source):
+        return ["ingest", "--target-base-path", str(self.path), "--target-table", "trips", "--source-path",
+                str(self.root / source), "--record-key-field", "trip_id", "--partition-path-field", "dt",
+                "--source-ordering-field", "ts", "--table-type", self.table_type, *as_flags(self.options)]
+
+    def land(self, source, rows):
+        write_source(self.root / source / f"{len(list((self.root / source).glob('*')))}.parquet", rows)
+
+    def ingest_here(self, source, rows=None):
+        """An ingest in this process (the shared session): for set-up and re-runs."""
+        if rows is not None:
+            self.land(source, rows)
+            self.model.upsert(rows)
+        code = main(self.args(source), spark=self.spark)
+        self.last = job_result(self.capsys.readouterr().out)
+        return code
+
+    def start(self, source, rows):
+        self.land(source, rows)
+        job = Job.start(self.args(source), self.root / f"{source}-{time.monotonic_ns()}.log")
+        self.jobs.append(job)
+        return job
+
+    def held(self):
+        return HeldLock({**self.options, "hoodie.write.lock.wait_time_ms": "60000"}, self.lock_key)
+
+    def race(self, batches):
+        """Start one writer per (source, rows) behind the held lock, release them together, await them."""
+        with self.held() as lock:
+            jobs = [self.start(source, rows) for source, rows in batches]
+            lock.wait_for_waiters(len(jobs), timeout_s=240)
+        return [job.finish() for job in jobs]
+
+    def read(self):
+        rows = read_hudi_rs(self.path)
+        assert rows == read_spark(self.spark, self.path), "hudi-rs and Spark's Hudi reader disagree"
+        return rows
+
+    def spans(self):
+        meta = MetaClient.open(self.path)
+        return {s.requested_time: s for s in instant_spans(meta.timeline(), meta.commit_action)}
+
+
+@pytest.fixture
+def make_table(tmp_path, zookeeper, spark, capsys):
+    made = []
+
+    def make(table_type="COPY_ON_WRITE"):
+        made.append(Table(tmp_path, zookeeper, spark, capsys, table_type))
+        return made[-1]
+
+    yield make
+    for job in (j for t in made for j in t.jobs if j.process.poll() is None):  # a failed test's writers
+        job.kill()
+
+
+def test_writers_of_disjoint_partitions_both_commit(make_table):
+    table = make_table()
+    a, b = trips(DAY1, range(0, 50, 5), ts=2, fare=50.0), trips(DAY2, range(0, 50, 5), ts=2, fare=60.0)
+    (code_a, result_a), (code_b, result_b) = table.race([("a", a), ("b", b)])
+    assert (code_a, code_b) == (0, 0), (result_a, result_b)
+    assert result_a["instant"] != result_b["instant"]
+    assert table.read() == table.model.upsert(a).upsert(b).expected()
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_writers_of_one_file_group_one_conflicts_and_commits_on_rerun(make_table, table_type):
+    table = make_table(table_type)
+    a, b = trips(DAY1, range(0, 30), ts=2, fare=50.0), trips(DAY1, range(20, 50), ts=3, fare=60.0)
+    results = dict(zip("ab", table.race([("a", a), ("b", b)]), strict=True))
+    assert sorted(code for code, _ in results.values()) == [0, 3], results
+    loser = next(name for name, (code, _) in results.items() if code == 3)
+    winner = "b" if loser == "a" else "a"
+    lost, won = results[loser][1], results[winner][1]
+    # Hudi's conflict, named: our instant and the one that committed first
+    assert lost["error"] == "WriteConflictError" and f"overlaps instant {won['instant']}" in lost["message"]
+    failed = lost["message"].split("write conflict: instant ", 1)[1].split(" ", 1)[0]
+    # nothing of the loser is visible
+    table.model.upsert(a if winner == "a" else b)
+    assert table.read() == table.model.expected()
+    assert failed in table.spans() and table.spans()[failed].status != COMPLETED
+
+    time.sleep(HEARTBEAT_EXPIRY_S)  # the loser's process is gone: its heartbeat expires
+    assert table.ingest_here(loser) == 0, table.last  # Airflow's retry: the same job again
+    table.model.upsert(a if loser == "a" else b)
+    assert table.read() == table.model.expected()
+    assert table.spans()[failed].status == ROLLED_BACK  # the next writer rolled the failed write back
+
+
+def test_a_writer_killed_before_its_commit_leaves_nothing_and_its_rerun_ingests_once(make_table):
+    table = make_table()
+    seeded = table.model.expected()
+    batch = trips(DAY1, range(40, 60), ts=5, fare=70.0)
+    before = set(table.spans())
+    job = table.start("late", batch)
+    deadline = time.monotonic() + 180
+    # Hudi takes the lock to start the instant and to set up the table, then writes the data files
+    # (the instant is inflight), then takes it again to commit: lock the table while it writes
+    while not [s for t, s in table.spans().items() if t not in before and s.state == "inflight"]:
+        assert job.process.poll() is None and time.monotonic() < deadline, job.log.read_text()[-3000:]
+        time.sleep(0.02)
+    with table.held() as lock:
+        lock.wait_for_waiters(1, timeout_s=180)  # the writer is done writing and waits to commit
+        (instant,) = set(table.spans()) - before
+        written = [p for p in table.path.rglob(f"*{instant}*") if ".hoodie" not in p.parts]
+        assert written and table.spans()[instant].state == "inflight"
+        job.kill()
+    assert table.read() == seeded  # its files are there, but nothing of it is visible
+    assert table.spans()[instant].status != COMPLETED
+
+    time.sleep(HEARTBEAT_EXPIRY_S)
+    assert table.ingest_here("late") == 0, table.last  # the re-run finds the same file after the checkpoint
+    assert table.last["inserts"] == 10 and table.last["updates"] == 10
+    table.model.upsert(batch)
+    assert table.read() == table.model.expected()  # each row once
+    assert table.spans()[instant].status == ROLLED_BACK
+
+
+def test_a_writer_behind_a_held_lock_exits_4_after_the_wait_and_commits_once_it_is_free(make_table, tmp_path):
+    table = make_table()
+    seeded = table.model.expected()
+    batch = trips(DAY2, range(5), ts=9)
+    table.land("late", batch)
+    args = [*table.args("late"), "--hoodie-conf", "hoodie.write.lock.wait_time_ms=4000"]
+    with table.held():
+        code, result = run_job(args, tmp_path / "waiting.log")
+    assert code == 4 and result["error"] == "LockAcquisitionError", result
+    assert table.lock_key in result["message"]
+    assert table.read() == seeded
+
+    code, result = run_job(args, tmp_path / "free.log")
+    assert code == 0 and result["inserts"] == 0 and result["updates"] == 5, result
+    assert table.read() == table.model.upsert(batch).expected()

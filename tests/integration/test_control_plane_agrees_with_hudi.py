@@ -1,0 +1,91 @@
+"""hudi-ops' JVM-free control plane reads what Hudi 1.2 writes (table version 9, metadata table on) as Hudi does.
+
+Tables are written by the jobs; the expected answers come from Hudi's own procedures in the same
+Spark session: `show_timeline`, `show_commits`, `show_fsview_latest` and `show_compaction`.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.format.plans import CompactionPlan
+from hudi_ops.read.table_overview import commit_stats, file_group_summaries
+from hudi_ops.spark.__main__ import main
+from tests.tables import trips, write_source
+
+DAYS = ("2026-11-20", "2026-11-21", "2026-11-22")
+
+
+@pytest.fixture(scope="module", params=["COPY_ON_WRITE", "MERGE_ON_READ"])
+def table(request, spark, tmp_path_factory):
+    """Three ingests, each updating the previous day and adding the next (a MERGE_ON_READ table logs the
+    updates), registered in Spark's catalog for the procedures."""
+    kind = request.param
+    root = tmp_path_factory.mktemp(kind.lower())
+    path, source = root / "trips", root / "landing"
+    for n in range(3):
+        rows = trips(DAYS[n], range(30), ts=n + 1) + (trips(DAYS[n - 1], range(10), ts=n + 1) if n else [])
+        write_source(source / f"{n}.parquet", rows)
+        assert main(["ingest", "--target-base-path", str(path), "--target-table", "trips", "--table-type", kind,
+                     "--source-path", str(source), "--record-key-field", "trip_id", "--partition-path-field", "dt",
+                     "--source-ordering-field", "ts"], spark=spark) == 0
+    name = f"agree_{kind.lower()}"
+    spark.sql(f"CREATE TABLE {name} USING hudi LOCATION '{path}'")
+    return name, path
+
+
+def _call(spark, procedure: str, **args) -> list:
+    given = ", ".join(f"{k} => {v!r}" if isinstance(v, str) else f"{k} => {v}" for k, v in args.items())
+    return spark.sql(f"CALL {procedure}({given})").collect()
+
+
+def test_the_timeline_lists_what_hudi_lists(spark, table):
+    _, path = table
+    timeline = MetaClient.open(path).timeline()  # each instant once, in its latest state, as Hudi lists them
+    ours = {(i.requested_time, i.action, i.state.name) for i in (*timeline.completed, *timeline.pending)}
+    hudis = {(r.instant_time, r.action, r.state) for r in _call(spark, "show_timeline", path=str(path), limit=1000)}
+    assert ours == hudis and len(ours) >= 3
+
+
+def test_commit_stats_are_hudis(spark, table):
+    name, path = table
+    ours = {(c.instant, c.completed, c.action, c.bytes, c.writes, c.partitions)
+            for c in commit_stats(MetaClient.open(path).timeline())}
+    hudis = {(r.commit_time, r.state_transition_time, r.action, r.total_bytes_written, r.total_records_written,
+              r.total_partitions_written) for r in _call(spark, "show_commits", table=name, limit=1000)}
+    assert ours == hudis and len(ours) == 3
+
+
+def test_the_latest_file_slices_are_hudis(spark, table):
+    _, path = table
+    meta = MetaClient.open(path)
+    ours = {(g.partition, g.file_id, g.base_instant, g.base_file, g.log_files)
+            for g in file_group_summaries(meta, meta.timeline())}
+    hudis = {(r.partition, r.file_id, r.base_instant, r.data_file.rsplit("/", 1)[-1] if r.data_file else None,
+              r.num_delta_files) for r in _call(spark, "show_fsview_latest", path=str(path), limit=10_000)}
+    assert ours == hudis and {p for p, *_ in ours} == set(DAYS)
+    if meta.is_mor:
+        assert any(logs for *_, logs in ours)  # the updates went to log files
+
+
+def test_a_pending_compaction_plan_is_read_as_hudi_planned_it(spark, table):
+    _, path = table
+    if not MetaClient.open(path).is_mor:
+        pytest.skip("compaction plans are made for MERGE_ON_READ tables only")
+    # plan now, not after Hudi's default of 5 deltacommits
+    (scheduled,) = _call(spark, "run_compaction", op="schedule", path=str(path),
+                         options="hoodie.compact.inline.max.delta.commits=1")
+    meta = MetaClient.open(path)
+    timeline = meta.timeline()
+    (pending,) = [i for i in timeline.pending if i.action == "compaction"]
+    plan = CompactionPlan.from_avro_bytes(timeline.read_bytes(pending))
+    hudis = {r.timestamp: (r.operation_size, r.state) for r in _call(spark, "show_compaction", path=str(path))}
+    assert hudis == {pending.requested_time: (len(plan.operations), "REQUESTED")}
+    assert scheduled.timestamp == pending.requested_time
+    # the file-system view reports the plan's file groups, which writers then leave to the compaction
+    planned = {(op.partition_path, op.file_id) for op in plan.operations}
+    view = meta.fs_view(timeline).pending_compaction
+    assert {(g.partition_path, g.file_id) for g in view} == planned and set(view.values()) == {pending.requested_time}
+    with_logs = {(g.partition, g.file_id) for g in file_group_summaries(meta, timeline) if g.log_files}
+    assert planned == with_logs

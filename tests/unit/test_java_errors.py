@@ -1,0 +1,87 @@
+"""Hudi's Java failures, as PySpark hands them over, become the hudi-ops errors (and exit codes) they mean.
+
+The chains are the (class, message) pairs of real failures of Hudi 1.2 on Spark, shortened.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from hudi_ops.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_CONFLICT,
+    EXIT_FAILED,
+    EXIT_LOCK_TIMEOUT,
+    ConfigError,
+    InvalidInputError,
+    LockAcquisitionError,
+    WriteConflictError,
+    exit_code,
+)
+from hudi_ops.spark.java_errors import JavaFailure, JobContext, hudi_ops_error
+
+CONTEXT = JobContext("/data/trips", ("trip_id",))
+H = "org.apache.hudi.exception."
+CONFLICT = (
+    (H + "HoodieWriteConflictException",
+     "java.util.ConcurrentModificationException: Cannot resolve conflicts for overlapping writes between first "
+     "operation = ConcurrentOperation(actionState=INFLIGHT, actionType=commit, instantTime=20261123215255476), "
+     "second operation = ConcurrentOperation(actionState=COMPLETED, actionType=commit, instantTime=20261123215255199)"),
+    ("java.util.ConcurrentModificationException", "Cannot resolve conflicts for overlapping writes between ..."),
+)
+NULL_KEY_TEXT = ('recordKey value: "null" for field: "trip_id" cannot be null or empty.')
+NULL_KEY_LOCAL = (
+    (H + "HoodieUpsertException", "Failed to upsert for commit time 20261123215921202"),
+    ("org.apache.spark.SparkException", "Job aborted due to stage failure: Task 1 in stage 478.0 failed 1 times, "
+     f"most recent failure: Lost task 1.0 (TID 673) (127.0.0.1 executor driver): {H}HoodieKeyException: "
+     f"{NULL_KEY_TEXT}\n\tat org.apache.hudi.keygen.KeyGenUtils.getRecordKey(KeyGenUtils.java:277)"),
+    (H + "HoodieKeyException", NULL_KEY_TEXT),
+)
+#: on a cluster the executor's exception reaches the driver only as text in Spark's message
+NULL_KEY_CLUSTER = NULL_KEY_LOCAL[:2]
+LOCK = ((H + "HoodieLockException", "FAILED_TO_ACQUIRE lock atZkBasePath = /hudi/locks, lock key = trips"),)
+MISSING_FIELD = ((H + "MissingSchemaFieldException", "Schema validation failed due to missing field. Fields "
+                  "missing from incoming schema: {trips_record.fare}\nwriterSchema: {...}"),)
+CONFIG = ((H + "HoodieException", "Config conflict(key\tcurrent value\texisting value):\nRecordKey:\tfare\ttrip_id"),)
+ROLLBACK = (
+    (H + "HoodieRollbackException", "Failed to rollback /data/trips commits 20261123231635613"),
+    (H + "HoodieIOException", "Could not delete instant [==>20261123231635613__commit__INFLIGHT]"),
+)
+
+
+def test_a_conflict_names_our_instant_and_the_one_that_won():
+    error = hudi_ops_error(JavaFailure(CONFLICT), CONTEXT)
+    assert isinstance(error, WriteConflictError) and exit_code(error) == EXIT_CONFLICT
+    assert (error.instant, error.conflicting_instant) == ("20261123215255476", "20261123215255199")
+    assert "retry the write" in str(error)
+
+
+@pytest.mark.parametrize("chain", [NULL_KEY_LOCAL, NULL_KEY_CLUSTER], ids=["local", "cluster"])
+def test_a_null_key_found_in_a_task_is_bad_input_naming_the_field(chain):
+    error = hudi_ops_error(JavaFailure(chain), CONTEXT)
+    assert isinstance(error, InvalidInputError) and exit_code(error) == EXIT_BAD_INPUT
+    assert "record key field 'trip_id' is null or empty" in str(error) and "drop or fill those rows" in str(error)
+
+
+def test_a_lock_not_acquired_is_the_retryable_lock_timeout_naming_the_lock():
+    error = hudi_ops_error(JavaFailure(LOCK), CONTEXT)
+    assert isinstance(error, LockAcquisitionError) and exit_code(error) == EXIT_LOCK_TIMEOUT
+    assert "lock key = trips" in str(error) and "hoodie.write.lock.wait_time_ms" in str(error)
+
+
+def test_schema_and_config_refusals_are_bad_input():
+    missing = hudi_ops_error(JavaFailure(MISSING_FIELD), CONTEXT)
+    assert isinstance(missing, InvalidInputError) and "trips_record.fare" in str(missing)
+    config = hudi_ops_error(JavaFailure(CONFIG), CONTEXT)
+    assert isinstance(config, ConfigError) and "RecordKey:\tfare\ttrip_id" in str(config)
+
+
+def test_anything_else_fails_plainly_naming_the_root_cause():
+    error = hudi_ops_error(JavaFailure(ROLLBACK), CONTEXT)
+    assert exit_code(error) == EXIT_FAILED
+    assert str(error).startswith(f"the Spark job failed: {H}HoodieIOException: Could not delete instant")
+    assert "in org.apache.hudi.exception.HoodieRollbackException" in str(error)
+
+
+def test_a_python_error_is_not_a_java_failure():
+    assert JavaFailure.of(ValueError("no Java here")) is None
