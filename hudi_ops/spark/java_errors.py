@@ -73,10 +73,11 @@ _UNREADABLE_FILE = re.compile(r"(?:reading file|Could not read footer for file:?
 
 
 def _conflict(message: str, _: JobContext) -> HudiOpsError:
-    instants = _INSTANT.findall(message)
+    instants = _INSTANT.findall(message)  # Hudi names ours first, then the one that committed
     ours = instants[0] if instants else "?"
     theirs = instants[1] if len(instants) > 1 else "?"
-    return WriteConflictError(ours, theirs, reason=message.strip().splitlines()[0][:500])
+    said = message.strip().splitlines()[0].rsplit("Exception: ", 1)[-1].split(" between ", 1)[0]
+    return WriteConflictError(ours, theirs, reason=f"Hudi: {said[:200]}")
 
 
 def _lock(message: str, _: JobContext) -> HudiOpsError:
