@@ -24,11 +24,12 @@ from kazoo.client import KazooClient
 from hudi_ops.demo.zookeeper_server import ZookeeperServer
 from hudi_ops.locks.occ_options import LOCK_WAIT_DEFAULTS, zookeeper_lock_options
 from hudi_ops.locks.zookeeper import lock_node_sort_key
+from hudi_ops.spark.session import LOOPBACK_CONF
 from hudi_ops.spark.submit import spark_submit_command
 
 HERE = Path(__file__).parent
 COMMITS = 6
-CONF = {"spark.ui.enabled": "false", "spark.driver.bindAddress": "127.0.0.1", "spark.driver.host": "127.0.0.1",
+CONF = {"spark.ui.enabled": "false", **LOOPBACK_CONF,
         "spark.sql.shuffle.partitions": "2", "spark.driver.memory": "768m"}
 
 

@@ -24,12 +24,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hudi_ops.read.ingest_work import ingest_work
+from hudi_ops.spark.session import LOOPBACK_CONF
 from hudi_ops.spark.submit import spark_submit_command
 from hudi_ops.storage import Storage
 
 HERE = Path(__file__).parent
 ROWS, PARTITIONS, ROUNDS = 200_000, 8, 3
-CONF = {"spark.ui.enabled": "false", "spark.driver.bindAddress": "127.0.0.1", "spark.driver.host": "127.0.0.1",
+CONF = {"spark.ui.enabled": "false", **LOOPBACK_CONF,
         "spark.sql.shuffle.partitions": str(PARTITIONS)}
 SPARK_SUBMIT = str(Path(sys.executable).parent / "spark-submit")
 

@@ -4,8 +4,9 @@
 and into a plain parquet dataset. Then the same update batches go to both: 1% of the keys of one
 partition, and 10% of the keys of every partition. "naive" reads every row, left-anti-joins the
 updated keys, unions the updates and rewrites everything; hudi-ops runs `ingest` (UPSERT) of the
-batch's file. Both copies are compared row for row after each batch. One JSON line:
-`naive_s / hudi_ops_s` per batch (above 1: hudi-ops is faster).
+batch's file, into the table with Hudi's defaults and into a copy without the metadata table (which
+shows what the metadata table's upkeep costs per commit). The copies are compared row for row after
+each batch. One JSON line: `naive_s / hudi_ops_s` per batch (above 1: hudi-ops is faster).
 """
 
 from __future__ import annotations
@@ -44,17 +45,19 @@ def main() -> None:
                 F.concat(F.lit("name-"), (F.col("id") % 1000).cast("string")).alias("name"),
                 (F.col("id") % 97).alias("bucket"), F.lit(ts % 2 == 0).alias("flag"))
 
-        def ingest(source: Path, op: str) -> float:
+        def ingest(source: Path, op: str, table: str = "hudi", *conf: str) -> float:
             started = time.perf_counter()
             with contextlib.redirect_stdout(io.StringIO()):
-                code = job(["ingest", "--target-base-path", str(root / "hudi"), "--target-table", "bench",
+                code = job(["ingest", "--target-base-path", str(root / table), "--target-table", "bench",
                             "--source-path", str(source), "--record-key-field", "key", "--partition-path-field",
-                            "part", "--source-ordering-field", "ts", "--op", op], spark=spark)
+                            "part", "--source-ordering-field", "ts", "--op", op, *conf], spark=spark)
             assert code == 0, f"ingest exited {code}"
             return time.perf_counter() - started
 
+        no_mdt = ("--hoodie-conf", "hoodie.metadata.enable=false")
         rows(spark.range(args.rows), 1).repartition(PARTITIONS).write.parquet(str(root / "landing" / "0"))
         load_s = ingest(root / "landing", "BULK_INSERT")
+        ingest(root / "landing", "BULK_INSERT", "hudi-no-mdt", *no_mdt)
         rows(spark.range(args.rows), 1).write.partitionBy("part").parquet(str(root / "naive-0"))
         batches = {
             "warm-up": F.col("id") % 1000 == 7,
@@ -66,6 +69,7 @@ def main() -> None:
             update = rows(spark.range(args.rows).where(chosen), n + 1)
             update.repartition(2).write.parquet(str(root / "landing" / str(n)))
             hudi_s = ingest(root / "landing", "UPSERT")
+            no_mdt_s = ingest(root / "landing", "UPSERT", "hudi-no-mdt", *no_mdt)
 
             started = time.perf_counter()
             batch = spark.read.parquet(str(root / "landing" / str(n)))
@@ -78,10 +82,14 @@ def main() -> None:
             columns = ["key", "part", "ts", "amount", "name", "bucket", "flag"]
             hudi_rows = spark.read.format("hudi").load(str(root / "hudi")).select(*columns)
             plain_rows = spark.read.parquet(str(naive)).select(*columns)
+            no_mdt_rows = spark.read.format("hudi").load(str(root / "hudi-no-mdt")).select(*columns)
             assert hudi_rows.count() == args.rows and hudi_rows.exceptAll(plain_rows).count() == 0
+            assert no_mdt_rows.exceptAll(plain_rows).count() == 0
             if name != "warm-up":
                 results.append({"upsert": name, "rows": update.count(), "hudi_ops_s": round(hudi_s, 2),
-                                "naive_s": round(naive_s, 2), "naive_over_hudi_ops": round(naive_s / hudi_s, 2)})
+                                "hudi_ops_no_mdt_s": round(no_mdt_s, 2), "naive_s": round(naive_s, 2),
+                                "naive_over_hudi_ops": round(naive_s / hudi_s, 2),
+                                "naive_over_hudi_ops_no_mdt": round(naive_s / no_mdt_s, 2)})
         print(json.dumps({"bench": "upsert_hudi_vs_naive", "rows": args.rows, "partitions": PARTITIONS,
                           "load_s": round(load_s, 2), "spark": spark.version, "results": results}))
     finally:

@@ -1,4 +1,5 @@
-"""Typed `hoodie.*` configuration keys with Hudi's names and defaults, and their resolution.
+"""Typed `hoodie.*` configuration keys with Hudi's names and defaults, their resolution, and the Java
+`Properties` text that hoodie.properties and `--props` files are written in.
 
 Precedence, lowest first: Hudi's defaults < hoodie.properties < the tables config < --props file <
 --hoodie-conf / Airflow params.
@@ -7,22 +8,14 @@ Precedence, lowest first: Hudi's defaults < hoodie.properties < the tables confi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-from hudi_ops.errors import ConfigError
+from hudi_ops.errors import ConfigError, InvalidTableError
 
 T = TypeVar("T")
-
-
-def _parse_bool(text: str) -> bool:
-    low = text.strip().lower()
-    if low in ("true", "1", "yes"):
-        return True
-    if low in ("false", "0", "no"):
-        return False
-    raise ValueError("expected true or false")
 
 
 def _parse_list(text: str) -> tuple[str, ...]:
@@ -64,11 +57,6 @@ def int_key(name: str, default: int | None, doc: str = "", **kw: object) -> Conf
     return ConfigKey(name, default, int, doc, **kw)  # type: ignore[arg-type]
 
 
-
-def bool_key(name: str, default: bool | None, doc: str = "", **kw: object) -> ConfigKey[bool]:
-    return ConfigKey(name, default, _parse_bool, doc, **kw)  # type: ignore[arg-type]
-
-
 def list_key(name: str, doc: str = "", **kw: object) -> ConfigKey[tuple[str, ...]]:
     return ConfigKey(name, (), _parse_list, doc, **kw)  # type: ignore[arg-type]
 
@@ -92,22 +80,9 @@ class HoodieConfig:
             raise ConfigError(f"{key.name} is required: set it with --hoodie-conf {key.name}=...")
         return value
 
-    def get_raw(self, name: str) -> str | None:
-        return self.values.get(name)
-
-    def __contains__(self, name: object) -> bool:
-        return name in self.values
-
-    def merged(self, *overrides: Mapping[str, str] | None) -> HoodieConfig:
-        """A new config where later mappings win over earlier ones and over this one."""
-        out = dict(self.values)
-        for o in overrides:
-            if o:
-                out.update({k: str(v) for k, v in o.items()})
-        return HoodieConfig(out)
-
     def with_values(self, **pairs: str) -> HoodieConfig:
-        return self.merged(pairs)
+        """A new config where the given values win over this one's."""
+        return HoodieConfig({**self.values, **{k: str(v) for k, v in pairs.items()}})
 
 
 def parse_key_values(items: Iterable[str]) -> dict[str, str]:
@@ -127,23 +102,116 @@ def command_line_options(props_path: str | None, hoodie_conf: Iterable[str]) -> 
     if props_path:
         try:
             with open(props_path) as f:
-                out.update(load_props_file(f.read()))
+                out.update(parse_props_file(f.read()))
         except OSError as e:
             raise ConfigError(f"cannot read --props {props_path!r}: {e.strerror or e}") from None
     out.update(parse_key_values(hoodie_conf))
     return out
 
 
-def load_props_file(text: str) -> dict[str, str]:
-    """Parse a Java-properties style --props file (`k=v` lines, `#` comments)."""
+def parse_props_file(text: str) -> dict[str, str]:
+    """A `--props` file as Hudi's utilities read it (DFSPropertiesConfiguration), which is not Java's
+    `Properties`: no escapes or continuations; `#` comments; runs of blanks become one space; the key
+    ends at the first `=`, or at the first blank in a line without one."""
     out: dict[str, str] = {}
-    for line in text.splitlines():
-        s = line.strip()
-        if not s or s.startswith(("#", "!")):
+    for raw in text.splitlines():
+        line = " ".join(raw.split())
+        if not line or line.startswith("#") or ("=" not in line and " " not in line):
             continue
-        key, _, value = s.partition("=")
+        key, _, value = line.partition("=" if "=" in line else " ")
         out[key.strip()] = value.strip()
     return out
+
+
+# -- Java Properties text ----------------------------------------------------------------------------
+
+_WS = " \t\f"
+_UNESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
+
+
+def parse_properties(text: str) -> dict[str, str]:
+    """Parse Java `Properties` text as `Properties.load` does; later duplicates win."""
+    out: dict[str, str] = {}
+    for line in _logical_lines(text):
+        key, value = _split_key_value(line)
+        out[key] = value
+    return out
+
+
+def _logical_lines(text: str) -> Iterator[str]:
+    physical = re.split(r"\r\n|\r|\n", text)
+    i = 0
+    while i < len(physical):
+        line = physical[i].lstrip(_WS)
+        i += 1
+        if not line or line[0] in "#!":  # comments never continue onto the next line
+            continue
+        if line == "\\":  # continues nothing: the next line starts afresh, comment or not (JDK 9+)
+            continue
+        while _continues(line):
+            line = line[:-1]
+            if i == len(physical):
+                break
+            line += physical[i].lstrip(_WS)
+            i += 1
+        yield line
+
+
+def _continues(line: str) -> bool:
+    """A line ending in an odd number of backslashes continues on the next one."""
+    return (len(line) - len(line.rstrip("\\"))) % 2 == 1
+
+
+def _split_key_value(line: str) -> tuple[str, str]:
+    key_end, value_start, has_sep, backslash = len(line), len(line), False, False
+    for i, c in enumerate(line):
+        if not backslash and c in "=:":
+            key_end, value_start, has_sep = i, i + 1, True
+            break
+        if not backslash and c in _WS:
+            key_end, value_start = i, i + 1
+            break
+        backslash = c == "\\" and not backslash
+    j = value_start
+    while j < len(line):  # skip blanks and at most one separator after a blank-terminated key
+        c = line[j]
+        if c not in _WS:
+            if has_sep or c not in "=:":
+                break
+            has_sep = True
+        j += 1
+    return _unescape(line[:key_end]), _unescape(line[j:])
+
+
+def _unescape(s: str) -> str:
+    if "\\" not in s:
+        return s
+    out: list[str] = []
+    i = 0
+    while i < len(s):
+        c = s[i]
+        i += 1
+        if c != "\\":
+            out.append(c)
+            continue
+        if i == len(s):  # a lone trailing backslash escapes nothing
+            break
+        c = s[i]
+        i += 1
+        if c == "u":
+            code = s[i:i + 4]
+            if len(code) < 4 or any(h not in "0123456789abcdefABCDEF" for h in code):
+                raise InvalidTableError(f"malformed \\uXXXX escape in properties text {s!r}; fix the file")
+            out.append(chr(int(code, 16)))
+            i += 4
+        else:
+            out.append(_UNESCAPES.get(c, c))
+    text = "".join(out)
+    # \uXXXX escapes are UTF-16 code units: join surrogate pairs into one character
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
+
+
+# -- the keys ----------------------------------------------------------------------------------------
 
 
 class WriteConfig:
@@ -155,32 +223,18 @@ class WriteConfig:
 
 
 class TableConfigKeys:
-    """Keys stored in hoodie.properties (HoodieTableConfig) with Hudi 1.0's names."""
+    """The keys of hoodie.properties (HoodieTableConfig) the control plane reads, with Hudi 1.0's names."""
 
     NAME = str_key("hoodie.table.name")
     TYPE = str_key("hoodie.table.type", "COPY_ON_WRITE", choices=("COPY_ON_WRITE", "MERGE_ON_READ"))
     VERSION = int_key("hoodie.table.version", None)
-    INITIAL_VERSION = int_key("hoodie.table.initial.version", None)
     TIMELINE_LAYOUT_VERSION = int_key("hoodie.timeline.layout.version", None)
     TIMELINE_PATH = str_key("hoodie.timeline.path", "timeline")
     TIMELINE_HISTORY_PATH = str_key("hoodie.timeline.history.path", "history")
-    ARCHIVELOG_FOLDER = str_key("hoodie.archivelog.folder", "archived")
     RECORD_KEY_FIELDS = list_key("hoodie.table.recordkey.fields")
     PARTITION_FIELDS = list_key("hoodie.table.partition.fields")
     PRECOMBINE_FIELD = str_key("hoodie.table.precombine.field", aliases=("hoodie.table.ordering.fields",))
-    KEYGEN_TYPE = str_key("hoodie.table.keygenerator.type")
-    KEYGEN_CLASS = str_key("hoodie.table.keygenerator.class")
-    HIVE_STYLE_PARTITIONING = bool_key("hoodie.datasource.write.hive_style_partitioning", False)
-    URL_ENCODE_PARTITIONING = bool_key("hoodie.datasource.write.partitionpath.urlencode", False)
-    DROP_PARTITION_COLUMNS = bool_key("hoodie.datasource.write.drop.partition.columns", False)
-    POPULATE_META_FIELDS = bool_key("hoodie.populate.meta.fields", True)
-    RECORD_MERGE_MODE = str_key("hoodie.record.merge.mode")
-    RECORD_MERGE_STRATEGY_ID = str_key("hoodie.record.merge.strategy.id")
-    PAYLOAD_CLASS = str_key("hoodie.compaction.payload.class")
-    TIMELINE_TIMEZONE = str_key("hoodie.table.timeline.timezone", "LOCAL")
     DATABASE_NAME = str_key("hoodie.database.name")
     CREATE_SCHEMA = str_key("hoodie.table.create.schema")
-    BASE_FILE_FORMAT = str_key("hoodie.table.base.file.format", "PARQUET")
     METADATA_PARTITIONS = list_key("hoodie.table.metadata.partitions")
-    METADATA_PARTITIONS_INFLIGHT = list_key("hoodie.table.metadata.partitions.inflight")
     CHECKSUM = int_key("hoodie.table.checksum", None)

@@ -18,14 +18,6 @@ class TableNotFoundError(HudiOpsError):
         self.base_path = base_path
 
 
-class TableExistsError(HudiOpsError):
-    """A table already exists where one was to be created."""
-
-    def __init__(self, base_path: str) -> None:
-        super().__init__(f"a Hudi table already exists at {base_path!r}; open it instead of creating it")
-        self.base_path = base_path
-
-
 class InvalidTableError(HudiOpsError):
     """The table on storage is malformed or of a version/layout hudi-ops cannot handle."""
 
@@ -50,11 +42,7 @@ class InvalidInstantTimeError(InvalidInputError, TimelineError):
     """A time given by the user (as-of, incremental bounds) is not a valid instant time."""
 
 
-class ConcurrencyError(HudiOpsError):
-    """Base of the retryable commit failures caused by other writers."""
-
-
-class WriteConflictError(ConcurrencyError):
+class WriteConflictError(HudiOpsError):
     """Our instant overlaps an instant that committed first (RFC-22); nothing of ours is visible."""
 
     def __init__(self, instant: str, conflicting_instant: str, *, reason: str | None = None) -> None:
@@ -67,12 +55,8 @@ class WriteConflictError(ConcurrencyError):
         )
 
 
-class LockAcquisitionError(ConcurrencyError):
+class LockAcquisitionError(HudiOpsError):
     """The table lock could not be taken in time."""
-
-
-class HeartbeatExpiredError(ConcurrencyError):
-    """The writer's heartbeat expired, so other writers may roll its instant back."""
 
 
 class TableServiceError(HudiOpsError):
@@ -81,10 +65,6 @@ class TableServiceError(HudiOpsError):
 
 class StorageError(HudiOpsError):
     """A file operation on the table's storage failed."""
-
-
-class FileAlreadyExistsError(StorageError):
-    """An immutable file that was to be created exists already."""
 
 
 # Process exit codes of the hudi-ops command and the Spark jobs (DESIGN.md section 4).
@@ -97,6 +77,6 @@ def exit_code(error: HudiOpsError) -> int:
         return EXIT_CONFLICT
     if isinstance(error, LockAcquisitionError):
         return EXIT_LOCK_TIMEOUT
-    if isinstance(error, InvalidInputError | TableNotFoundError | TableExistsError):
+    if isinstance(error, InvalidInputError | TableNotFoundError):
         return EXIT_BAD_INPUT
     return EXIT_FAILED

@@ -1,19 +1,19 @@
 """The table's storage: a base path on a pyarrow file system, addressed by table-relative paths.
 
-Every module reads and writes table files through `Storage`, so the table can live on a local folder,
-HDFS or an object store without the format code knowing which.
+Hudi's Spark writer writes the tables; hudi-ops' control plane only lists and reads their files (and
+the jobs' source folders) through `Storage`, so a table can live on a local folder, HDFS or an object
+store without the format code knowing which.
 """
 
 from __future__ import annotations
 
 import os
 import posixpath
-import uuid
 from dataclasses import dataclass
 
 import pyarrow.fs as pafs
 
-from hudi_ops.errors import FileAlreadyExistsError, StorageError
+from hudi_ops.errors import StorageError
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +43,9 @@ class Storage:
         if "://" not in text:
             text = os.path.abspath(text)
             return cls(pafs.LocalFileSystem(), text, text)
-        fs, root = pafs.FileSystem.from_uri(text)
+        # Hadoop's s3a:// (what Hudi and Spark are given) is plain S3 to Arrow; the URI is kept for them
+        scheme, rest = text.split("://", 1)
+        fs, root = pafs.FileSystem.from_uri(f"s3://{rest}" if scheme in ("s3a", "s3n") else text)
         return cls(fs, root, text)
 
     @property
@@ -64,11 +66,6 @@ class Storage:
             return self.full_path(rel)
         return posixpath.join(self.uri.rstrip("/"), rel) if rel else self.uri
 
-    # -- reading -----------------------------------------------------------------------------------
-
-    def exists(self, rel: str) -> bool:
-        return self.fs.get_file_info(self.full_path(rel)).type != pafs.FileType.NotFound
-
     def is_dir(self, rel: str) -> bool:
         return self.fs.get_file_info(self.full_path(rel)).type == pafs.FileType.Directory
 
@@ -80,12 +77,6 @@ class Storage:
             raise
         except OSError as e:
             raise StorageError(f"cannot read {self.uri_of(rel)}: {e}") from e
-
-    def info(self, rel: str) -> FileInfo:
-        i = self.fs.get_file_info(self.full_path(rel))
-        if i.type == pafs.FileType.NotFound:
-            raise FileNotFoundError(self.uri_of(rel))
-        return FileInfo(rel, i.size or 0, _mtime_ms(i))
 
     def list_files(self, rel_dir: str) -> list[FileInfo]:
         """Files (not folders) directly inside `rel_dir`; empty when the folder does not exist."""
@@ -109,58 +100,6 @@ class Storage:
             rel = posixpath.join(rel_dir, posixpath.basename(i.path)) if rel_dir else posixpath.basename(i.path)
             out.append((FileInfo(rel, i.size or 0, _mtime_ms(i)), i.type == pafs.FileType.Directory))
         return out
-
-    # -- writing -----------------------------------------------------------------------------------
-
-    def makedirs(self, rel_dir: str) -> None:
-        self.fs.create_dir(self.full_path(rel_dir), recursive=True)
-
-    def write_bytes(self, rel: str, data: bytes) -> None:
-        """Write (or overwrite) a mutable file, such as a heartbeat."""
-        self.makedirs(posixpath.dirname(rel))
-        with self.fs.open_output_stream(self.full_path(rel)) as f:
-            f.write(data)
-
-    def create_new(self, rel: str, data: bytes) -> None:
-        """Create an immutable file atomically; fail with FileAlreadyExistsError if it exists.
-
-        Locally the content is written to a private temporary file and hard-linked into place, so
-        readers never see a half-written file and two creators cannot both succeed. Other file
-        systems get an existence check and a single write (one PUT on object stores).
-        """
-        self.makedirs(posixpath.dirname(rel))
-        target = self.full_path(rel)
-        if self.is_local:
-            tmp = f"{target}.{uuid.uuid4().hex}.tmp"
-            with open(tmp, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            try:
-                os.link(tmp, target)
-            except FileExistsError:
-                raise FileAlreadyExistsError(f"{self.uri_of(rel)} exists already") from None
-            finally:
-                os.unlink(tmp)
-            return
-        if self.exists(rel):
-            raise FileAlreadyExistsError(f"{self.uri_of(rel)} exists already")
-        with self.fs.open_output_stream(target) as f:
-            f.write(data)
-
-    def delete_file(self, rel: str, *, missing_ok: bool = True) -> bool:
-        """Delete one file; returns whether it existed."""
-        try:
-            self.fs.delete_file(self.full_path(rel))
-            return True
-        except FileNotFoundError:
-            if missing_ok:
-                return False
-            raise
-
-    def delete_dir(self, rel_dir: str) -> None:
-        if self.exists(rel_dir):
-            self.fs.delete_dir(self.full_path(rel_dir))
 
 
 def _mtime_ms(info: pafs.FileInfo) -> int:

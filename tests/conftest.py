@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+
+from tests.shared_data import unzip_fixture
 
 
 @pytest.fixture(scope="session")
@@ -19,3 +23,18 @@ def zookeeper(tmp_path_factory):
     server.start()
     yield server
     server.cleanup()
+
+
+@pytest.fixture(scope="session")
+def fixture_table(tmp_path_factory):
+    """`fixture_table("sample_table/cow/v8_nonpartitioned")`: a table of ../shared/fixtures/hudi-rs (its zip's
+    path without `.zip`), unpacked once per session; tests that change a table work on a copy of it."""
+    root = tmp_path_factory.mktemp("hudi_rs_fixtures")
+    unpacked: dict[str, Path] = {}
+
+    def get(relative: str) -> Path:
+        if relative not in unpacked:
+            unpacked[relative] = unzip_fixture(f"{relative}.zip", root / relative.replace("/", "__"))
+        return unpacked[relative]
+
+    return get

@@ -27,9 +27,10 @@ import yaml
 from airflow.sdk import DAG, Param
 
 from hudi_ops.airflow.hook import HudiHook
-from hudi_ops.airflow.job_spec import OPERATIONS, SOURCE_FORMATS
 from hudi_ops.airflow.operators import HudiBackfillOperator, HudiIngestOperator
 from hudi_ops.errors import ConfigError
+from hudi_ops.sources import SOURCE_FORMATS
+from hudi_ops.spark.jobs.hudi_write import OPERATIONS
 
 PARALLELISM_KEYS = ("hoodie.upsert.shuffle.parallelism", "hoodie.insert.shuffle.parallelism",
                     "hoodie.bulkinsert.shuffle.parallelism", "hoodie.delete.shuffle.parallelism")
@@ -129,7 +130,7 @@ class _Table:
         return {
             "base_path": e["base_path"], "table_name": self.name, "record_key_field": e["record_key"],
             "partition_path_field": e.get("partition_field"), "ordering_field": e.get("ordering_field"),
-            "table_type": e.get("table_type", "COPY_ON_WRITE"),
+            "table_type": e.get("table_type"),  # None: the table's own (COPY_ON_WRITE when it is new)
             "zookeeper_conn_id": self.zookeeper_conn_id,
             "conn_id": e.get("spark_conn_id", "spark_default"), "conf": dict(e.get("spark_conf") or {}),
         }
@@ -154,6 +155,7 @@ class _Table:
         if not backfill:
             return None
         source = backfill.get("source_path")
+        hoodie_conf = dict(self.entry.get("hoodie_conf") or {})
         params = {
             "start": Param(type="string", format="date", description="first dt=YYYY-MM-DD partition"),
             "end": Param(type="string", format="date", description="last dt=YYYY-MM-DD partition"),
@@ -162,11 +164,11 @@ class _Table:
             Param(type="string", minLength=1, description="folder holding the dt=YYYY-MM-DD partitions"),
             "source_format": Param(backfill.get("source_format", "parquet"), type="string",
                                    enum=list(SOURCE_FORMATS)),
-            "parallelism": Param(backfill.get("parallelism", 0), type="integer", minimum=0,
-                                 description="shuffle parallelism of the writes (0: from the input)"),
+            "parallelism": Param(
+                int(backfill.get("parallelism", hoodie_conf.get(PARALLELISM_KEYS[0], 0))), type="integer",
+                minimum=0, description="shuffle parallelism of the writes (0: Hudi's choice, from the input)"),
         }
-        conf = {**dict(self.entry.get("hoodie_conf") or {}),
-                **dict.fromkeys(PARALLELISM_KEYS, "{{ params.parallelism }}")}
+        conf = {**hoodie_conf, **dict.fromkeys(PARALLELISM_KEYS, "{{ params.parallelism }}")}
         with DAG(
             backfill_dag_id(self.name), schedule=None, max_active_runs=int(backfill.get("max_active_runs", 4)),
             catchup=False, params=params, tags=["hudi", self.name, "backfill"],

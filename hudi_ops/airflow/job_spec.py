@@ -6,15 +6,14 @@ clear message before any spark-submit starts.
 
 from __future__ import annotations
 
-import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
 from hudi_ops.errors import InvalidInputError
-
-OPERATIONS = ("UPSERT", "INSERT", "BULK_INSERT", "DELETE")
-SOURCE_FORMATS = ("parquet", "json", "csv")
-TABLE_TYPES = ("COPY_ON_WRITE", "MERGE_ON_READ")
+from hudi_ops.sources import SOURCE_FORMATS
+from hudi_ops.spark.jobs.backfill import window
+from hudi_ops.spark.jobs.hudi_write import OPERATIONS
+from hudi_ops.spark.jobs.target import TABLE_TYPES
 
 
 @dataclass(frozen=True)
@@ -26,16 +25,19 @@ class TableSpec:
     record_key_field: str
     partition_path_field: str | None = None
     ordering_field: str | None = None
-    table_type: str = "COPY_ON_WRITE"
+    table_type: str | None = None  # None: the table's own, COPY_ON_WRITE for a new table
 
     def __post_init__(self) -> None:
         if not self.base_path or not self.name or not self.record_key_field:
             raise InvalidInputError("a table needs base_path, name and record_key_field")
-        _choose("table_type", self.table_type, TABLE_TYPES)
+        if self.table_type is not None:
+            _choose("table_type", self.table_type, TABLE_TYPES)
 
     def args(self) -> list[str]:
-        out = ["--target-base-path", self.base_path, "--target-table", self.name, "--table-type", self.table_type,
+        out = ["--target-base-path", self.base_path, "--target-table", self.name,
                "--record-key-field", self.record_key_field]
+        if self.table_type:
+            out += ["--table-type", self.table_type]
         if self.partition_path_field:
             out += ["--partition-path-field", self.partition_path_field]
         if self.ordering_field:
@@ -59,15 +61,16 @@ class SourceSpec:
 
 @dataclass(frozen=True)
 class JobSpec:
-    """One run of `ingest` or `backfill` (with its window)."""
+    """One run of `ingest` or `backfill` (with its window and the Airflow run it belongs to)."""
 
     job: str
     table: TableSpec
     source: SourceSpec
     operation: str = "UPSERT"
     hoodie_conf: Mapping[str, str] = field(default_factory=dict)
-    start: dt.date | None = None
-    end: dt.date | None = None
+    start: str | None = None
+    end: str | None = None
+    run_id: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "operation", self.operation.upper())
@@ -76,27 +79,19 @@ class JobSpec:
         if self.job == "backfill":
             if self.start is None or self.end is None:
                 raise InvalidInputError("a backfill needs start and end dates (YYYY-MM-DD)")
-            if self.start > self.end:
-                raise InvalidInputError(f"the backfill window ends ({self.end}) before it starts ({self.start})")
+            window(self.start, self.end)
 
     def application_args(self) -> list[str]:
         out = [self.job, *self.table.args(), *self.source.args(), "--op", self.operation]
         if self.job == "backfill":
             out += ["--start", str(self.start), "--end", str(self.end)]
+            if self.run_id:
+                out += ["--run-id", self.run_id]
         for key, value in sorted(self.hoodie_conf.items()):
             out += ["--hoodie-conf", f"{key}={value}"]
         return out
 
 
-def parse_date(name: str, value: str | dt.date) -> dt.date:
-    if isinstance(value, dt.date):
-        return value
-    try:
-        return dt.date.fromisoformat(str(value))
-    except ValueError:
-        raise InvalidInputError(f"{name} {value!r} is not a date; write YYYY-MM-DD") from None
-
-
-def _choose(name: str, value: str, choices: tuple[str, ...]) -> None:
+def _choose(name: str, value: str, choices: Collection[str]) -> None:
     if value not in choices:
         raise InvalidInputError(f"unknown {name} {value!r}; use one of {', '.join(choices)}")

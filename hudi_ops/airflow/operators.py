@@ -23,9 +23,9 @@ from airflow.sdk import Asset, AssetAlias
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowSkipException
 
 from hudi_ops.airflow.hook import HudiHook
-from hudi_ops.airflow.job_spec import JobSpec, SourceSpec, TableSpec, parse_date
+from hudi_ops.airflow.job_spec import JobSpec, SourceSpec, TableSpec
 from hudi_ops.airflow.spark_submit import HudiSparkSubmitHook
-from hudi_ops.errors import EXIT_BAD_INPUT, EXIT_CONFLICT, EXIT_LOCK_TIMEOUT, HudiOpsError
+from hudi_ops.errors import EXIT_BAD_INPUT, EXIT_CONFLICT, EXIT_LOCK_TIMEOUT, HudiOpsError, InvalidInputError
 from hudi_ops.read.ingest_work import ingest_work
 from hudi_ops.spark.hudi_bundle import hudi_jars
 from hudi_ops.spark.session import HUDI_SESSION_CONF
@@ -58,7 +58,7 @@ class HudiSparkJobOperator(SparkSubmitOperator):
     def __init__(
         self, *, base_path: str, table_name: str, record_key_field: str, source_path: str,
         partition_path_field: str | None = None, ordering_field: str | None = None,
-        table_type: str = "COPY_ON_WRITE", source_format: str = "parquet", operation: str = "UPSERT",
+        table_type: str | None = None, source_format: str = "parquet", operation: str = "UPSERT",
         hoodie_conf: Mapping[str, str] | None = None, zookeeper_conn_id: str | None = HudiHook.default_conn_name,
         **kwargs: Any,
     ) -> None:
@@ -74,6 +74,7 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         self.table_type, self.source_format, self.operation = table_type, source_format, operation
         self.hoodie_conf = dict(hoodie_conf or {})
         self.zookeeper_conn_id = zookeeper_conn_id
+        self.user_jars = kwargs.get("jars")  # Hudi's go in front of them when the task runs
         self._hudi_hook: HudiSparkSubmitHook | None = None
 
     def job_spec(self, context: Any) -> JobSpec:
@@ -84,7 +85,7 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         return JobSpec(self.job, table, SourceSpec(self.source_path, self.source_format), self.operation, options,
                        **self.window(context))
 
-    def window(self, context: Any) -> dict[str, dt.date]:
+    def window(self, context: Any) -> dict[str, str]:
         return {}
 
     def idle_reason(self, spec: JobSpec) -> str | None:
@@ -96,15 +97,17 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         is skipped), Hudi's jars and session settings added to the submit."""
         try:
             spec = self.job_spec(context)
-            idle = self.idle_reason(spec)
             jars = hudi_jars()
-        except HudiOpsError as e:
+            idle = self.idle_reason(spec)
+        except InvalidInputError as e:
             raise AirflowFailException(f"bad job arguments, not retried: {e}") from e
+        except HudiOpsError as e:  # the table or the source could not be read just now: try again
+            raise AirflowException(f"cannot tell whether there is work, retried with backoff: {e}") from e
         if idle:
             raise AirflowSkipException(idle)
         self.application_args = spec.application_args()
         self.env_vars = {**_python_env(), **(self.env_vars or {})}
-        self.jars = ",".join([*jars, *([self.jars] if self.jars else [])])
+        self.jars = ",".join([*jars, *([self.user_jars] if self.user_jars else [])])
         self.conf = {**HUDI_SESSION_CONF, **(self.conf or {})}
 
     def execute(self, context: Any) -> dict[str, Any] | None:
@@ -162,8 +165,9 @@ class HudiBackfillOperator(HudiSparkJobOperator):
         super().__init__(**kwargs)
         self.start, self.end = start, end
 
-    def window(self, context: Any) -> dict[str, dt.date]:
-        return {"start": parse_date("start", self.start), "end": parse_date("end", self.end)}
+    def window(self, context: Any) -> dict[str, str]:
+        # the run's id: a retry of the run resumes after its last day, another run writes the window again
+        return {"start": str(self.start), "end": str(self.end), "run_id": context.get("run_id")}
 
 
 def _python_env() -> dict[str, str]:

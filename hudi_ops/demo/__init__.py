@@ -1,1 +1,2 @@
-"""The demos (`make demo`, `make tour`) and the local ZooKeeper and Airflow they run, which the tests share."""
+"""The demo (`make demo`: the RFC-22 scenario through Airflow) and the local ZooKeeper and Airflow it runs,
+which the tests share."""

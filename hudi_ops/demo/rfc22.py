@@ -43,12 +43,13 @@ from hudi_ops.locks.held_lock import HeldLock
 from hudi_ops.locks.occ_options import zookeeper_lock_options
 from hudi_ops.read.pipeline_metadata import pipeline_of
 from hudi_ops.read.table_overview import COMPLETED, PENDING, TableOverview
+from hudi_ops.spark.session import LOOPBACK_CONF
 
 REPO = Path(__file__).resolve().parents[2]
 TABLE = "trips"
 INGEST_DAG, BACKFILL_DAG = ingest_dag_id(TABLE), backfill_dag_id(TABLE)
 LOCK_BASE_PATH = "/hudi/locks"
-SPARK_CONF = {"spark.ui.enabled": "false", "spark.driver.bindAddress": "127.0.0.1", "spark.driver.host": "127.0.0.1",
+SPARK_CONF = {"spark.ui.enabled": "false", **LOOPBACK_CONF,
               "spark.driver.memory": "768m"}
 SEED_DAYS = ("2026-11-20", "2026-11-21")
 NEW_DAY = "2026-11-22"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import posixpath
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pyarrow.parquet as pq
@@ -36,22 +37,24 @@ class ArchivedInstant:
         return CommitMetadata.parse(self.metadata)
 
 
-def archived_instants(storage: Storage, history_folder: str) -> tuple[ArchivedInstant, ...]:
-    """Every instant of the history's current version, by completion time; () when nothing was archived."""
+def archived_instants(storage: Storage, history_folder: str) -> Iterator[ArchivedInstant]:
+    """The instants of the history's current version, newest first, read a file at a time (a search
+    that finds what it wants in the newest file reads no other)."""
     manifest = _current_manifest(storage, history_folder)
     if manifest is None:
-        return ()
+        return
     try:
         files = [f["fileName"] for f in json.loads(storage.read_bytes(manifest))["files"]]
     except (ValueError, KeyError, TypeError) as e:
         raise InvalidTableError(f"{storage.uri_of(manifest)} is not an LSM timeline manifest: {e}") from None
-    out = []
-    for name in files:
+    # `<min instant>_<max instant>_<level>.parquet`: newest files first; a file's instants do not
+    # overlap another's of the same version
+    for name in sorted(files, key=lambda n: n.split("_")[1], reverse=True):
         table = pq.read_table(storage.full_path(posixpath.join(history_folder, name)), filesystem=storage.fs,
                               columns=["instantTime", "completionTime", "action", "metadata"])
-        out += [ArchivedInstant(r["instantTime"], r["completionTime"], r["action"], r["metadata"])
+        rows = [ArchivedInstant(r["instantTime"], r["completionTime"], r["action"], r["metadata"])
                 for r in table.to_pylist()]
-    return tuple(sorted(out, key=lambda i: (i.completion_time or i.requested_time, i.requested_time)))
+        yield from sorted(rows, key=lambda i: (i.completion_time or i.requested_time, i.requested_time), reverse=True)
 
 
 def _current_manifest(storage: Storage, folder: str) -> str | None:

@@ -1,8 +1,8 @@
-"""Avro I/O of timeline files: one-record object containers, Hudi's schemas, dataclass <-> record.
+"""Reading Avro timeline files: one-record object containers, and their records as dataclasses.
 
 Hudi 1.x writes every Avro timeline file with Java's `DataFileWriter` and the null codec: magic,
 a header map holding only `avro.schema`, a 16-byte sync marker, then one block with one record.
-We write the same bytes, so a file differs from Java's only in its random sync marker.
+hudi-ops only reads them, resolving each record with the writer schema the file embeds.
 """
 
 from __future__ import annotations
@@ -10,12 +10,9 @@ from __future__ import annotations
 import dataclasses
 import functools
 import io
-import json
-import os
 import types
 import typing
 from collections.abc import Mapping
-from importlib import resources
 from typing import Any, TypeVar
 
 import fastavro
@@ -23,56 +20,7 @@ import fastavro
 from hudi_ops.errors import InvalidTableError
 
 MAGIC = b"Obj\x01"
-SYNC_SIZE = 16
-
 T = TypeVar("T")
-
-# The container header as the Avro spec defines it, so fastavro encodes it for us.
-_HEADER = fastavro.parse_schema({
-    "type": "record", "name": "org.apache.avro.file.Header", "fields": [
-        {"name": "magic", "type": {"type": "fixed", "name": "Magic", "size": 4}},
-        {"name": "meta", "type": {"type": "map", "values": "bytes"}},
-        {"name": "sync", "type": {"type": "fixed", "name": "Sync", "size": SYNC_SIZE}},
-    ],
-})
-_LONG = fastavro.parse_schema("long")
-
-
-@functools.lru_cache(maxsize=64)
-def _parse(schema_json: str) -> dict[str, Any]:
-    return fastavro.parse_schema(json.loads(schema_json))
-
-
-@functools.cache
-def load_schema(name: str) -> tuple[str, dict[str, Any]]:
-    """(exact schema string Hudi 1.0 embeds, fastavro-parsed schema) for a record name like
-    `HoodieCommitMetadata`. The parsed schema is shared: do not mutate it."""
-    try:
-        text = resources.files("hudi_ops.format").joinpath(f"schemas/{name}.avsc").read_text("utf-8")
-    except FileNotFoundError:
-        raise ValueError(f"no bundled Avro schema named {name!r}") from None
-    text = text.strip()
-    return text, _parse(text)
-
-
-def write_single_record(schema_json: str, record: Mapping[str, Any], *, _sync: bytes | None = None) -> bytes:
-    """An Avro object container holding `record` alone, with `schema_json` embedded verbatim.
-
-    `_sync` fixes the sync marker; only tests need it, to compare with files Java wrote.
-    """
-    sync = os.urandom(SYNC_SIZE) if _sync is None else _sync
-    if len(sync) != SYNC_SIZE:
-        raise ValueError(f"sync marker must be {SYNC_SIZE} bytes, got {len(sync)}")
-    body = io.BytesIO()
-    fastavro.schemaless_writer(body, _parse(schema_json), record)
-    out = io.BytesIO()
-    header = {"magic": MAGIC, "meta": {"avro.schema": schema_json.encode("utf-8")}, "sync": sync}
-    fastavro.schemaless_writer(out, _HEADER, header)
-    fastavro.schemaless_writer(out, _LONG, 1)  # records in the block
-    fastavro.schemaless_writer(out, _LONG, body.tell())  # block size in bytes
-    out.write(body.getvalue())
-    out.write(sync)
-    return out.getvalue()
 
 
 def read_single_record(data: bytes, *, expect: str | None = None) -> dict[str, Any] | None:
@@ -99,7 +47,7 @@ def read_single_record(data: bytes, *, expect: str | None = None) -> dict[str, A
     return records[0]
 
 
-# --- dataclass <-> Avro record -------------------------------------------------------------------
+# --- Avro record -> dataclass --------------------------------------------------------------------
 # A frozen dataclass maps field by field to a record; its type hints say how to rebuild nested values:
 # `X | None`, `tuple[X, ...]` (Avro array), `dict[str, X]` (Avro map), nested dataclasses (records).
 
@@ -110,17 +58,6 @@ def avro_name(f: dataclasses.Field[Any]) -> str:
         return f.metadata["avro"]
     head, *rest = f.name.split("_")
     return head + "".join(p.capitalize() for p in rest)
-
-
-def to_avro_record(obj: Any) -> Any:
-    """A dataclass (and everything nested in it) as plain dicts/lists keyed by Hudi's field names."""
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {avro_name(f): to_avro_record(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
-    if isinstance(obj, tuple | list):
-        return [to_avro_record(v) for v in obj]
-    if isinstance(obj, Mapping):
-        return {k: to_avro_record(v) for k, v in obj.items()}
-    return obj
 
 
 def from_avro_record(cls: type[T], record: Mapping[str, Any]) -> T:

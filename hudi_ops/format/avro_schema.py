@@ -9,7 +9,6 @@ with default null, nested records and decimal `fixed` types named after their fi
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,8 +17,6 @@ import pyarrow as pa
 from hudi_ops.errors import InvalidTableError
 
 AvroType = str | dict[str, Any] | list[Any]
-
-_INVALID_CHARS = re.compile(r"[^A-Za-z0-9_]")
 
 _PRIMITIVES: Mapping[str, pa.DataType] = {
     "null": pa.null(),
@@ -40,24 +37,6 @@ _TIMESTAMPS = {  # logical type -> (unit, tz); hudi-rs reads timestamp-* as UTC 
     "local-timestamp-micros": ("us", None),
     "local-timestamp-nanos": ("ns", None),
 }
-
-
-def record_name_and_namespace(table_name: str) -> tuple[str, str]:
-    """`AvroConversionUtils.getAvroRecordNameAndNamespace`: (`<name>_record`, `hoodie.<name>`)."""
-    name = _sanitize(table_name)
-    return f"{name}_record", f"hoodie.{name}"
-
-
-def schema_to_json(schema: Mapping[str, Any]) -> str:
-    """Compact JSON, as Java's `Schema.toString()` prints it."""
-    return json.dumps(schema, separators=(",", ":"), ensure_ascii=False)
-
-
-def _sanitize(name: str) -> str:
-    """`HoodieAvroUtils.sanitizeName`: invalid characters (and a leading digit) become `__`."""
-    if name and not re.match(r"[A-Za-z_]", name[0]):
-        name = "__" + name[1:]
-    return _INVALID_CHARS.sub("__", name)
 
 
 # -- Avro -> Arrow -----------------------------------------------------------------------------------

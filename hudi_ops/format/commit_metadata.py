@@ -12,14 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hudi_ops.errors import InvalidTableError
-from hudi_ops.format.avro_container import (
-    MAGIC,
-    from_avro_record,
-    load_schema,
-    read_single_record,
-    to_avro_record,
-    write_single_record,
-)
+from hudi_ops.format.avro_container import MAGIC, from_avro_record, read_single_record
 
 #: `prevCommit` of a write stat that starts a new file group: Java writes the string "null"
 NULL_COMMIT = "null"
@@ -129,117 +122,12 @@ class CommitMetadata:
             record = {**record, "partitionToReplaceFileIds": {}}
         return from_avro_record(cls, record)
 
-    # --- writing ----------------------------------------------------------------------------------
+    # --- questions --------------------------------------------------------------------------------
 
     @property
     def is_replace(self) -> bool:
         return self.partition_to_replace_file_ids is not None
 
-    def to_avro_bytes(self, *, _sync: bytes | None = None) -> bytes:
-        """The v8 file: a `HoodieReplaceCommitMetadata` for replace commits, else `HoodieCommitMetadata`."""
-        record = to_avro_record(self)
-        if self.is_replace:
-            schema_json, _ = load_schema("HoodieReplaceCommitMetadata")
-        else:
-            del record["partitionToReplaceFileIds"]
-            schema_json, _ = load_schema("HoodieCommitMetadata")
-        return write_single_record(schema_json, record, _sync=_sync)
-
-    def to_json(self) -> str:
-        """Hudi's v6 JSON, laid out as Java's Jackson pretty printer does (same keys, order, spacing)."""
-        out: dict[str, Any] = {
-            "partitionToWriteStats": {
-                p: [_stat_json(s) for s in stats] for p, stats in self.partition_to_write_stats.items()
-            },
-            "compacted": self.compacted,
-            "extraMetadata": dict(self.extra_metadata),
-        }
-        if self.version is not None:
-            out["version"] = self.version
-        out["operationType"] = self.operation_type
-        if self.is_replace:
-            out["partitionToReplaceFileIds"] = to_avro_record(self.partition_to_replace_file_ids)
-        return _jackson_pretty(out)
-
-    # --- questions --------------------------------------------------------------------------------
-
     def write_stats(self) -> Iterator[WriteStat]:
         for stats in self.partition_to_write_stats.values():
             yield from stats
-
-    def file_ids_by_partition(self) -> dict[str, frozenset[str]]:
-        """File groups written per partition. Inflight workload profiles name rows bound for new
-        file groups with fileId "", which is no file group, so those are left out."""
-        return {
-            p: frozenset(s.file_id for s in stats if s.file_id)
-            for p, stats in self.partition_to_write_stats.items()
-        }
-
-    @property
-    def schema(self) -> str | None:
-        """The table's Avro schema (without `_hoodie_*` fields) that completed commits carry."""
-        return self.extra_metadata.get("schema") or None
-
-    @property
-    def num_writes(self) -> int:
-        return sum(s.num_writes for s in self.write_stats())
-
-    @property
-    def num_inserts(self) -> int:
-        return sum(s.num_inserts for s in self.write_stats())
-
-    @property
-    def num_update_writes(self) -> int:
-        return sum(s.num_update_writes for s in self.write_stats())
-
-    @property
-    def num_deletes(self) -> int:
-        return sum(s.num_deletes for s in self.write_stats())
-
-    @property
-    def total_write_bytes(self) -> int:
-        return sum(s.total_write_bytes for s in self.write_stats())
-
-    @property
-    def files_written(self) -> int:
-        """Base and log files written (workload-profile entries have no path and do not count)."""
-        return sum(1 for s in self.write_stats() if s.path)
-
-
-# Order and set of keys Jackson writes for a v6 HoodieWriteStat; log writes add _V6_LOG_KEYS.
-_V6_KEYS = (
-    "fileId", "path", "cdcStats", "prevCommit", "numWrites", "numDeletes", "numUpdateWrites", "numInserts",
-    "totalWriteBytes", "totalWriteErrors", "tempPath", "partitionPath", "totalLogRecords",
-    "totalLogFilesCompacted", "totalLogSizeCompacted", "totalUpdatedRecordsCompacted", "totalLogBlocks",
-    "totalCorruptLogBlock", "totalRollbackBlocks", "fileSizeInBytes", "minEventTime", "maxEventTime",
-    "runtimeStats",
-)
-_V6_LOG_KEYS = ("logVersion", "logOffset", "baseFile", "logFiles")
-_V6_RUNTIME_KEYS = ("totalScanTime", "totalUpsertTime", "totalCreateTime")
-_DEFAULT_STAT = to_avro_record(WriteStat())
-
-
-def _stat_json(stat: WriteStat) -> dict[str, Any]:
-    full = to_avro_record(stat)
-    keys = _V6_KEYS + (_V6_LOG_KEYS if stat.is_log_write else ())
-    out = {k: full[k] for k in keys}
-    if stat.runtime_stats is not None:
-        out["runtimeStats"] = {k: full["runtimeStats"][k] for k in _V6_RUNTIME_KEYS}
-    if stat.is_log_write:
-        out["recordsStats"] = {"val": None}  # Java's empty Option of column stats; readers ignore it
-    # v8-only fields (prevBaseFile, numUpdates, ...) appear only when set, so nothing is lost
-    out.update((k, v) for k, v in full.items() if k not in out and v != _DEFAULT_STAT[k])
-    return out
-
-
-def _jackson_pretty(value: Any, depth: int = 0) -> str:
-    """JSON as Jackson's DefaultPrettyPrinter writes it: `"k" : v`, two-space indent, inline arrays."""
-    if isinstance(value, dict):
-        if not value:
-            return "{ }"
-        pad = "  " * (depth + 1)
-        items = (f"{pad}{_jackson_pretty(k)} : {_jackson_pretty(v, depth + 1)}" for k, v in value.items())
-        return "{\n" + ",\n".join(items) + "\n" + "  " * depth + "}"
-    if isinstance(value, list):
-        return "[ " + ", ".join(_jackson_pretty(v, depth) for v in value) + " ]" if value else "[ ]"
-    return json.dumps(value, ensure_ascii=False)

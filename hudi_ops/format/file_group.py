@@ -88,7 +88,3 @@ class FileGroup:
     @property
     def latest_slice(self) -> FileSlice | None:
         return self.slices[0] if self.slices else None
-
-    @property
-    def latest_base_file(self) -> BaseFile | None:
-        return next((s.base_file for s in self.slices if s.base_file is not None), None)

@@ -8,42 +8,15 @@ the requested time of the deltacommit that wrote it; in version 6 it is the slic
 from __future__ import annotations
 
 import re
-import uuid
 from dataclasses import dataclass
 
 from hudi_ops.errors import InvalidTableError
-
-PARTITION_METADATA_PREFIX = ".hoodie_partition_metadata"
 
 _BASE = re.compile(r"^(?P<fid>[a-zA-Z0-9-]+)_(?P<tok>[a-zA-Z0-9-]+)_(?P<ts>[0-9]+)\.(?P<ext>[a-zA-Z0-9]+)$")
 _LOG = re.compile(
     r"^\.(?P<fid>.+)_(?P<ts>[^_]*)\.(?P<kind>log|archive)\.(?P<ver>\d+)"
     r"(?:_(?P<tok>\d+-\d+-\d+))?(?P<cdc>\.cdc)?$"
 )
-
-
-@dataclass(frozen=True, slots=True)
-class WriteToken:
-    """`<task partition>-<stage>-<attempt>`; any digits are valid, Hudi's default is `0-0-0`."""
-
-    partition: int = 0
-    stage: int = 0
-    attempt: int = 0
-
-    @classmethod
-    def parse(cls, text: str) -> WriteToken:
-        parts = text.split("-")
-        if len(parts) != 3 or not all(p.isdigit() for p in parts):
-            raise InvalidTableError(f"{text!r} is not a write token like 0-0-0")
-        return cls(*(int(p) for p in parts))
-
-    def __str__(self) -> str:
-        return f"{self.partition}-{self.stage}-{self.attempt}"
-
-
-def new_file_id(index: int = 0, prefix: str | None = None) -> str:
-    """`<uuid>-<n>`, Hudi's file id shape (one uuid prefix per task, a counter after it)."""
-    return f"{prefix or uuid.uuid4()}-{index}"
 
 
 @dataclass(frozen=True, slots=True)

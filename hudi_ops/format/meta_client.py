@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -30,9 +30,6 @@ class MetaClient:
         storage = Storage.for_uri(base_path)
         return cls(storage, TableProperties.load(storage))
 
-    def reload_properties(self) -> MetaClient:
-        return MetaClient(self.storage, TableProperties.load(self.storage))
-
     @property
     def base_path(self) -> str:
         return self.storage.uri
@@ -50,21 +47,19 @@ class MetaClient:
         props = self.properties
         return Timeline.load(self.storage, props.timeline_path, layout_version=props.timeline_layout_version)
 
-    def archived_timeline(self) -> tuple[ArchivedInstant, ...]:
-        """The instants Hudi's archiver moved out of the active timeline (table versions 8 and 9)."""
+    def archived_timeline(self) -> Iterator[ArchivedInstant]:
+        """The instants Hudi's archiver moved out of the active timeline (table versions 8 and 9), newest
+        first. Version 6's archive (`.hoodie/archived`, log files) is not read."""
         history = self.properties.history_path
-        return archived_instants(self.storage, history) if history else ()
+        return archived_instants(self.storage, history) if history else iter(())
 
-    def fs_view(
-        self, timeline: Timeline | None = None, *, as_of: str | None = None, partitions: Iterable[str] | None = None
-    ) -> FileSystemView:
-        return FileSystemView.build(self.storage, timeline or self.timeline(), as_of=as_of, partitions=partitions)
+    def fs_view(self, timeline: Timeline | None = None) -> FileSystemView:
+        return FileSystemView.build(self.storage, timeline or self.timeline())
 
     def table_schema(self, timeline: Timeline | None = None) -> pa.Schema | None:
         """The user columns' schema: from the latest commit that recorded one, else the create schema."""
-        tl = timeline or self.timeline()
-        for inst in sorted(tl.completed_writes(), key=tl.completion_time, reverse=True):
-            avro = tl.commit_metadata(inst).extra_metadata.get("schema")
+        for _, metadata in (timeline or self.timeline()).newest_writes():
+            avro = metadata.extra_metadata.get("schema")
             if avro:
                 return avro_to_arrow(json.loads(avro))
         create = self.properties.create_schema

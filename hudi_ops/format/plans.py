@@ -8,7 +8,8 @@
 
 Python fields are snake_case; `avro_container.avro_name` maps them to Hudi's camelCase (one field,
 `RollbackRequests`, is capitalised in Hudi and says so in its metadata). Defaults are the values
-Spark on Hudi 1.0 writes; every field Hudi declares nullable stays nullable so files round-trip.
+Spark on Hudi 1.0 writes; every field Hudi declares nullable stays nullable, so a null in a file
+reads back as None rather than as the default.
 """
 
 from __future__ import annotations
@@ -17,26 +18,16 @@ from dataclasses import dataclass, field
 from typing import ClassVar, TypeVar
 
 from hudi_ops.errors import InvalidTableError
-from hudi_ops.format.avro_container import (
-    from_avro_record,
-    load_schema,
-    read_single_record,
-    to_avro_record,
-    write_single_record,
-)
+from hudi_ops.format.avro_container import from_avro_record, read_single_record
 
 P = TypeVar("P", bound="_TimelineRecord")
 
 
 class _TimelineRecord:
-    """Mixin for the top-level records: one Avro container file each, named by `SCHEMA`."""
+    """Mixin for the top-level records: one Avro container file each, of the record named `SCHEMA`."""
 
     __slots__ = ()
     SCHEMA: ClassVar[str]
-
-    def to_avro_bytes(self, *, _sync: bytes | None = None) -> bytes:
-        schema_json, _ = load_schema(self.SCHEMA)
-        return write_single_record(schema_json, to_avro_record(self), _sync=_sync)
 
     @classmethod
     def from_avro_bytes(cls: type[P], data: bytes) -> P:

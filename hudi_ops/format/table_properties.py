@@ -1,4 +1,4 @@
-"""`.hoodie/hoodie.properties`: Java `Properties` text and the typed table settings of versions 6, 8, 9.
+"""`.hoodie/hoodie.properties`: the typed table settings of versions 6, 8, 9, from its Java `Properties` text.
 
 Only Hudi writes the file, through its backup protocol: a reader that finds the main file missing or
 damaged (a writer is updating it) falls back to `hoodie.properties.backup`, as Java's does.
@@ -7,13 +7,12 @@ damaged (a writer is updating it) falls back to `hoodie.properties.backup`, as J
 from __future__ import annotations
 
 import logging
-import re
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from hudi_ops.config import ConfigKey, HoodieConfig, TableConfigKeys
+from hudi_ops.config import ConfigKey, HoodieConfig, TableConfigKeys, parse_properties
 from hudi_ops.errors import ConfigError, InvalidTableError, TableNotFoundError
 from hudi_ops.storage import Storage
 
@@ -24,117 +23,8 @@ BACKUP_FILE = ".hoodie/hoodie.properties.backup"
 
 SUPPORTED_VERSIONS = (6, 8, 9)
 
-EVENT_TIME_ORDERING = "EVENT_TIME_ORDERING"
-COMMIT_TIME_ORDERING = "COMMIT_TIME_ORDERING"
-CUSTOM = "CUSTOM"
-
-DEFAULT_PAYLOAD = "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
-OVERWRITE_PAYLOAD = "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"
-
-# v6 tables name the key generator class; Java 1.0 maps it to a type the same way.
-_KEYGEN_CLASS_TYPES = {
-    "SimpleKeyGenerator": "SIMPLE",
-    "SimpleAvroKeyGenerator": "SIMPLE_AVRO",
-    "ComplexKeyGenerator": "COMPLEX",
-    "ComplexAvroKeyGenerator": "COMPLEX_AVRO",
-    "TimestampBasedKeyGenerator": "TIMESTAMP",
-    "TimestampBasedAvroKeyGenerator": "TIMESTAMP_AVRO",
-    "CustomKeyGenerator": "CUSTOM",
-    "CustomAvroKeyGenerator": "CUSTOM_AVRO",
-    "NonpartitionedKeyGenerator": "NON_PARTITION",
-    "NonpartitionedAvroKeyGenerator": "NON_PARTITION_AVRO",
-    "GlobalDeleteKeyGenerator": "GLOBAL_DELETE",
-    "GlobalAvroDeleteKeyGenerator": "GLOBAL_DELETE_AVRO",
-    "SqlKeyGenerator": "SPARK_SQL",
-}
-
 _K = TableConfigKeys
 _ORDERING_FIELDS = "hoodie.table.ordering.fields"  # v9's name for the precombine field
-
-# -- Java Properties text ----------------------------------------------------------------------------
-
-_WS = " \t\f"
-_UNESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
-def parse_properties(text: str) -> dict[str, str]:
-    """Parse Java `Properties` text as `Properties.load` does; later duplicates win."""
-    out: dict[str, str] = {}
-    for line in _logical_lines(text):
-        key, value = _split_key_value(line)
-        out[key] = value
-    return out
-
-
-def _logical_lines(text: str) -> Iterator[str]:
-    physical = re.split(r"\r\n|\r|\n", text)
-    i = 0
-    while i < len(physical):
-        line = physical[i].lstrip(_WS)
-        i += 1
-        if not line or line[0] in "#!":  # comments never continue onto the next line
-            continue
-        if line == "\\":  # continues nothing: the next line starts afresh, comment or not (JDK 9+)
-            continue
-        while _continues(line):
-            line = line[:-1]
-            if i == len(physical):
-                break
-            line += physical[i].lstrip(_WS)
-            i += 1
-        yield line
-
-
-def _continues(line: str) -> bool:
-    """A line ending in an odd number of backslashes continues on the next one."""
-    return (len(line) - len(line.rstrip("\\"))) % 2 == 1
-
-
-def _split_key_value(line: str) -> tuple[str, str]:
-    key_end, value_start, has_sep, backslash = len(line), len(line), False, False
-    for i, c in enumerate(line):
-        if not backslash and c in "=:":
-            key_end, value_start, has_sep = i, i + 1, True
-            break
-        if not backslash and c in _WS:
-            key_end, value_start = i, i + 1
-            break
-        backslash = c == "\\" and not backslash
-    j = value_start
-    while j < len(line):  # skip blanks and at most one separator after a blank-terminated key
-        c = line[j]
-        if c not in _WS:
-            if has_sep or c not in "=:":
-                break
-            has_sep = True
-        j += 1
-    return _unescape(line[:key_end]), _unescape(line[j:])
-
-
-def _unescape(s: str) -> str:
-    if "\\" not in s:
-        return s
-    out: list[str] = []
-    i = 0
-    while i < len(s):
-        c = s[i]
-        i += 1
-        if c != "\\":
-            out.append(c)
-            continue
-        if i == len(s):  # a lone trailing backslash escapes nothing
-            break
-        c = s[i]
-        i += 1
-        if c == "u":
-            code = s[i:i + 4]
-            if len(code) < 4 or any(h not in "0123456789abcdefABCDEF" for h in code):
-                raise InvalidTableError(f"malformed \\uXXXX escape in properties text {s!r}; fix the file")
-            out.append(chr(int(code, 16)))
-            i += 4
-        else:
-            out.append(_UNESCAPES.get(c, c))
-    text = "".join(out)
-    # \uXXXX escapes are UTF-16 code units: join surrogate pairs into one character
-    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
 
 
 def checksum(database: str | None, table_name: str) -> int:
@@ -158,7 +48,7 @@ class TableProperties:
     def __hash__(self) -> int:
         return hash(frozenset(self.values.items()))
 
-    # -- reading and writing -----------------------------------------------------------------------
+    # -- reading -----------------------------------------------------------------------------------
 
     @classmethod
     def load(cls, storage: Storage) -> TableProperties:
@@ -182,9 +72,6 @@ class TableProperties:
         if first_error is not None:
             raise first_error
         raise TableNotFoundError(storage.uri)
-
-    def as_config(self) -> HoodieConfig:
-        return HoodieConfig(dict(self.values))
 
     # -- typed accessors ---------------------------------------------------------------------------
 
@@ -236,59 +123,16 @@ class TableProperties:
 
     @property
     def ordering_field(self) -> str | None:
-        """The precombine field (v9: `hoodie.table.ordering.fields`); one at most, as hudi-rs requires."""
+        """The precombine field (v9: `hoodie.table.ordering.fields`). Hudi allows several; hudi-ops' control
+        plane compares one (with a job's --source-ordering-field and the input's columns), so more are refused."""
         raw = self.values.get(_ORDERING_FIELDS) or self.values.get(_K.PRECOMBINE_FIELD.name) or ""
         fields = [f.strip() for f in raw.split(",") if f.strip()]
         if len(fields) > 1:
             raise InvalidTableError(
-                f"the table orders records by several fields ({raw}); hudi-ops and hudi-rs support one only"
+                f"the table orders records by several fields ({raw}); hudi-ops' control plane compares one "
+                "ordering field only, so its jobs cannot write this table"
             )
         return fields[0] if fields else None
-
-    @property
-    def keygen_type(self) -> str | None:
-        """`hoodie.table.keygenerator.type`, else derived from the v6 key generator class."""
-        explicit = self.values.get(_K.KEYGEN_TYPE.name)
-        if explicit:
-            return explicit.upper()
-        cls_name = self.values.get(_K.KEYGEN_CLASS.name)
-        if not cls_name:
-            return None
-        return _KEYGEN_CLASS_TYPES.get(cls_name.rsplit(".", 1)[-1], "USER_PROVIDED")
-
-    @property
-    def hive_style_partitioning(self) -> bool:
-        return self._get(_K.HIVE_STYLE_PARTITIONING)  # type: ignore[return-value]
-
-    @property
-    def url_encode_partitioning(self) -> bool:
-        return self._get(_K.URL_ENCODE_PARTITIONING)  # type: ignore[return-value]
-
-    @property
-    def populate_meta_fields(self) -> bool:
-        return self._get(_K.POPULATE_META_FIELDS)  # type: ignore[return-value]
-
-    @property
-    def merge_mode(self) -> str:
-        """EVENT_TIME_ORDERING, COMMIT_TIME_ORDERING or CUSTOM; inferred for tables (v6) that lack it,
-        the way Hudi 1.x upgrades them: from the payload class, COMMIT_TIME without an ordering field."""
-        explicit = self.values.get(_K.RECORD_MERGE_MODE.name)
-        if explicit:
-            return explicit.upper()
-        payload = self.values.get(_K.PAYLOAD_CLASS.name) or DEFAULT_PAYLOAD  # Java's default for v6
-        if payload not in (DEFAULT_PAYLOAD, OVERWRITE_PAYLOAD):
-            return CUSTOM
-        if self.ordering_field is None or payload == OVERWRITE_PAYLOAD:
-            return COMMIT_TIME_ORDERING
-        return EVENT_TIME_ORDERING
-
-    @property
-    def timezone(self) -> str:
-        """Timezone of instant times: UTC or LOCAL (Java's default when absent)."""
-        tz = (self.values.get(_K.TIMELINE_TIMEZONE.name) or "LOCAL").upper()
-        if tz not in ("UTC", "LOCAL"):
-            raise InvalidTableError(f"{_K.TIMELINE_TIMEZONE.name}={tz!r} is not valid; use UTC or LOCAL")
-        return tz
 
     @property
     def metadata_partitions(self) -> tuple[str, ...]:

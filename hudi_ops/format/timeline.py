@@ -1,7 +1,7 @@
 """The active timeline: which instants a table has, and what they say.
 
-Loaded once from a directory listing; a `Timeline` is an immutable snapshot, so writers reload it
-(under the table lock) before they commit.
+Loaded once from a directory listing; a `Timeline` is an immutable snapshot of the instants Hudi's
+writers had made by then: `reload` (or `MetaClient.timeline()`) lists the folder again for later ones.
 """
 
 from __future__ import annotations
@@ -80,9 +80,6 @@ class Timeline:
         """Completed commits, deltacommits and replacecommits: the instants that change data."""
         return tuple(i for i in self.completed if i.action in Action.WRITE_ACTIONS)
 
-    def states_of(self, requested_time: str) -> list[Instant]:
-        return list(self._states.get(requested_time, ()))
-
     def completed_instant(self, requested_time: str) -> Instant | None:
         for i in self._states.get(requested_time, ()):
             if i.is_completed:
@@ -118,12 +115,6 @@ class Timeline:
         first = self.first_write_instant_time
         return first is not None and requested_time < first
 
-    @cached_property
-    def max_time(self) -> str | None:
-        """The greatest requested or completion time present: new instants must be later."""
-        times = [t for i in self.instants for t in (i.requested_time, i.completion_time) if t]
-        return max(times) if times else None
-
     # -- content -----------------------------------------------------------------------------------
 
     def path_of(self, instant: Instant) -> str:
@@ -138,20 +129,27 @@ class Timeline:
             raise TimelineError(f"{instant} carries no commit metadata", instant=instant.requested_time)
         if not instant.is_completed:
             return CommitMetadata.parse(self.read_bytes(instant))
-        # a completed instant file is immutable: a write reads the same few commits several times
-        # (schema, record sizes, replaced groups, conflicts), and each reload would read them again
+        # a completed instant file is immutable, and every look at the table (table schema, pipeline
+        # checkpoints, replaced file groups, commit stats) reads the same commits again: keep them
         key = (self.storage.table_id, self.path_of(instant))
         with _CACHE_LOCK:
             cached = _COMPLETED_METADATA.get(key)
             if cached is not None:
                 _COMPLETED_METADATA.move_to_end(key)
                 return cached
-        parsed = CommitMetadata.parse(self.read_bytes(instant))
-        with _CACHE_LOCK:
-            _COMPLETED_METADATA[key] = parsed
-            if len(_COMPLETED_METADATA) > _CACHE_SIZE:
-                _COMPLETED_METADATA.popitem(last=False)
+        data = self.read_bytes(instant)
+        parsed = CommitMetadata.parse(data)
+        if data.strip():  # an empty file may be one a writer has not finished: read it again next time
+            with _CACHE_LOCK:
+                _COMPLETED_METADATA[key] = parsed
+                if len(_COMPLETED_METADATA) > _CACHE_SIZE:
+                    _COMPLETED_METADATA.popitem(last=False)
         return parsed
+
+    def newest_writes(self) -> Iterator[tuple[Instant, CommitMetadata]]:
+        """Completed writes with their commit metadata, the latest completed first."""
+        for inst in sorted(self.completed_writes(), key=self.completion_time, reverse=True):
+            yield inst, self.commit_metadata(inst)
 
 
 _CACHE_SIZE = 4096

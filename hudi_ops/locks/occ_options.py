@@ -26,6 +26,8 @@ def zookeeper_lock_options(
     hosts = [h.strip() for h in host.split(",") if h.strip()]
     if not hosts:
         raise ConfigError("the ZooKeeper connection has no host; set it to the ensemble's host name(s)")
+    # the connection's port completes the hosts that name none (`connect_string` instead refuses a
+    # separate port key, which Hudi would ignore)
     url = ",".join(h if ":" in h or port is None else f"{h}:{port}" for h in hosts)
     return {
         "hoodie.write.concurrency.mode": "OPTIMISTIC_CONCURRENCY_CONTROL",

@@ -1,7 +1,9 @@
 """Hudi's ZookeeperBasedLockProvider: a Curator `InterProcessMutex` on `<base_path>/<lock_key>`, with kazoo.
 
 The lock is the recipe Apache Curator implements (`StandardLockInternalsDriver`), rebuilt from kazoo
-primitives so that Java Hudi writers and hudi-ops writers exclude each other on the same znode:
+primitives so that Hudi's Java writers and hudi-ops' Python lock holders (`hudi-ops lock hold`, the demo)
+exclude each other on the same znode, and hudi-ops' readers of the queue (`hudi-ops lock show`, the
+timeline view) see it in the order Curator grants the lock:
 
 - every contender creates an EPHEMERAL_SEQUENTIAL child `_c_<uuid4>-lock-<10-digit seq>` (Curator's
   "protected" name: after a connection loss during the create, the uuid finds the node again instead of

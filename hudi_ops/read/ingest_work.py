@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from hudi_ops.errors import TableNotFoundError
+from hudi_ops.errors import InvalidInputError, TableNotFoundError
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.read.pipeline_metadata import ingest_checkpoint, ingest_position
 from hudi_ops.sources import position, source_files
@@ -18,7 +18,7 @@ from hudi_ops.storage import FileInfo, Storage
 
 @dataclass(frozen=True)
 class IngestWork:
-    source: str  # the source folder's URI
+    source: str  # the source folder, as `Storage.table_id` names it whatever the URI's spelling
     checkpoint: str | None  # the position the table's ingest of the source reached; None before the first
     files: tuple[FileInfo, ...]  # the source files after it, oldest first
 
@@ -32,9 +32,11 @@ class IngestWork:
 
 
 def ingest_work(base_path: str | os.PathLike[str], source: Storage, fmt: str) -> IngestWork:
+    if not source.is_dir(""):  # a mistyped folder would otherwise skip every tick, silently
+        raise InvalidInputError(f"the source folder {source.uri} does not exist; fix the ingest's source path")
     try:
-        checkpoint = ingest_position(MetaClient.open(base_path), source.uri)
+        checkpoint = ingest_position(MetaClient.open(base_path), source.table_id)
     except TableNotFoundError:
         checkpoint = None
     files = [f for f in source_files(source, "", fmt) if checkpoint is None or position(f) > checkpoint]
-    return IngestWork(source.uri, checkpoint, tuple(files))
+    return IngestWork(source.table_id, checkpoint, tuple(files))

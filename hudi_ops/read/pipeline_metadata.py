@@ -21,8 +21,9 @@ RUN_KEY = "_hudi_ops.run"
 #: (positions: hudi_ops.sources); one key for every ingest, told apart by source, so several
 #: ingests of different sources into one table each keep their own
 INGEST_CHECKPOINT_KEY = "_hudi_ops.ingest.checkpoint"
-#: a backfill window's checkpoint, the last day it committed: `<prefix><start>_<end>`
-BACKFILL_CHECKPOINT_PREFIX = "_hudi_ops.backfill.checkpoint."
+#: a backfill's checkpoint, the last day it committed: JSON `{"source", "start", "end", "run", "day"}`;
+#: a retry of the run resumes after its day, a new run (or another source) starts the window afresh
+BACKFILL_CHECKPOINT_KEY = "_hudi_ops.backfill.checkpoint"
 
 
 def ingest_checkpoint(source: str, position: str) -> str:
@@ -37,24 +38,30 @@ def ingest_position(meta: MetaClient, source: str) -> str | None:
 
 def _checkpoint(value: str) -> dict[str, str]:
     try:
-        parsed = json.loads(value)
+        parsed = json.loads(value) if value else {}
     except ValueError:
         return {}
     return parsed if isinstance(parsed, dict) else {}
 
 
-def backfill_checkpoint_key(start: str, end: str) -> str:
-    return f"{BACKFILL_CHECKPOINT_PREFIX}{start}_{end}"
+def backfill_checkpoint(source: str, start: str, end: str, run: str, day: str) -> str:
+    return json.dumps({"source": source, "start": start, "end": end, "run": run, "day": day}, sort_keys=True)
+
+
+def backfill_day(meta: MetaClient, source: str, start: str, end: str, run: str) -> str | None:
+    """The last day a backfill run of the window committed, None before its first commit."""
+    wanted = {"source": source, "start": start, "end": end, "run": run}
+    found = latest_value(meta, BACKFILL_CHECKPOINT_KEY,
+                         lambda v: {k: _checkpoint(v).get(k) for k in wanted} == wanted)
+    return _checkpoint(found).get("day") if found else None
 
 
 def pipeline_of(extra_metadata: Mapping[str, str]) -> str | None:
     """Which pipeline made a commit, as people name it: `ingest`, `backfill of 2026-11-20`; None for
     commits of other writers (table services, other tools)."""
     job = extra_metadata.get(JOB_KEY)
-    days = [day for key, day in extra_metadata.items() if key.startswith(BACKFILL_CHECKPOINT_PREFIX)]
-    if job == "backfill" and days:
-        return f"backfill of {days[0]}"
-    return job
+    day = _checkpoint(extra_metadata.get(BACKFILL_CHECKPOINT_KEY, "")).get("day")
+    return f"backfill of {day}" if job == "backfill" and day else job
 
 
 def latest_value(meta: MetaClient, key: str, accept: Callable[[str], bool] = bool) -> str | None:
@@ -62,12 +69,11 @@ def latest_value(meta: MetaClient, key: str, accept: Callable[[str], bool] = boo
     past the commits of other writers (a backfill or a table service never moves an ingest's checkpoint),
     on into the archived timeline when the active one has none (a long backfill pushes an ingest's
     last commit out of it)."""
-    timeline = meta.timeline()
-    for inst in sorted(timeline.completed_writes(), key=timeline.completion_time, reverse=True):
-        value = timeline.commit_metadata(inst).extra_metadata.get(key)
+    for _, metadata in meta.timeline().newest_writes():
+        value = metadata.extra_metadata.get(key)
         if value and accept(value):
             return value
-    for archived in reversed(meta.archived_timeline()):
+    for archived in meta.archived_timeline():
         if archived.action in Action.WRITE_ACTIONS and archived.metadata:
             value = archived.commit_metadata().extra_metadata.get(key)
             if value and accept(value):

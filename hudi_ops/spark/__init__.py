@@ -1,1 +1,1 @@
-"""The spark-submit application: `ingest` and `backfill` jobs writing through the Spark engine."""
+"""The spark-submit application: `ingest` and `backfill` jobs that write through Apache Hudi's Spark writer."""

@@ -13,14 +13,14 @@ import argparse
 import json
 import sys
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from hudi_ops.config import command_line_options
 from hudi_ops.errors import EXIT_FAILED, EXIT_OK, HudiOpsError, InvalidInputError, exit_code
-
-OPERATIONS = ("UPSERT", "INSERT", "BULK_INSERT", "DELETE")
-SOURCE_FORMATS = ("parquet", "json", "csv")
+from hudi_ops.sources import SOURCE_FORMATS
+from hudi_ops.spark.jobs.hudi_write import OPERATIONS
+from hudi_ops.spark.jobs.target import TABLE_TYPES
 
 
 class _Parser(argparse.ArgumentParser):
@@ -35,7 +35,7 @@ def _parser() -> argparse.ArgumentParser:
         j = sub.add_parser(name)
         j.add_argument("--target-base-path", required=True)
         j.add_argument("--target-table")
-        j.add_argument("--table-type", type=str.upper, choices=["COPY_ON_WRITE", "MERGE_ON_READ"],
+        j.add_argument("--table-type", type=str.upper, choices=TABLE_TYPES,
                        help="default: the table's type, COPY_ON_WRITE for a new table")
         j.add_argument("--source-path", required=True)
         j.add_argument("--source-format", default="parquet", choices=SOURCE_FORMATS)
@@ -48,6 +48,8 @@ def _parser() -> argparse.ArgumentParser:
         if name == "backfill":
             j.add_argument("--start", required=True, help="first dt=YYYY-MM-DD source partition")
             j.add_argument("--end", required=True, help="last dt=YYYY-MM-DD source partition")
+            j.add_argument("--run-id", help="the run (Airflow's run_id): its retries resume after its last day, "
+                                            "another run of the window writes it again")
     return p
 
 
@@ -64,30 +66,42 @@ def main(argv: Sequence[str] | None = None, *, spark: Any | None = None) -> int:
 
         if job == "backfill":
             backfill.window(args.start, args.end)
-        result = (ingest if job == "ingest" else backfill).run(args, options, _session(spark, job))
+        with _Session(spark, job) as session:
+            result = (ingest if job == "ingest" else backfill).run(args, options, session)
         print(json.dumps({"status": "ok", **result.to_dict()}), flush=True)
         return EXIT_OK
-    except HudiOpsError as e:
-        code = exit_code(e)
-        print(json.dumps({"status": "failed", "job": job, "exit_code": code, "error": type(e).__name__,
-                          "message": str(e)}), flush=True)
-        if code == EXIT_FAILED and e.__cause__ is not None:  # the unforeseen: keep the Java trace for the log
-            traceback.print_exception(e.__cause__, file=sys.stderr)
-        print(f"hudi_ops.spark: error: {e}", file=sys.stderr, flush=True)
+    except Exception as e:  # every failure ends with the JSON line: the operator reads it
+        error = e if isinstance(e, HudiOpsError) else HudiOpsError(f"the job failed: {type(e).__name__}: {e}")
+        code = exit_code(error)
+        print(json.dumps({"status": "failed", "job": job, "exit_code": code, "error": type(error).__name__,
+                          "message": str(error)}), flush=True)
+        if code == EXIT_FAILED:  # the unforeseen: keep the trace (Java's too) for the log
+            traceback.print_exception(e.__cause__ or e, file=sys.stderr)
+        print(f"hudi_ops.spark: error: {error}", file=sys.stderr, flush=True)
         return code
 
 
-def _session(given: Any | None, job: str) -> Callable[[], Any]:
-    started: list[Any] = [given] if given is not None else []
+class _Session:
+    """Calling it starts the job's session the first time it is needed; one the job started ends with it."""
 
-    def session() -> Any:
-        if not started:
+    def __init__(self, given: Any | None, job: str) -> None:
+        self.given, self.job, self.started = given, job, None
+
+    def __call__(self) -> Any:
+        if self.given is not None:
+            return self.given
+        if self.started is None:
             from hudi_ops.spark.session import spark_session
 
-            started.append(spark_session(f"hudi-ops {job}"))
-        return started[0]
+            self.started = spark_session(f"hudi-ops {self.job}")
+        return self.started
 
-    return session
+    def __enter__(self) -> _Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.started is not None:
+            self.started.stop()
 
 
 if __name__ == "__main__":

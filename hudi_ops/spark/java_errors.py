@@ -1,9 +1,11 @@
 """Apache Hudi's (and Spark's) Java failures, as the hudi-ops errors they stand for, hence exit codes.
 
-PySpark hands a Java failure over as a Py4JJavaError without converting it. The class that says what
-happened sits somewhere on the cause chain: a failure inside a task arrives wrapped in Spark's
-SparkException, with the executor's exception as its cause in local mode but only as text in the
-message on a cluster. So the chain's classes are matched first, then the class names in its text.
+PySpark hands most Java failures over as a Py4JJavaError (`java_exception`), and converts a few of
+Spark's own (AnalysisException, IllegalArgumentException...) into pyspark.errors classes that keep
+the Java one as `_origin`. The class that says what happened sits somewhere on the cause chain: a
+failure inside a task arrives wrapped in Spark's SparkException, with the executor's exception as
+its cause in local mode but only as text in the message on a cluster. So the chain's classes are
+matched first, then the class names in its text.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ class JavaFailure:
     @classmethod
     def of(cls, error: BaseException) -> JavaFailure | None:
         """The Java side of a PySpark error, or None for a Python error."""
-        java = getattr(error, "java_exception", None)
+        java = getattr(error, "java_exception", None) or getattr(error, "_origin", None)
         if java is None:
             return None
         chain, seen = [], set()
@@ -112,11 +114,14 @@ def _config_conflict(message: str, _: JobContext) -> HudiOpsError:
                        "use the table's values (see .hoodie/hoodie.properties), or write to a new table")
 
 
-def _unreadable(message: str, _: JobContext) -> HudiOpsError:
+def _unreadable(message: str, context: JobContext) -> HudiOpsError:
     found = _UNREADABLE_FILE.search(message)
-    what = f"the source file {found.group(1).rstrip('.')}" if found else "a source file"
-    return InvalidInputError(f"Spark cannot read {what} ({message.strip().splitlines()[0][:300]}); "
-                             "fix or remove the file, then re-run")
+    path = found.group(1).rstrip(".") if found else ""
+    first = message.strip().splitlines()[0][:300]
+    if not context.source or context.source.rstrip("/") not in path:  # a table file, gone or broken: not input
+        return HudiOpsError(f"the Spark job failed reading {path or 'a file'}: {first}")
+    return InvalidInputError(f"Spark cannot read the source file {path} ({first}); fix or remove the file, "
+                             "then re-run")
 
 
 @dataclass(frozen=True)
@@ -125,6 +130,7 @@ class JobContext:
 
     base_path: str
     record_key_fields: Sequence[str] = ()
+    source: str = ""  # the source folder as the job read it: only its files' failures are bad input
 
 
 #: Java classes, most specific first, and the hudi-ops error each becomes.

@@ -15,6 +15,8 @@ HUDI_SESSION_CONF = {
     "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.hudi.catalog.HoodieCatalog",
     "spark.kryo.registrator": "org.apache.spark.HoodieSparkKryoRegistrar",
 }
+#: a driver that talks to no one but itself (local mode, tests, the demo): nothing on other interfaces
+LOOPBACK_CONF = {"spark.driver.bindAddress": "127.0.0.1", "spark.driver.host": "127.0.0.1"}
 _HUDI_DATASOURCE = "org.apache.hudi.DefaultSource"
 
 
@@ -31,8 +33,9 @@ def session_builder(app_name: str, *, master: str = "local[2]") -> Any:
         submitted = SparkConf()
     else:  # local mode: nothing needs more than loopback
         submitted = SparkConf(loadDefaults=False)
-        builder = (builder.master(master).config("spark.jars", ",".join(hudi_jars()))
-                   .config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.host", "127.0.0.1"))
+        builder = builder.master(master).config("spark.jars", ",".join(hudi_jars()))
+        for key, value in {**LOOPBACK_CONF, "spark.ui.enabled": "false"}.items():
+            builder = builder.config(key, value)
     if not submitted.contains("spark.app.name"):
         builder = builder.appName(app_name)
     for key, value in HUDI_SESSION_CONF.items():

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from hudi_ops.spark.session import LOOPBACK_CONF
+
 HOME = Path(tempfile.mkdtemp(prefix="hudi-ops-airflow-"))
 atexit.register(shutil.rmtree, HOME, ignore_errors=True)
 DAGS = HOME / "dags"
@@ -29,7 +31,7 @@ os.environ.update({
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 #: Spark settings for every job the tests submit: no UI, loopback only
-SPARK_CONF = {"spark.ui.enabled": "false", "spark.driver.bindAddress": "127.0.0.1", "spark.driver.host": "127.0.0.1"}
+SPARK_CONF = {"spark.ui.enabled": "false", **LOOPBACK_CONF}
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,6 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,6 @@ import pyarrow.parquet as pq
 import pytest
 
 from hudi_ops.cli import main
-from tests.shared_data import unzip_fixture
 
 V8_COW = "sample_table/cow/v8_nonpartitioned"
 V8_PARTITIONED = "sample_table/cow/v8_complexkeygen_hivestyle"
@@ -53,18 +51,9 @@ EXPECTED = {  # table -> (key columns, the rows' values of those columns)
 # -- helpers ---------------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def table(tmp_path_factory) -> Callable[[str], Path]:
-    """Unpack a fixture once per module; returns its base path (no test here changes a table)."""
-    root = tmp_path_factory.mktemp("cli_fixtures")
-    unpacked: dict[str, Path] = {}
-
-    def get(relative: str) -> Path:
-        if relative not in unpacked:
-            unpacked[relative] = unzip_fixture(f"{relative}.zip", root / relative.replace("/", "__"))
-        return unpacked[relative]
-
-    return get
+@pytest.fixture
+def table(fixture_table):
+    return fixture_table
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:

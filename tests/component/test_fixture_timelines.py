@@ -9,7 +9,7 @@ the table schema), checked two ways:
    logs sit, what an insert overwrite replaced.
 
 Covered: table versions 6, 8 and 9, COW and MOR, timeline layouts 1 and 2, completion-time slicing of logs,
-views as of an instant, replaced file groups, and listing files instead of the metadata table.
+replaced file groups, and listing files instead of the metadata table.
 Each fixture is unpacked once per module; tests that damage a table use their own copy.
 """
 
@@ -24,8 +24,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from hudi_ops.format.instant import Action, State
+from hudi_ops.format.file_group import BaseFile, FileGroupId, FileSlice
+from hudi_ops.format.fs_view import FileSystemView
+from hudi_ops.format.instant import Action, Instant, State
 from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.format.timeline import Timeline
 from tests.shared_data import FIXTURES, unzip_fixture
 
 COW = "sample_table/cow"
@@ -83,22 +86,8 @@ ALL_TABLES = [*ALL_COW, *LANCE, *MOR_WITH_LOGS, *MOR_WITHOUT_LOGS]
 
 
 @pytest.fixture(scope="module")
-def table_path(tmp_path_factory) -> Callable[[str], Path]:
-    """Unpack a fixture (zip path below FIXTURES, without `.zip`) once per module; returns its base path."""
-    root = tmp_path_factory.mktemp("hudi_rs_fixtures")
-    unpacked: dict[str, Path] = {}
-
-    def get(relative: str) -> Path:
-        if relative not in unpacked:
-            unpacked[relative] = unzip_fixture(f"{relative}.zip", root / relative.replace("/", "__"))
-        return unpacked[relative]
-
-    return get
-
-
-@pytest.fixture(scope="module")
-def open_table(table_path) -> Callable[[str], MetaClient]:
-    return lambda relative: MetaClient.open(table_path(relative))
+def open_table(fixture_table) -> Callable[[str], MetaClient]:
+    return lambda relative: MetaClient.open(fixture_table(relative))
 
 
 @pytest.fixture
@@ -115,19 +104,27 @@ def rs_file_slices(path: Path) -> list[tuple[str, str, str | None, tuple[str, ..
     return sorted((s.partition_path, s.file_id, s.base_file_name or None, tuple(s.log_file_names)) for s in slices)
 
 
+def latest_slices(view: FileSystemView) -> list[FileSlice]:
+    """The newest slice of every live file group (a live group has at least one)."""
+    return [g.slices[0] for g in view.file_groups()]
+
+
+def latest_base_files(view: FileSystemView) -> list[BaseFile]:
+    """The newest base file of every live file group (what a read-optimized read takes rows from)."""
+    return [b for g in view.file_groups() if (b := next((s.base_file for s in g.slices if s.base_file), None))]
+
+
 def our_file_slices(meta: MetaClient) -> list[tuple[str, str, str | None, tuple[str, ...]]]:
     return sorted(
         (s.partition_path, s.file_id, s.base_file.name.file_name if s.base_file else None,
          tuple(lf.name.file_name for lf in s.log_files))
-        for s in meta.fs_view().latest_slices()
+        for s in latest_slices(meta.fs_view())
     )
 
 
-def rs_read_optimized_files(path: Path, as_of: str | None) -> set[str]:
+def rs_read_optimized_files(path: Path) -> set[str]:
     """The base files hudi-rs' read-optimized read takes its rows from (`_hoodie_file_name` of every row)."""
     options = hudi.HudiReadOptions(hudi_options={**LISTING, "hoodie.read.use.read_optimized.mode": "true"})
-    if as_of is not None:
-        options = options.with_as_of_timestamp(as_of)
     batches = hudi.HudiTable(str(path)).read(options)
     return set(pa.Table.from_batches(batches).column("_hoodie_file_name").to_pylist()) if batches else set()
 
@@ -142,9 +139,9 @@ def test_the_lists_above_cover_every_fixture_table():
 
 
 @pytest.mark.parametrize("relative", ALL_TABLES)
-def test_properties_and_completed_instants_match_hudi_rs(open_table, table_path, relative):
+def test_properties_and_completed_instants_match_hudi_rs(open_table, fixture_table, relative):
     meta = open_table(relative)
-    rs = hudi.HudiTable(str(table_path(relative)))
+    rs = hudi.HudiTable(str(fixture_table(relative)))
     assert (meta.properties.table_name, meta.properties.table_type, meta.is_mor) == (
         rs.table_name, rs.table_type, rs.is_mor)
     assert meta.is_mor == (relative in MOR_WITH_LOGS or relative in MOR_WITHOUT_LOGS)
@@ -163,29 +160,26 @@ def test_properties_and_completed_instants_match_hudi_rs(open_table, table_path,
 
 
 @pytest.mark.parametrize("relative", ALL_TABLES)
-def test_latest_file_slices_match_hudi_rs(open_table, table_path, relative):
-    assert our_file_slices(open_table(relative)) == rs_file_slices(table_path(relative))
+def test_latest_file_slices_match_hudi_rs(open_table, fixture_table, relative):
+    assert our_file_slices(open_table(relative)) == rs_file_slices(fixture_table(relative))
 
 
 @pytest.mark.parametrize("relative", [r for r in ALL_TABLES if "no_metafields" not in r])
-def test_read_optimized_base_files_match_hudi_rs_at_every_write(open_table, table_path, relative):
-    """As of the latest instant and of every completed write, the newest base file of each live file group is
-    what hudi-rs' read-optimized read takes its rows from (files a delete emptied add no rows)."""
-    meta = open_table(relative)
-    tl = meta.timeline()
-    for as_of in (None, *(i.requested_time for i in tl.completed_writes())):
-        ours = {b.path: b.name.file_name for b in meta.fs_view(tl, as_of=as_of).latest_base_files()}
-        theirs = rs_read_optimized_files(table_path(relative), as_of)
-        assert theirs <= set(ours.values()), as_of
-        for path, name in ours.items():
-            if name not in theirs:
-                assert pq.ParquetFile(table_path(relative) / path).metadata.num_rows == 0, (as_of, path)
+def test_read_optimized_base_files_match_hudi_rs(open_table, fixture_table, relative):
+    """The newest base file of each live file group is what hudi-rs' read-optimized read takes its rows from
+    (files a delete emptied add no rows)."""
+    ours = {b.path: b.name.file_name for b in latest_base_files(open_table(relative).fs_view())}
+    theirs = rs_read_optimized_files(fixture_table(relative))
+    assert theirs <= set(ours.values())
+    for path, name in ours.items():
+        if name not in theirs:
+            assert pq.ParquetFile(fixture_table(relative) / path).metadata.num_rows == 0, path
 
 
 @pytest.mark.parametrize("relative", ALL_TABLES)
-def test_table_schema_matches_hudi_rs(open_table, table_path, relative):
+def test_table_schema_matches_hudi_rs(open_table, fixture_table, relative):
     ours = open_table(relative).table_schema()
-    theirs = hudi.HudiTable(str(table_path(relative))).get_schema()
+    theirs = hudi.HudiTable(str(fixture_table(relative))).get_schema()
     assert ours is not None
     assert ours.names == theirs.names
     assert [f.type for f in ours] == [f.type for f in theirs]
@@ -194,22 +188,22 @@ def test_table_schema_matches_hudi_rs(open_table, table_path, relative):
 @pytest.mark.parametrize("relative", MOR_WITH_LOGS)
 def test_mor_tables_with_logs_in_their_latest_slices(open_table, relative):
     view = open_table(relative).fs_view()
-    assert any(s.log_files for s in view.latest_slices())
+    assert any(s.log_files for s in latest_slices(view))
     # every log sits on top of a base file: these tables have no log-only file groups
-    assert all(s.base_file is not None for s in view.latest_slices())
+    assert all(s.base_file is not None for s in latest_slices(view))
 
 
 @pytest.mark.parametrize("relative", MOR_WITHOUT_LOGS)
 def test_mor_tables_without_logs_in_their_latest_slices(open_table, relative):
     view = open_table(relative).fs_view()
-    assert all(not s.log_files for s in view.latest_slices())
-    assert (view.latest_slices() == []) == ("empty" in relative)
+    assert all(not s.log_files for s in latest_slices(view))
+    assert (latest_slices(view) == []) == ("empty" in relative)
 
 
 # -- replaced file groups --------------------------------------------------------------------------
 
 
-def test_insert_overwrite_table_hides_the_replaced_file_groups(open_table, table_path):
+def test_insert_overwrite_table_hides_the_replaced_file_groups(open_table, fixture_table):
     relative = f"{COW}/v6_simplekeygen_nonhivestyle_overwritetable"
     meta = open_table(relative)
     tl = meta.timeline()
@@ -219,12 +213,17 @@ def test_insert_overwrite_table_hides_the_replaced_file_groups(open_table, table
     live = {g.id for g in view.file_groups()}
     assert live and not live & view.replaced
     # the catalogue: only (4, Diana) is left, in partition byteField=30, and hudi-rs reads it from our live group
-    assert view.partitions() == ["30"]
-    assert rs_read_optimized_files(table_path(relative), None) == {
-        b.name.file_name for b in view.latest_base_files()}
-    # as of the second commit nothing was replaced yet
-    before = meta.fs_view(tl, as_of=tl.completed_writes()[1].requested_time)
-    assert before.replaced == frozenset() and {g.id for g in before.file_groups()} == view.replaced
+    assert {g.id.partition_path for g in view.file_groups()} == {"30"}
+    assert rs_read_optimized_files(fixture_table(relative)) == {b.name.file_name for b in latest_base_files(view)}
+    # the overwrite replaced every file group the two commits before it had written
+    overwrite = tl.completed_writes()[2].requested_time
+    assert view.replaced == {g.id for g in view.groups if g.slices[-1].base_instant < overwrite}
+
+
+def replaced_by(tl: Timeline, instant: Instant) -> set[FileGroupId]:
+    """The file groups a replacecommit names as replaced."""
+    ids = tl.commit_metadata(instant).partition_to_replace_file_ids or {}
+    return {FileGroupId(partition, fid) for partition, fids in ids.items() for fid in fids}
 
 
 def test_v9_insert_overwrite_of_one_partition_then_clustering(open_table):
@@ -233,18 +232,22 @@ def test_v9_insert_overwrite_of_one_partition_then_clustering(open_table):
     overwrite, clustering = [i for i in tl.completed_writes() if i.action == Action.REPLACE_COMMIT]
     assert [tl.commit_metadata(i).operation_type for i in (overwrite, clustering)] == ["INSERT_OVERWRITE", "CLUSTER"]
     writes = [i.requested_time for i in tl.completed_writes()]
-    before_overwrite = meta.fs_view(tl, as_of=writes[writes.index(overwrite.requested_time) - 1])
-    at_overwrite = meta.fs_view(tl, as_of=overwrite.requested_time)
+    view = meta.fs_view(tl)
+
+    def written_before(instant: str) -> set[FileGroupId]:
+        return {g.id for g in view.groups if g.slices[-1].base_instant < instant}
+
     # the catalogue: INSERT OVERWRITE of the eu partition replaces eu's file groups and nothing else
-    eu_before = {g.id for g in before_overwrite.file_groups() if g.id.partition_path == "region=eu"}
-    assert eu_before and at_overwrite.replaced == eu_before
-    assert [s.base_instant for s in at_overwrite.latest_slices() if s.partition_path == "region=eu"] == [
+    eu_before = {g for g in written_before(overwrite.requested_time) if g.partition_path == "region=eu"}
+    assert eu_before and replaced_by(tl, overwrite) == eu_before
+    # ... and writes one new eu file group, eu's only one until later writes
+    assert [g.slices[-1].base_instant for g in view.groups if g.id.partition_path == "region=eu"
+            and g.id not in eu_before and g.slices[-1].base_instant <= overwrite.requested_time] == [
         overwrite.requested_time]
     # the clustering rewrote every file group live before it into new ones
-    before_clustering = meta.fs_view(tl, as_of=writes[writes.index(clustering.requested_time) - 1])
-    view = meta.fs_view(tl)
-    assert view.replaced == at_overwrite.replaced | {g.id for g in before_clustering.file_groups()}
-    assert {s.base_instant for s in view.latest_slices()} == {clustering.requested_time, writes[-1]}
+    assert replaced_by(tl, clustering) == written_before(clustering.requested_time) - eu_before
+    assert view.replaced == replaced_by(tl, overwrite) | replaced_by(tl, clustering)
+    assert {s.base_instant for s in latest_slices(view)} == {clustering.requested_time, writes[-1]}
 
 
 # -- the metadata table is never used --------------------------------------------------------------
@@ -252,13 +255,13 @@ def test_v9_insert_overwrite_of_one_partition_then_clustering(open_table):
 
 @pytest.mark.parametrize("relative", [V8_TRIPS, f"{COW}/v9_txns_simple_meta", f"{MOR_AVRO}/v9_txns_nonpart_meta",
                                       f"{COW}/v9_timebasedkeygen_epochmillis"])
-def test_tables_with_a_metadata_table_are_viewed_by_listing(private_copy, table_path, relative):
+def test_tables_with_a_metadata_table_are_viewed_by_listing(private_copy, fixture_table, relative):
     path = private_copy(relative)
     assert "hoodie.table.metadata.partitions=" in (path / ".hoodie" / "hoodie.properties").read_text()
     # hudi-rs agrees with itself whether it reads the MDT or lists files
-    rs_table = hudi.HudiTable(str(table_path(relative)))
+    rs_table = hudi.HudiTable(str(fixture_table(relative)))
     with_mdt = sorted((s.partition_path, s.file_id, s.base_file_name) for s in rs_table.get_file_slices())
-    assert with_mdt == [t[:3] for t in rs_file_slices(table_path(relative))]
+    assert with_mdt == [t[:3] for t in rs_file_slices(fixture_table(relative))]
     damaged = 0
     for root, _dirs, files in os.walk(path / ".hoodie" / "metadata"):
         for name in files:
@@ -266,8 +269,8 @@ def test_tables_with_a_metadata_table_are_viewed_by_listing(private_copy, table_
             damaged += 1
     assert damaged > 10
     meta = MetaClient.open(path)
-    assert our_file_slices(meta) == rs_file_slices(table_path(relative))
-    assert not any(p.startswith(".hoodie") for p in meta.fs_view().partitions())
+    assert our_file_slices(meta) == rs_file_slices(fixture_table(relative))
+    assert not any(g.id.partition_path.startswith(".hoodie") for g in meta.fs_view().file_groups())
 
 
 # -- timeline and file-system view -----------------------------------------------------------------
@@ -279,8 +282,8 @@ def test_v6_timeline_is_layout_1_without_completion_times(open_table):
     writes = tl.completed_writes()
     assert [i.action for i in writes] == ["commit", "commit"]
     assert all(i.completion_time is None and tl.completion_time(i) == i.requested_time for i in writes)
-    assert [i.state for i in tl.states_of(writes[0].requested_time)] == [State.REQUESTED, State.INFLIGHT,
-                                                                        State.COMPLETED]
+    assert [i.state for i in tl if i.requested_time == writes[0].requested_time] == [
+        State.REQUESTED, State.INFLIGHT, State.COMPLETED]
     assert tl.pending == ()
 
 
@@ -296,11 +299,10 @@ def test_v8_mor_timeline(open_table):
         ("commit", "20251220210129235", "20251220210129883"),  # the compaction
         ("deltacommit", "20251220210130911", "20251220210131755"),
     ]
-    assert [i.action for i in tl.states_of("20251220210129235")] == ["compaction", "compaction", "commit"]
+    assert [i.action for i in tl if i.requested_time == "20251220210129235"] == ["compaction", "compaction", "commit"]
     assert [i.action for i in tl.completed if i.action not in Action.WRITE_ACTIONS] == ["indexing"]
     assert tl.pending == ()
     assert tl.completed_writes()[-1].requested_time == "20251220210130911"
-    assert tl.max_time == "20251220210131755"
 
 
 def test_v8_mor_completion_time_slicing(open_table):
@@ -324,7 +326,7 @@ def test_v8_mor_completion_time_slicing(open_table):
         ("20251220210108078", ["20251220210127080", "20251220210128625"]),
     ]
     assert slices("city=san_francisco") == [(compaction, []), ("20251220210108078", ["20251220210123755"])]
-    latest = {s.partition_path: s for s in view.latest_slices()}
+    latest = {s.partition_path: s for s in latest_slices(view)}
     assert all(s.base_instant == compaction and s.base_file is not None for s in latest.values())
     assert [lf.name.file_name for lf in latest["city=sao_paulo"].log_files] == [
         ".8aa68f7e-afd6-4c94-b86c-8a886552e08d-0_20251220210130911.log.1_0-1139-3316"
@@ -349,12 +351,3 @@ def test_v8_mor_log_completing_after_the_compaction_request_joins_the_new_slice(
     rs_slices = hudi.HudiTable(str(path)).get_file_slices(hudi.HudiReadOptions(hudi_options=LISTING))
     rs_chennai = next(s for s in rs_slices if s.partition_path == "city=chennai")
     assert list(rs_chennai.log_file_names) == [lf.name.file_name for lf in chennai.latest_slice.log_files]
-
-
-def test_v8_mor_view_as_of_before_the_compaction(open_table):
-    view = open_table(V8_TRIPS).fs_view(as_of="20251220210128625")
-    latest = {s.partition_path: s for s in view.latest_slices()}
-    assert {s.base_instant for s in latest.values()} == {"20251220210108078"}
-    assert [lf.instant_time for lf in latest["city=chennai"].log_files] == ["20251220210127080", "20251220210128625"]
-    # the log written after the as-of instant is not part of the view
-    assert [lf.instant_time for lf in latest["city=sao_paulo"].log_files] == ["20251220210125441"]

@@ -39,20 +39,6 @@ TABLES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def fixture_table(tmp_path_factory) -> Callable[[str], Path]:
-    """Unpack a fixture once per module (tests that change a table use `copy_of`)."""
-    root = tmp_path_factory.mktemp("overview_fixtures")
-    unpacked: dict[str, Path] = {}
-
-    def get(relative: str) -> Path:
-        if relative not in unpacked:
-            unpacked[relative] = unzip_fixture(f"{relative}.zip", root / relative.replace("/", "__"))
-        return unpacked[relative]
-
-    return get
-
-
 @pytest.fixture
 def copy_of(tmp_path) -> Callable[[str], Path]:
     return lambda relative: unzip_fixture(f"{relative}.zip", tmp_path)

@@ -8,9 +8,10 @@ import sys
 
 import pytest
 
+from hudi_ops.spark.session import LOOPBACK_CONF
+
 #: loopback only, no UI: for the shared session and every spark-submit the tests start
-SPARK_TEST_CONF = {"spark.ui.enabled": "false", "spark.driver.bindAddress": "127.0.0.1",
-                   "spark.driver.host": "127.0.0.1", "spark.sql.shuffle.partitions": "2"}
+SPARK_TEST_CONF = {"spark.ui.enabled": "false", **LOOPBACK_CONF, "spark.sql.shuffle.partitions": "2"}
 
 
 @pytest.fixture(scope="session")

@@ -69,10 +69,9 @@ def test_the_latest_file_slices_are_hudis(spark, table):
         assert any(logs for *_, logs in ours)  # the updates went to log files
 
 
+@pytest.mark.parametrize("table", ["MERGE_ON_READ"], indirect=True)  # compaction: MERGE_ON_READ only
 def test_a_pending_compaction_plan_is_read_as_hudi_planned_it(spark, table):
     _, path = table
-    if not MetaClient.open(path).is_mor:
-        pytest.skip("compaction plans are made for MERGE_ON_READ tables only")
     # plan now, not after Hudi's default of 5 deltacommits
     (scheduled,) = _call(spark, "run_compaction", op="schedule", path=str(path),
                          options="hoodie.compact.inline.max.delta.commits=1")

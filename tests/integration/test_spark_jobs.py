@@ -5,6 +5,7 @@ Every table is judged by hudi-rs and by Spark's Hudi reader against a plain mode
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
@@ -236,3 +237,37 @@ def test_the_ingest_checkpoint_is_found_after_hudi_archived_its_commit(spark, tm
     write_source(landing / "b.parquet", trips(DAY1, range(10, 12), ts=1))
     code, result = run(capsys, ingest_args(table, landing, *archival), spark)
     assert code == 0 and result["inserts"] == 2
+
+
+def test_a_non_partitioned_table_from_json_takes_inserts_and_then_deletes_by_key(spark, tmp_path, capsys):
+    table, landing, gone = tmp_path / "accounts", tmp_path / "landing", tmp_path / "deletes"
+    rows = [{"id": f"a{i}", "ts": 1, "balance": float(i)} for i in range(20)]
+    landing.mkdir()
+    (landing / "a.json").write_text("\n".join(json.dumps(r) for r in rows))
+    args = ["--target-base-path", str(table), "--target-table", "accounts", "--record-key-field", "id",
+            "--source-ordering-field", "ts", "--source-format", "json"]
+    code, result = run(capsys, ["ingest", *args, "--source-path", str(landing), "--op", "INSERT"], spark)
+    assert code == 0 and (result["operation"], result["inserts"]) == ("INSERT", 20)
+    assert MetaClient.open(table).properties.partition_fields == ()
+
+    gone.mkdir()  # a delete names records by key only
+    (gone / "d.json").write_text("\n".join(json.dumps({"id": f"a{i}"}) for i in range(0, 20, 4)))
+    code, result = run(capsys, ["ingest", *args, "--source-path", str(gone), "--op", "DELETE"], spark)
+    assert code == 0 and (result["operation"], result["deletes"]) == ("DELETE", 5)
+    kept = sorted((r["id"], r["ts"], r["balance"]) for r in rows if int(r["id"][1:]) % 4)
+    columns = ("id", "ts", "balance")
+    assert read_hudi_rs(table, columns) == read_spark(spark, table, columns) == kept
+
+
+def test_a_backfill_takes_the_day_from_the_folder_when_the_files_lack_it(spark, tmp_path, capsys):
+    table, history = tmp_path / "trips", tmp_path / "history"
+    for day in (DAY1, DAY2):
+        rows = [{k: v for k, v in r.items() if k != "dt"} for r in trips(day, range(3), ts=1)]
+        write_source(history / f"dt={day}" / "part-0.parquet", rows, TRIPS.remove(1))
+    code, result = run(capsys, ["backfill", "--target-base-path", str(table), "--target-table", "trips",
+                                "--source-path", str(history), "--record-key-field", "trip_id",
+                                "--partition-path-field", "dt", "--source-ordering-field", "ts",
+                                "--start", DAY1, "--end", DAY2], spark)
+    assert code == 0 and result["inserts"] == 6
+    expected = Model().upsert(trips(DAY1, range(3), ts=1) + trips(DAY2, range(3), ts=1)).expected()
+    assert read_hudi_rs(table) == read_spark(spark, table) == expected  # `dt` a string, as in the folder names

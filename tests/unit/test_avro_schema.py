@@ -12,9 +12,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from hudi_ops.config import parse_properties
 from hudi_ops.errors import InvalidTableError
-from hudi_ops.format.avro_schema import avro_to_arrow, record_name_and_namespace, schema_to_json
-from hudi_ops.format.table_properties import parse_properties
+from hudi_ops.format.avro_schema import avro_to_arrow
 from tests.shared_data import FIXTURES
 
 META_FIELDS = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path",
@@ -88,20 +88,7 @@ def test_spark_shaped_schema_reads_as_arrow() -> None:
         ("m", pa.map_(pa.string(), pa.field("value", pa.struct([("v", pa.float64())])))),
     ])
     assert avro_to_arrow(SPARK_SCHEMA) == expected
-    assert avro_to_arrow(schema_to_json(SPARK_SCHEMA)) == expected
-
-
-def test_table_names_are_sanitized_like_hudi() -> None:
-    assert record_name_and_namespace("my-table.v2") == ("my__table__v2_record", "hoodie.my__table__v2")
-    assert record_name_and_namespace("1st") == ("__st_record", "hoodie.__st")
-    assert record_name_and_namespace("t") == (SPARK_SCHEMA["name"], SPARK_SCHEMA["namespace"])
-
-
-def test_schema_to_json_is_compact() -> None:
-    schema = {"type": "record", "name": "t_record", "namespace": "hoodie.t", "fields": [nullable("a", "string")],
-              "doc": "é y"}
-    assert schema_to_json(schema) == ('{"type":"record","name":"t_record","namespace":"hoodie.t","fields":'
-                                      '[{"name":"a","type":["null","string"],"default":null}],"doc":"é y"}')
+    assert avro_to_arrow(json.dumps(SPARK_SCHEMA, separators=(",", ":"))) == expected  # as commits store it
 
 
 # -- other Avro shapes -------------------------------------------------------------------------------

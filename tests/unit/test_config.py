@@ -1,5 +1,6 @@
 """Typed hoodie.* options: Hudi's names, aliases and defaults, the documented precedence, and bad values that fail
-up front with the key, the value and the fix."""
+up front with the key, the value and the fix. Also the Java Properties text of
+hoodie.properties, and --props files as Hudi's utilities read them."""
 
 from __future__ import annotations
 
@@ -10,23 +11,22 @@ from hudi_ops.config import (
     TableConfigKeys,
     WriteConfig,
     command_line_options,
-    load_props_file,
     parse_key_values,
+    parse_properties,
 )
-from hudi_ops.errors import ConfigError
+from hudi_ops.errors import ConfigError, InvalidTableError
 
 
 def test_aliases_and_precedence():
     base = HoodieConfig({"hoodie.datasource.write.table.name": "trips"})
     assert base.get(WriteConfig.TABLE_NAME) == "trips"  # Hudi's older name still counts
-    assert base.merged({"hoodie.table.name": "rides"}).get(WriteConfig.TABLE_NAME) == "rides"  # the key wins
+    assert base.with_values(**{"hoodie.table.name": "rides"}).get(WriteConfig.TABLE_NAME) == "rides"  # the key wins
     assert base.get(WriteConfig.LOCK_WAIT_MS) == 60_000  # Hudi's default
     assert base.get(TableConfigKeys.PRECOMBINE_FIELD) is None
     # v9 tables store the ordering field under its new name
     assert HoodieConfig({"hoodie.table.ordering.fields": "ts"}).get(TableConfigKeys.PRECOMBINE_FIELD) == "ts"
-    # later mappings win over earlier ones; the original is left as it was
-    layered = base.merged({"hoodie.write.lock.wait_time_ms": "1000"}, None, {"hoodie.write.lock.wait_time_ms": "5"})
-    assert layered.get(WriteConfig.LOCK_WAIT_MS) == 5
+    # given values win; the original is left as it was
+    assert base.with_values(**{"hoodie.write.lock.wait_time_ms": "5"}).get(WriteConfig.LOCK_WAIT_MS) == 5
     assert base.get(WriteConfig.LOCK_WAIT_MS) == 60_000
     assert HoodieConfig({"hoodie.write.lock.wait_time_ms": ""}).get(WriteConfig.LOCK_WAIT_MS) == 60_000
 
@@ -35,7 +35,6 @@ def test_aliases_and_precedence():
     (WriteConfig.LOCK_WAIT_MS, "-1", "at least 0"),
     (WriteConfig.LOCK_WAIT_MS, "ten", "not valid"),
     (TableConfigKeys.TYPE, "cow", "use one of COPY_ON_WRITE, MERGE_ON_READ"),
-    (TableConfigKeys.POPULATE_META_FIELDS, "maybe", "true or false"),
     (TableConfigKeys.VERSION, "8.0", "not valid"),
 ])
 def test_bad_values_name_the_key_the_value_and_the_fix(key, value, message):
@@ -47,12 +46,10 @@ def test_bad_values_name_the_key_the_value_and_the_fix(key, value, message):
 def test_typed_values():
     config = HoodieConfig({
         "hoodie.table.type": "merge_on_read",
-        "hoodie.populate.meta.fields": "FALSE",
         "hoodie.table.recordkey.fields": " id, name ,",
         "hoodie.table.version": "9",
     })
     assert config.get(TableConfigKeys.TYPE) == "MERGE_ON_READ"
-    assert config.get(TableConfigKeys.POPULATE_META_FIELDS) is False
     assert config.get(TableConfigKeys.RECORD_KEY_FIELDS) == ("id", "name")
     assert config.get(TableConfigKeys.PARTITION_FIELDS) == ()
     assert config.get(TableConfigKeys.VERSION) == 9
@@ -71,10 +68,75 @@ def test_key_values_from_the_command_line():
 
 def test_props_file_then_hoodie_conf(tmp_path):
     props = tmp_path / "job.props"
-    props.write_text("# comment\n! also a comment\n\nhoodie.table.name = trips\nhoodie.write.lock.wait_time_ms=10\n")
-    assert load_props_file(props.read_text()) == {"hoodie.table.name": "trips", "hoodie.write.lock.wait_time_ms": "10"}
+    props.write_text("# comment\n\nhoodie.table.name = trips  \nhoodie.write.lock.wait_time_ms=10\n"
+                     "hoodie.datasource.write.keygenerator.class   org.apache.hudi.keygen.SimpleKeyGenerator\n"
+                     "hoodie.streamer.source.dfs.root=s3://b/a\\.b\n")
+    options = command_line_options(str(props), [])
+    assert options == {"hoodie.table.name": "trips", "hoodie.write.lock.wait_time_ms": "10",  # values trimmed
+                       # a line without `=` splits at its first blank, and backslashes stay, as in Hudi's reader
+                       "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.SimpleKeyGenerator",
+                       "hoodie.streamer.source.dfs.root": "s3://b/a\\.b"}
     options = command_line_options(str(props), ["hoodie.write.lock.wait_time_ms=20"])
-    assert options == {"hoodie.table.name": "trips", "hoodie.write.lock.wait_time_ms": "20"}  # --hoodie-conf wins
+    assert options["hoodie.write.lock.wait_time_ms"] == "20"  # --hoodie-conf wins
     assert command_line_options(None, []) == {}
     with pytest.raises(ConfigError, match=r"cannot read --props .*nope.props"):
         command_line_options(str(tmp_path / "nope.props"), [])
+
+
+# -- Java Properties text ----------------------------------------------------------------------------
+
+
+def test_parse_follows_java_properties_load() -> None:
+    text = (
+        "# comment\n"
+        "! also a comment \\\n"
+        "   \n"
+        "a=1\n"
+        "b:2\n"
+        "c 3\n"
+        "  d   =   4  \n"
+        "e\t:\tfive\n"
+        "f\n"
+        "g=\n"
+        "h=x\\:y\\=z\\\\w\\#\\!\n"
+        "i=tab\\there\\nnl\\rcr\\fff\n"
+        "j=\\u00e9\\u00C9\\uD83D\\uDE00\n"
+        "k\\ with\\ spaces = v\n"
+        "l=line one \\\n"
+        "      continued \\\n"
+        "   end\n"
+        "m=ends with escaped backslash\\\\\n"
+        "n=after\r\n"
+        "o==starts with equals\r"
+        "p=\\q\\z\n"
+        "a=last wins\n"
+        "q=eof continuation\\"
+    )
+    assert parse_properties(text) == {
+        "a": "last wins",
+        "b": "2",
+        "c": "3",
+        "d": "4  ",
+        "e": "five",
+        "f": "",
+        "g": "",
+        "h": "x:y=z\\w#!",
+        "i": "tab\there\nnl\rcr\fff",
+        "j": "éÉ😀",
+        "k with spaces": "v",
+        "l": "line one continued end",
+        "m": "ends with escaped backslash\\",
+        "n": "after",
+        "o": "=starts with equals",
+        "p": "qz",
+        "q": "eof continuation",
+    }
+
+
+def test_continuation_ends_at_an_empty_line_and_comments_do_not_continue() -> None:
+    assert parse_properties("a=1\\\n\nb=2\n#c=3\\\nd=4") == {"a": "1", "b": "2", "d": "4"}
+
+
+def test_malformed_unicode_escape_is_rejected() -> None:
+    with pytest.raises(InvalidTableError, match=r"uXXXX"):
+        parse_properties("a=\\u12G4")

@@ -8,6 +8,7 @@ instant is an instant of its table's timeline, a v8+ log names its deltacommit, 
 from __future__ import annotations
 
 import posixpath
+import re
 import zipfile
 from dataclasses import dataclass
 from functools import cache
@@ -15,7 +16,7 @@ from functools import cache
 import pytest
 
 from hudi_ops.errors import InvalidTableError
-from hudi_ops.format.file_names import BaseFileName, LogFileName, WriteToken, new_file_id
+from hudi_ops.format.file_names import BaseFileName, LogFileName
 from hudi_ops.format.instant import Instant
 from tests.shared_data import FIXTURES
 
@@ -73,7 +74,7 @@ def test_every_base_file_name_parses_and_prints_back(relative_zip):
         assert str(parsed) == name
         assert BaseFileName.try_parse(name) == parsed
         assert name.startswith(parsed.file_id + "_")
-        assert str(WriteToken.parse(parsed.write_token)) == parsed.write_token
+        assert re.fullmatch(r"\d+-\d+-\d+", parsed.write_token)  # <task partition>-<stage>-<attempt>
         assert len(parsed.instant_time) == 17 and parsed.instant_time.isdigit()
         if "/.hoodie/metadata/" not in folder + "/":
             # the instant in a base file name is the requested time of an instant on the table's timeline
@@ -92,7 +93,7 @@ def test_every_log_file_name_parses_and_prints_back(relative_zip):
         assert LogFileName.try_parse(name) == parsed
         assert parsed.kind == "log" and not parsed.cdc
         assert parsed.version >= 1
-        assert parsed.write_token is not None and str(WriteToken.parse(parsed.write_token)) == parsed.write_token
+        assert re.fullmatch(r"\d+-\d+-\d+", parsed.write_token or "")
         assert name.startswith(f".{parsed.file_id}_{parsed.instant_time}.log.{parsed.version}_")
         assert BaseFileName.try_parse(name) is None
         if "/.hoodie/metadata/" in folder + "/":
@@ -140,33 +141,6 @@ def test_log_files_sort_by_instant_then_numeric_version():
         ".f-0_20250101000000000.log.10_0-0-0",
         ".f-0_20250102000000000.log.1_0-0-0",
     ]
-
-
-# -- write tokens ----------------------------------------------------------------------------------
-
-
-def test_write_token():
-    assert WriteToken.parse("1-95-137") == WriteToken(1, 95, 137)
-    assert str(WriteToken(1, 95, 137)) == "1-95-137"
-    assert str(WriteToken()) == "0-0-0"  # Hudi's default token
-    assert str(WriteToken.parse("12-3456-7890")) == "12-3456-7890"
-
-
-@pytest.mark.parametrize("text", ["", "1-2", "1-2-3-4", "a-b-c", "1--2", "-1-2-3", "1-2-x", "1_2_3"])
-def test_bad_write_tokens_are_rejected(text):
-    with pytest.raises(InvalidTableError, match="write token"):
-        WriteToken.parse(text)
-
-
-def test_new_file_ids_make_valid_names():
-    a, b = new_file_id(0), new_file_id(0)
-    assert a != b and a.endswith("-0")
-    assert new_file_id(7, "prefix") == "prefix-7"
-    name = BaseFileName(new_file_id(3), str(WriteToken(2, 0, 1)), "20250101000000000").file_name
-    parsed = BaseFileName.parse(name)
-    assert parsed.file_id.endswith("-3") and parsed.write_token == "2-0-1" and parsed.extension == "parquet"
-    log = LogFileName(parsed.file_id, "20250101000000000", 1, "0-0-0")
-    assert LogFileName.parse(log.file_name) == log
 
 
 # -- bad names -------------------------------------------------------------------------------------

@@ -22,7 +22,8 @@ def target(schema=TABLE):
     (pa.float64(), pa.int64(), True),
     (pa.float64(), pa.float32(), True),
     (pa.string(), pa.large_string(), True),
-    (pa.timestamp("us", tz="UTC"), pa.timestamp("us"), True),
+    (pa.timestamp("us", tz="UTC"), pa.timestamp("ms", tz="UTC"), True),
+    (pa.timestamp("us", tz="UTC"), pa.timestamp("us"), False),  # a local time is another kind of value
     (pa.decimal128(12, 2), pa.decimal128(10, 2), True),
     (pa.int64(), pa.null(), True),  # an all-null column
     (pa.int32(), pa.int64(), False),  # narrowing
@@ -59,6 +60,13 @@ def test_what_the_table_cannot_take_is_named_with_the_fix(source, message):
 
 def test_missing_columns_pass_when_hudi_is_told_to_write_nulls():
     check_input_schema(TABLE.remove(3), target(), {"hoodie.write.set.null.for.missing.columns": "true"}, "src")
+
+
+def test_a_delete_needs_only_the_keys_and_partitions():
+    check_input_schema(pa.schema([("trip_id", pa.string()), ("dt", pa.string())]), target(), {}, "src",
+                       keys_only=True)
+    with pytest.raises(InvalidInputError, match="no record key field 'trip_id'"):
+        check_input_schema(pa.schema([("dt", pa.string())]), target(), {}, "src", keys_only=True)
 
 
 def test_a_new_table_only_needs_its_key_fields():

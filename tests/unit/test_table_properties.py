@@ -1,5 +1,5 @@
-"""hoodie.properties as Hudi writes it: Java Properties text, every fixture table, typed accessors, errors, and
-the reader's side of Hudi's backup protocol."""
+"""hoodie.properties as Hudi writes it: every fixture table, typed accessors, errors, and the reader's side of
+Hudi's backup protocol. (`config.parse_properties` reads its Java Properties text; test_config tests that.)"""
 
 from __future__ import annotations
 
@@ -9,15 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from hudi_ops.config import TableConfigKeys
+from hudi_ops.config import parse_properties
 from hudi_ops.errors import InvalidTableError, TableNotFoundError
-from hudi_ops.format.table_properties import (
-    BACKUP_FILE,
-    PROPERTIES_FILE,
-    TableProperties,
-    checksum,
-    parse_properties,
-)
+from hudi_ops.format.table_properties import BACKUP_FILE, PROPERTIES_FILE, TableProperties, checksum
 from hudi_ops.storage import Storage
 from tests.shared_data import FIXTURES
 
@@ -67,65 +61,6 @@ def properties_text(values: dict[str, str]) -> bytes:
     return ("#Updated at 2025-07-13T01:01:15.180328Z\n" + "".join(f"{k}={v}\n" for k, v in values.items())).encode()
 
 
-# -- Java Properties text ----------------------------------------------------------------------------
-
-
-def test_parse_follows_java_properties_load() -> None:
-    text = (
-        "# comment\n"
-        "! also a comment \\\n"
-        "   \n"
-        "a=1\n"
-        "b:2\n"
-        "c 3\n"
-        "  d   =   4  \n"
-        "e\t:\tfive\n"
-        "f\n"
-        "g=\n"
-        "h=x\\:y\\=z\\\\w\\#\\!\n"
-        "i=tab\\there\\nnl\\rcr\\fff\n"
-        "j=\\u00e9\\u00C9\\uD83D\\uDE00\n"
-        "k\\ with\\ spaces = v\n"
-        "l=line one \\\n"
-        "      continued \\\n"
-        "   end\n"
-        "m=ends with escaped backslash\\\\\n"
-        "n=after\r\n"
-        "o==starts with equals\r"
-        "p=\\q\\z\n"
-        "a=last wins\n"
-        "q=eof continuation\\"
-    )
-    assert parse_properties(text) == {
-        "a": "last wins",
-        "b": "2",
-        "c": "3",
-        "d": "4  ",
-        "e": "five",
-        "f": "",
-        "g": "",
-        "h": "x:y=z\\w#!",
-        "i": "tab\there\nnl\rcr\fff",
-        "j": "éÉ😀",
-        "k with spaces": "v",
-        "l": "line one continued end",
-        "m": "ends with escaped backslash\\",
-        "n": "after",
-        "o": "=starts with equals",
-        "p": "qz",
-        "q": "eof continuation",
-    }
-
-
-def test_continuation_ends_at_an_empty_line_and_comments_do_not_continue() -> None:
-    assert parse_properties("a=1\\\n\nb=2\n#c=3\\\nd=4") == {"a": "1", "b": "2", "d": "4"}
-
-
-def test_malformed_unicode_escape_is_rejected() -> None:
-    with pytest.raises(InvalidTableError, match=r"uXXXX"):
-        parse_properties("a=\\u12G4")
-
-
 # -- every fixture -----------------------------------------------------------------------------------
 
 
@@ -140,8 +75,6 @@ def test_every_fixture_table_loads_with_a_valid_checksum(tables: dict[str, Path]
         stored = int(raw["hoodie.table.checksum"])
         assert stored == checksum(raw.get("hoodie.database.name"), props.table_name), key
         assert props.create_schema is None or props.create_schema.startswith('{"type":"record"')
-        modes = {"CUSTOM"} if key.endswith("/metadata") else {"EVENT_TIME_ORDERING", "COMMIT_TIME_ORDERING"}
-        assert props.merge_mode in modes, key
 
 
 def test_checksum_examples() -> None:
@@ -154,25 +87,19 @@ def test_checksum_examples() -> None:
     ("table", "expected"),
     [
         ("quickstart_trips_table/mor/avro/v6_trips_8i3d", dict(
-            table_type="MERGE_ON_READ", table_version=6, timeline_path=".hoodie", record_key_fields=("uuid",),
-            partition_fields=("city",), ordering_field="ts", keygen_type="SIMPLE",
-            merge_mode="COMMIT_TIME_ORDERING", hive_style_partitioning=True, timezone="LOCAL")),
+            table_type="MERGE_ON_READ", table_version=6, timeline_path=".hoodie", history_path=None,
+            record_key_fields=("uuid",), partition_fields=("city",), ordering_field="ts")),
         ("sample_table/cow/v6_complexkeygen_hivestyle", dict(
-            table_version=6, keygen_type="COMPLEX", partition_fields=("byteField", "shortField"),
-            record_key_fields=("id", "name"), merge_mode="EVENT_TIME_ORDERING", database="default")),
-        ("sample_table/cow/v6_timebasedkeygen_nonhivestyle", dict(
-            keygen_type="TIMESTAMP", hive_style_partitioning=False, url_encode_partitioning=False)),
+            table_version=6, partition_fields=("byteField", "shortField"), record_key_fields=("id", "name"),
+            database="default")),
         ("sample_table/cow/v8_empty", dict(
-            table_version=8, timeline_path=".hoodie/timeline", ordering_field=None,
-            keygen_type="NON_PARTITION", partition_fields=(), merge_mode="COMMIT_TIME_ORDERING",
-            metadata_partitions=())),
-        ("sample_table/cow/v8_simplekeygen_hivestyle_no_metafields", dict(
-            populate_meta_fields=False, merge_mode="EVENT_TIME_ORDERING", ordering_field="longField")),
+            table_version=8, timeline_path=".hoodie/timeline", history_path=".hoodie/timeline/history",
+            ordering_field=None, partition_fields=(), metadata_partitions=())),
+        ("sample_table/cow/v8_simplekeygen_hivestyle_no_metafields", dict(ordering_field="longField")),
         ("quickstart_trips_table/mor/avro/v8_trips_8i3u1d", dict(metadata_partitions=(
             "column_stats", "files", "partition_stats", "record_index", "secondary_index_rider_idx"))),
         ("quickstart_trips_table/mor/avro/v8_trips_8i3u1d/metadata", dict(
-            table_name="v8_trips_8i3u1d_metadata", database=None, merge_mode="CUSTOM",
-            keygen_type="HOODIE_TABLE_METADATA", populate_meta_fields=False)),
+            table_name="v8_trips_8i3u1d_metadata", database=None)),
         ("sample_table/cow/v9_txns_simple_meta", dict(table_version=9, ordering_field="txn_ts")),
     ],
 )
@@ -189,39 +116,15 @@ def test_accessors_of_hand_written_values() -> None:
     props = TableProperties({
         **base, "hoodie.table.type": "merge_on_read", "hoodie.timeline.path": "tl",
         "hoodie.table.partition.fields": "region:SIMPLE,ts:TIMESTAMP",
-        "hoodie.table.timeline.timezone": "utc",
-        "hoodie.table.keygenerator.class": "com.example.MyKeyGen",
-        "hoodie.compaction.payload.class": "x.Custom",
         "hoodie.table.precombine.field": "a,b",
     })
     assert props.table_type == "MERGE_ON_READ"
     assert props.timeline_path == ".hoodie/tl"
     assert props.partition_fields == ("region", "ts")
-    assert props.timezone == "UTC"
-    assert props.keygen_type == "USER_PROVIDED"
-    assert props.merge_mode == "CUSTOM"
-    with pytest.raises(InvalidTableError, match=r"several fields"):
+    with pytest.raises(InvalidTableError, match=r"several fields \(a,b\); hudi-ops' control plane compares one"):
         _ = props.ordering_field
-    assert props.as_config().get(TableConfigKeys.NAME) == "t"
-
-
-@pytest.mark.parametrize(
-    ("payload", "ordering", "mode"),
-    [
-        ("org.apache.hudi.common.model.DefaultHoodieRecordPayload", "ts", "EVENT_TIME_ORDERING"),
-        ("org.apache.hudi.common.model.OverwriteWithLatestAvroPayload", "ts", "COMMIT_TIME_ORDERING"),
-        (None, "ts", "EVENT_TIME_ORDERING"),
-        (None, None, "COMMIT_TIME_ORDERING"),
-        ("org.apache.hudi.common.model.DefaultHoodieRecordPayload", None, "COMMIT_TIME_ORDERING"),
-    ],
-)
-def test_v6_merge_mode_inference(payload: str | None, ordering: str | None, mode: str) -> None:
-    v = {"hoodie.table.name": "t", "hoodie.table.type": "COPY_ON_WRITE", "hoodie.table.version": "6"}
-    if payload:
-        v["hoodie.compaction.payload.class"] = payload
-    if ordering:
-        v["hoodie.table.precombine.field"] = ordering
-    assert TableProperties(v).merge_mode == mode
+    v9 = {**base, "hoodie.table.type": "COPY_ON_WRITE", "hoodie.table.ordering.fields": " fare "}
+    assert TableProperties(v9).ordering_field == "fare"  # v9's name for the precombine field
 
 
 # -- errors ------------------------------------------------------------------------------------------
@@ -229,8 +132,7 @@ def test_v6_merge_mode_inference(payload: str | None, ordering: str | None, mode
 
 def test_core_test_data_properties() -> None:
     minimum = load(CORE / "table_props_valid_minimum")
-    assert (minimum.table_type, minimum.table_version, minimum.timezone) == ("COPY_ON_WRITE", 6, "LOCAL")
-    assert minimum.keygen_type is None
+    assert (minimum.table_type, minimum.table_version, minimum.ordering_field) == ("COPY_ON_WRITE", 6, None)
     assert load(CORE / "table_props_no_create_schema").create_schema is None
     with pytest.raises(InvalidTableError, match=r"table_props_invalid/.*required key hoodie.table.name"):
         load(CORE / "table_props_invalid")
@@ -289,17 +191,19 @@ def test_backup_is_read_while_the_main_file_is_missing_or_damaged(tmp_path: Path
     """Hudi updates hoodie.properties by writing the backup, then the main file, then deleting the backup:
     a reader in between must find a valid file."""
     storage = Storage.for_uri(tmp_path)
+    main, backup = tmp_path / PROPERTIES_FILE, tmp_path / BACKUP_FILE
+    main.parent.mkdir()
     good = TableProperties(V8)
-    storage.write_bytes(BACKUP_FILE, properties_text(V8))
+    backup.write_bytes(properties_text(V8))
     assert TableProperties.load(storage) == good  # the main file is missing
-    storage.write_bytes(PROPERTIES_FILE, properties_text({**V8, "hoodie.table.name": "other"}))
+    main.write_bytes(properties_text({**V8, "hoodie.table.name": "other"}))
     assert TableProperties.load(storage) == good  # the main file fails its checksum (half written)
-    storage.write_bytes(PROPERTIES_FILE, properties_text(V8)[:-3])
+    main.write_bytes(properties_text(V8)[:-3])
     assert TableProperties.load(storage) == good  # cut short inside the checksum, its last line
     updated = {**V8, "hoodie.table.precombine.field": "fare"}
-    storage.write_bytes(PROPERTIES_FILE, properties_text(updated))
+    main.write_bytes(properties_text(updated))
     assert TableProperties.load(storage).ordering_field == "fare"  # a valid main file wins over the backup
-    storage.delete_file(BACKUP_FILE)
-    storage.write_bytes(PROPERTIES_FILE, properties_text({**V8, "hoodie.table.name": "other"}))
+    backup.unlink()
+    main.write_bytes(properties_text({**V8, "hoodie.table.name": "other"}))
     with pytest.raises(InvalidTableError, match=r"hoodie.properties: hoodie.table.checksum=\d+ does not"):
         TableProperties.load(storage)

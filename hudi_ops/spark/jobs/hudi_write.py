@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from hudi_ops.errors import ConfigError, HudiOpsError
+from hudi_ops.errors import ConfigError, HudiOpsError, TableNotFoundError
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.read.pipeline_metadata import COMMIT_METADATA_PREFIX, JOB_KEY, RUN_KEY
 from hudi_ops.read.table_overview import CommitStats, commit_stats_of
@@ -19,6 +19,9 @@ from hudi_ops.spark.java_errors import JavaFailure, JobContext, hudi_ops_error
 from hudi_ops.spark.jobs.target import TargetTable
 
 OPERATION = "hoodie.datasource.write.operation"
+EMBEDDED_TIMELINE_SERVER = "hoodie.embed.timeline.server"
+#: the write operations the jobs offer (`--op`), Hudi's names
+OPERATIONS = ("UPSERT", "INSERT", "BULK_INSERT", "DELETE")
 COMMIT_METADATA_PREFIX_KEY = "hoodie.datasource.write.commitmeta.key.prefix"
 
 
@@ -47,8 +50,12 @@ class Written:
     after_commit: str | None = None
 
 
-def write(spark: Any, frame: Any, target: TargetTable, options: Mapping[str, str], run: str) -> Written:
+def write(spark: Any, frame: Any, target: TargetTable, options: Mapping[str, str], run: str, source: str) -> Written:
     """Write `frame` with Hudi and return what the commit did; Hudi's failures become hudi-ops errors."""
+    if spark.sparkContext.master.startswith("local") and EMBEDDED_TIMELINE_SERVER not in options:
+        # the executors live in the driver: Hudi's timeline server for them would only open a port on
+        # every interface
+        options = {**options, EMBEDDED_TIMELINE_SERVER: "false"}
     try:
         frame.write.format("hudi").options(**options).mode("append").save(target.base_path)
     except Exception as e:
@@ -58,7 +65,7 @@ def write(spark: Any, frame: Any, target: TargetTable, options: Mapping[str, str
         done = committed(target.base_path, run)
         if done is not None:
             return Written(done, after_commit=failure.summary)
-        raise hudi_ops_error(failure, JobContext(target.base_path, target.record_key_fields)) from e
+        raise hudi_ops_error(failure, JobContext(target.base_path, target.record_key_fields, source)) from e
     done = committed(target.base_path, run)
     if done is None:
         raise HudiOpsError(f"Hudi reported success but no completed commit of {target.base_path} carries run {run}")
@@ -67,8 +74,11 @@ def write(spark: Any, frame: Any, target: TargetTable, options: Mapping[str, str
 
 def committed(base_path: str, run: str) -> CommitStats | None:
     """The completed write that carries the run's token, if there is one."""
-    timeline = MetaClient.open(base_path).timeline()
-    for inst in sorted(timeline.completed_writes(), key=timeline.completion_time, reverse=True):
-        if timeline.commit_metadata(inst).extra_metadata.get(RUN_KEY) == run:
+    try:
+        timeline = MetaClient.open(base_path).timeline()
+    except TableNotFoundError:  # a first write that failed before Hudi created the table
+        return None
+    for inst, metadata in timeline.newest_writes():
+        if metadata.extra_metadata.get(RUN_KEY) == run:
             return commit_stats_of(timeline, inst)
     return None

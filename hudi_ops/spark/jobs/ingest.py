@@ -32,13 +32,14 @@ def run(args: argparse.Namespace, options: dict[str, str], spark: Callable[[], A
     if not work.files:
         return JobResult("ingest", checkpoint=work.checkpoint, reason=f"nothing to ingest: {work.describe()}")
     frame = read_source(spark(), source, work.files, args.source_format)
-    check_input_schema(arrow_schema(frame), target, options, f"the source ({len(work.files)} file(s))")
+    check_input_schema(arrow_schema(frame), target, options, f"the source ({len(work.files)} file(s))",
+                       keys_only=args.op == "DELETE")
     run_id, write_options = hudi_write.write_options(
         target, args.op, options, job="ingest", extra_metadata={INGEST_CHECKPOINT_KEY: work.next_checkpoint()})
     prepared = time.perf_counter()
-    commit = hudi_write.write(spark(), frame, target, write_options, run_id)
+    written = hudi_write.write(spark(), frame, target, write_options, run_id, source.uri)
     done = time.perf_counter()
     result = JobResult("ingest", durations_ms={"prepare": round((prepared - started) * 1000, 1),
                                                "write": round((done - prepared) * 1000, 1),
                                                "total": round((done - started) * 1000, 1)})
-    return result.plus(commit, checkpoint=position(work.files[-1]))
+    return result.plus(written, checkpoint=position(work.files[-1]))

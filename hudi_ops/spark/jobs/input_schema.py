@@ -22,18 +22,22 @@ SET_NULL_FOR_MISSING_COLUMNS = "hoodie.write.set.null.for.missing.columns"
 _META_PREFIX = "_hoodie_"
 
 
-def check_input_schema(columns: pa.Schema, target: TargetTable, options: Mapping[str, str], what: str) -> None:
-    """Raise InvalidInputError naming the first field the table cannot take from `what` (the input)."""
+def check_input_schema(
+    columns: pa.Schema, target: TargetTable, options: Mapping[str, str], what: str, *, keys_only: bool = False
+) -> None:
+    """Raise InvalidInputError naming the first field the table cannot take from `what` (the input).
+    `keys_only`: the input names records to delete, by key and partition."""
     names = set(columns.names)
+    ordering = (target.ordering_field,) if target.ordering_field and not keys_only else ()
     for role, fields in (("record key", target.record_key_fields), ("partition path", target.partition_fields),
-                         ("ordering", (target.ordering_field,) if target.ordering_field else ())):
+                         ("ordering", ordering)):
         for f in fields:
             if f not in names:
                 raise InvalidInputError(
                     f"{what} has no {role} field {f!r} (its columns: {', '.join(columns.names)}); add the column "
                     f"to the source, or name the source's {role} column in the table's settings"
                 )
-    if target.schema is None:
+    if target.schema is None or keys_only:
         return
     missing_ok = options.get(SET_NULL_FOR_MISSING_COLUMNS, "false").strip().lower() == "true"
     for column in target.schema:
@@ -63,10 +67,12 @@ def holds(table: pa.DataType, given: pa.DataType) -> bool:
         return (pat.is_integer(table) and table.bit_width >= given.bit_width) or pat.is_floating(table)
     if pat.is_floating(given):
         return pat.is_floating(table) and table.bit_width >= given.bit_width
+    if pat.is_timestamp(table) and pat.is_timestamp(given):  # units differ in spelling; a zone is a kind
+        return (table.tz is None) == (given.tz is None)
     for kind in (pat.is_string, pat.is_large_string), (pat.is_binary, pat.is_large_binary), \
-            (pat.is_date32, pat.is_date64), (pat.is_timestamp,):
+            (pat.is_date32, pat.is_date64):
         if any(k(table) for k in kind) and any(k(given) for k in kind):
-            return True  # spellings differ (time unit, zone, offsets); the values are the same kind
+            return True  # spellings differ; the values are the same kind
     if pat.is_decimal(table) and pat.is_decimal(given):
         return table.scale == given.scale and table.precision >= given.precision
     if pat.is_struct(table) and pat.is_struct(given):

@@ -13,22 +13,39 @@ from hudi_ops.storage import FileInfo, Storage
 
 
 def read_source(spark: Any, source: Storage, files: Sequence[FileInfo], fmt: str) -> Any:
-    """The files as one DataFrame; the write reads it on the executors. A file Spark cannot even open
-    for its schema is named here, the rest when the write reads them."""
-    reader = spark.read.format(fmt)
+    """The files as one DataFrame; the write reads it on the executors. Partition folders of the source
+    (`dt=2026-11-20/`) become string columns, as Hudi's partition paths are strings. A file Spark cannot
+    even open for its schema is named here, the rest when the write reads them."""
+    reader = spark.read.format(fmt).option("basePath", source.uri_of(""))
     if fmt == "csv":
         reader = reader.option("header", "true").option("inferSchema", "true")
     if fmt == "json":
         reader = reader.option("mode", "FAILFAST")
+    previous = spark.conf.get(_INFER_PARTITION_TYPES)
+    spark.conf.set(_INFER_PARTITION_TYPES, "false")  # else `dt=2026-11-20` is read as a date
     try:
         return reader.load([source.uri_of(f.path) for f in files])
-    except Exception as e:  # Spark reports unreadable input as Java exceptions of several kinds
+    except Exception as e:
         failure = JavaFailure.of(e)
-        reason = failure.summary if failure else str(e).strip().splitlines()[0][:300]
+        if failure is None or not _bad_input(failure):  # the storage's trouble (network, rights), not the input's
+            raise
         raise InvalidInputError(
-            f"cannot read the {fmt} source file(s) {', '.join(f.path for f in files)}: {reason}; "
+            f"cannot read the {fmt} source file(s) {', '.join(f.path for f in files)}: {failure.summary}; "
             "fix or remove them, then re-run"
         ) from None
+    finally:
+        spark.conf.set(_INFER_PARTITION_TYPES, previous)
+
+
+_INFER_PARTITION_TYPES = "spark.sql.sources.partitionColumnTypeInference.enabled"
+#: how Spark says that the input itself cannot be read
+_UNREADABLE = ("FAILED_READ_FILE", "is not a Parquet file", "Could not read footer", "Malformed records",
+               "Unable to infer schema")
+
+
+def _bad_input(failure: JavaFailure) -> bool:
+    text = "\n".join(message for _, message in failure.chain)
+    return failure.find("org.apache.spark.sql.AnalysisException") is not None or any(s in text for s in _UNREADABLE)
 
 
 def arrow_schema(frame: Any) -> pa.Schema:
