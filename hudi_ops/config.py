@@ -238,3 +238,23 @@ class TableConfigKeys:
     CREATE_SCHEMA = str_key("hoodie.table.create.schema")
     METADATA_PARTITIONS = list_key("hoodie.table.metadata.partitions")
     CHECKSUM = int_key("hoodie.table.checksum", None)
+
+
+class CleanConfig:
+    """The cleaner's keys (HoodieCleanConfig's names and defaults)."""
+
+    POLICY = str_key("hoodie.cleaner.policy", "KEEP_LATEST_COMMITS", "which file slices a clean keeps",
+                     choices=("KEEP_LATEST_COMMITS", "KEEP_LATEST_FILE_VERSIONS", "KEEP_LATEST_BY_HOURS"))
+    COMMITS_RETAINED = int_key("hoodie.cleaner.commits.retained", 10, "KEEP_LATEST_COMMITS: commits kept readable",
+                               minimum=0)
+    FILE_VERSIONS_RETAINED = int_key("hoodie.cleaner.fileversions.retained", 3,
+                                     "KEEP_LATEST_FILE_VERSIONS: slices kept per file group", minimum=1)
+    HOURS_RETAINED = int_key("hoodie.cleaner.hours.retained", 24, "KEEP_LATEST_BY_HOURS: hours kept readable",
+                             minimum=0)
+
+
+class CompactionConfig:
+    """The compaction trigger's keys (HoodieCompactionConfig's names and defaults)."""
+
+    MAX_DELTA_COMMITS = int_key("hoodie.compact.inline.max.delta.commits", 5,
+                                "deltacommits since the last compaction that make one due", minimum=1)

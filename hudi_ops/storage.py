@@ -78,6 +78,11 @@ class Storage:
         except OSError as e:
             raise StorageError(f"cannot read {self.uri_of(rel)}: {e}") from e
 
+    def file_info(self, rel: str) -> FileInfo | None:
+        """The file at `rel`, None when there is none."""
+        i = self.fs.get_file_info(self.full_path(rel))
+        return FileInfo(rel, i.size or 0, _mtime_ms(i)) if i.type == pafs.FileType.File else None
+
     def list_files(self, rel_dir: str) -> list[FileInfo]:
         """Files (not folders) directly inside `rel_dir`; empty when the folder does not exist."""
         return [f for f, is_dir in self._list(rel_dir) if not is_dir]

@@ -58,9 +58,13 @@ class MetaClient:
 
     def table_schema(self, timeline: Timeline | None = None) -> pa.Schema | None:
         """The user columns' schema: from the latest commit that recorded one, else the create schema."""
+        avro = self.avro_schema(timeline)
+        return avro_to_arrow(json.loads(avro)) if avro else None
+
+    def avro_schema(self, timeline: Timeline | None = None) -> str | None:
+        """The table's Avro schema as Hudi wrote it: the latest commit's, else the create schema."""
         for _, metadata in (timeline or self.timeline()).newest_writes():
             avro = metadata.extra_metadata.get("schema")
             if avro:
-                return avro_to_arrow(json.loads(avro))
-        create = self.properties.create_schema
-        return avro_to_arrow(json.loads(create)) if create else None
+                return avro
+        return self.properties.create_schema or None

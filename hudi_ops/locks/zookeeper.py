@@ -23,13 +23,14 @@ session ends, and the next `acquire` opens a new session.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 import uuid
 from typing import Any
 
 from kazoo.client import KazooClient, KazooState
-from kazoo.exceptions import KazooException, NoNodeError, OperationTimeoutError
+from kazoo.exceptions import KazooException, NoNodeError, NotEmptyError, OperationTimeoutError
 from kazoo.retry import KazooRetry, RetryFailedError
 
 from hudi_ops.config import HoodieConfig, WriteConfig, int_key, str_key
@@ -413,6 +414,15 @@ class ZookeeperBasedLockProvider:
             raise LockAcquisitionError(
                 f"the ZooKeeper lock {self.lock_path} was lost: our node {node} is gone or owned by another session"
             )
+
+    def remove_unused_node(self) -> None:
+        """Delete the lock's own znode once nobody holds or waits for it (locks of plans come and go;
+        a table's lock node stays)."""
+        client = self._client
+        if client is None or client.state != KazooState.CONNECTED:
+            return
+        with contextlib.suppress(NoNodeError, NotEmptyError):  # gone already, or another executor waits in it
+            client.delete_async(self.lock_path).get(timeout=self.connection_timeout_s)
 
     def close(self) -> None:
         with self._guard:

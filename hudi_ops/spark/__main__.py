@@ -1,4 +1,7 @@
-"""The spark-submit application: `spark-submit --jars <hudi bundle> hudi_ops/spark/__main__.py ingest|backfill ...`.
+"""The spark-submit application: `spark-submit --jars <hudi bundle> hudi_ops/spark/__main__.py JOB ...`.
+
+Jobs: `ingest`, `backfill` (writes through Hudi's datasource) and the table services `compact`,
+`cluster`, `clean` (Hudi's write client).
 
 Also `python -m hudi_ops.spark ...`, with a local SparkSession. Flags follow Hudi utilities'
 (HoodieStreamer) names. Prints one final JSON line and exits 0 ok, 2 bad input or usage, 3 write
@@ -20,6 +23,7 @@ from hudi_ops.config import command_line_options
 from hudi_ops.errors import EXIT_FAILED, EXIT_OK, HudiOpsError, InvalidInputError, exit_code
 from hudi_ops.sources import SOURCE_FORMATS
 from hudi_ops.spark.jobs.hudi_write import OPERATIONS
+from hudi_ops.spark.jobs.plan_execution import DEFAULT_PLAN_WAIT_S, MODES
 from hudi_ops.spark.jobs.target import TABLE_TYPES
 
 
@@ -50,6 +54,19 @@ def _parser() -> argparse.ArgumentParser:
             j.add_argument("--end", required=True, help="last dt=YYYY-MM-DD source partition")
             j.add_argument("--run-id", help="the run (Airflow's run_id): its retries resume after its last day, "
                                             "another run of the window writes it again")
+    for name in ("compact", "cluster", "clean"):
+        j = sub.add_parser(name)
+        j.add_argument("--base-path", required=True)
+        j.add_argument("--mode", default="scheduleAndExecute", choices=MODES)
+        j.add_argument("--props", help="a properties file of hoodie.* options")
+        j.add_argument("--hoodie-conf", action="append", default=[], metavar="K=V")
+        if name == "clean":
+            j.add_argument("--dry-run", action="store_true", help="report what a clean would remove; remove nothing")
+        else:
+            j.add_argument("--instant-time", help="schedule: the plan's instant; execute: the plan to run "
+                                                  "(default: the oldest pending)")
+            j.add_argument("--wait-seconds", type=float, default=DEFAULT_PLAN_WAIT_S,
+                           help="how long to wait while another run executes the same plan")
     return p
 
 
@@ -59,15 +76,8 @@ def main(argv: Sequence[str] | None = None, *, spark: Any | None = None) -> int:
         args = _parser().parse_args(argv)
         job = args.job
         options = command_line_options(args.props, args.hoodie_conf)
-        args.table_flags = {"table_name": args.target_table, "table_type": args.table_type,
-                            "record_key": args.record_key_field, "partition_path": args.partition_path_field,
-                            "ordering_field": args.source_ordering_field}
-        from hudi_ops.spark.jobs import backfill, ingest
-
-        if job == "backfill":
-            backfill.window(args.start, args.end)
         with _Session(spark, job) as session:
-            result = (ingest if job == "ingest" else backfill).run(args, options, session)
+            result = _run(args, options, session)
         print(json.dumps({"status": "ok", **result.to_dict()}), flush=True)
         return EXIT_OK
     except Exception as e:  # every failure ends with the JSON line: the operator reads it
@@ -79,6 +89,23 @@ def main(argv: Sequence[str] | None = None, *, spark: Any | None = None) -> int:
             traceback.print_exception(e.__cause__ or e, file=sys.stderr)
         print(f"hudi_ops.spark: error: {error}", file=sys.stderr, flush=True)
         return code
+
+
+def _run(args: argparse.Namespace, options: dict[str, str], session: _Session) -> Any:
+    from hudi_ops.spark.jobs import backfill, clean, ingest, plan_execution
+    from hudi_ops.spark.jobs.cluster import CLUSTERING
+    from hudi_ops.spark.jobs.compact import COMPACTION
+
+    if args.job in ("ingest", "backfill"):
+        args.table_flags = {"table_name": args.target_table, "table_type": args.table_type,
+                            "record_key": args.record_key_field, "partition_path": args.partition_path_field,
+                            "ordering_field": args.source_ordering_field}
+        if args.job == "backfill":
+            backfill.window(args.start, args.end)
+        return (ingest if args.job == "ingest" else backfill).run(args, options, session)
+    if args.job == "clean":
+        return clean.run(args, options, session)
+    return plan_execution.run(COMPACTION if args.job == "compact" else CLUSTERING, args, options, session)
 
 
 class _Session:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import Any
 
 from hudi_ops.errors import ConfigError
@@ -18,6 +19,7 @@ HUDI_SESSION_CONF = {
 #: a driver that talks to no one but itself (local mode, tests, the demo): nothing on other interfaces
 LOOPBACK_CONF = {"spark.driver.bindAddress": "127.0.0.1", "spark.driver.host": "127.0.0.1"}
 _HUDI_DATASOURCE = "org.apache.hudi.DefaultSource"
+EMBEDDED_TIMELINE_SERVER = "hoodie.embed.timeline.server"
 
 
 def session_builder(app_name: str, *, master: str = "local[2]") -> Any:
@@ -42,6 +44,14 @@ def session_builder(app_name: str, *, master: str = "local[2]") -> Any:
         if not submitted.contains(key):
             builder = builder.config(key, value)
     return builder
+
+
+def local_mode_options(spark: Any, options: Mapping[str, str]) -> dict[str, str]:
+    """In local mode the executors live in the driver: Hudi's timeline server for them would only
+    open a port on every interface, so it stays off unless the user's options ask for it."""
+    if spark.sparkContext.master.startswith("local") and EMBEDDED_TIMELINE_SERVER not in options:
+        return {**options, EMBEDDED_TIMELINE_SERVER: "false"}
+    return dict(options)
 
 
 def spark_session(app_name: str) -> Any:

@@ -17,9 +17,9 @@ from hudi_ops.read.pipeline_metadata import COMMIT_METADATA_PREFIX, JOB_KEY, RUN
 from hudi_ops.read.table_overview import CommitStats, commit_stats_of
 from hudi_ops.spark.java_errors import JavaFailure, JobContext, hudi_ops_error
 from hudi_ops.spark.jobs.target import TargetTable
+from hudi_ops.spark.session import local_mode_options
 
 OPERATION = "hoodie.datasource.write.operation"
-EMBEDDED_TIMELINE_SERVER = "hoodie.embed.timeline.server"
 #: the write operations the jobs offer (`--op`), Hudi's names
 OPERATIONS = ("UPSERT", "INSERT", "BULK_INSERT", "DELETE")
 COMMIT_METADATA_PREFIX_KEY = "hoodie.datasource.write.commitmeta.key.prefix"
@@ -52,10 +52,7 @@ class Written:
 
 def write(spark: Any, frame: Any, target: TargetTable, options: Mapping[str, str], run: str, source: str) -> Written:
     """Write `frame` with Hudi and return what the commit did; Hudi's failures become hudi-ops errors."""
-    if spark.sparkContext.master.startswith("local") and EMBEDDED_TIMELINE_SERVER not in options:
-        # the executors live in the driver: Hudi's timeline server for them would only open a port on
-        # every interface
-        options = {**options, EMBEDDED_TIMELINE_SERVER: "false"}
+    options = local_mode_options(spark, options)
     try:
         frame.write.format("hudi").options(**options).mode("append").save(target.base_path)
     except Exception as e:

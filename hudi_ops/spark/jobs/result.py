@@ -42,3 +42,26 @@ class JobResult:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class ServiceResult:
+    """What a table service's run did. `instant` is the plan or service instant it scheduled, ran or
+    found; None when there was nothing to do (`reason` says why)."""
+
+    job: str
+    mode: str | None = None
+    instant: str | None = None
+    #: scheduled | completed | completed by another run | planned (a dry run)
+    outcome: str | None = None
+    file_groups: int = 0  # in the plan
+    files: int = 0  # written by the execution, or removed by a clean
+    bytes: int = 0
+    rows: int = 0  # records the execution wrote
+    reason: str | None = None
+    warnings: tuple[str, ...] = ()
+    details: dict[str, Any] = field(default_factory=dict)
+    durations_ms: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)

@@ -1,0 +1,64 @@
+"""The compaction and clustering plans a table has scheduled and not completed, read without a JVM.
+
+A plan is the Avro record in its `.requested` file; while an executor runs it the instant is
+`.inflight`. Clustering plans are `clustering` instants (table version 8+) or `replacecommit` ones
+whose requested metadata says CLUSTER (version 6), completing as replacecommits either way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hudi_ops.format.file_group import FileGroupId
+from hudi_ops.format.instant import Action, Instant, State
+from hudi_ops.format.plans import CompactionPlan, RequestedReplaceMetadata
+from hudi_ops.format.timeline import Timeline
+
+COMPACTION = "compaction"
+CLUSTERING = "clustering"
+SERVICES = (COMPACTION, CLUSTERING)
+
+
+@dataclass(frozen=True)
+class PendingPlan:
+    service: str  # compaction | clustering
+    instant: str  # the plan's requested time: the instant its execution completes as
+    state: str  # REQUESTED, or INFLIGHT while (or after) an executor ran it
+    file_groups: tuple[FileGroupId, ...]
+
+    def to_dict(self) -> dict[str, object]:
+        return {"service": self.service, "instant": self.instant, "state": self.state,
+                "file_groups": [str(g) for g in self.file_groups]}
+
+
+def pending_plans(timeline: Timeline, service: str) -> tuple[PendingPlan, ...]:
+    """The pending plans of `service`, oldest first."""
+    pending = {i.requested_time: i for i in timeline.pending}
+    out = []
+    for inst in timeline.instants:
+        latest = pending.get(inst.requested_time)
+        if latest is None or inst.state is not State.REQUESTED:
+            continue
+        groups = _plan_file_groups(timeline, inst, service)
+        if groups is not None:
+            out.append(PendingPlan(service, inst.requested_time, latest.state.name, groups))
+    return tuple(out)
+
+
+def _plan_file_groups(timeline: Timeline, inst: Instant, service: str) -> tuple[FileGroupId, ...] | None:
+    """The plan's file groups, or None when `inst` is not a plan of `service`."""
+    if service == COMPACTION:
+        if inst.action != Action.COMPACTION:
+            return None
+        plan = CompactionPlan.from_avro_bytes(timeline.read_bytes(inst))
+        return tuple(FileGroupId(op.partition_path or "", op.file_id or "") for op in plan.operations or ())
+    if inst.action not in (Action.CLUSTERING, Action.REPLACE_COMMIT):
+        return None
+    data = timeline.read_bytes(inst)
+    if not data:  # insert overwrite's empty requested file
+        return None
+    requested = RequestedReplaceMetadata.from_avro_bytes(data)
+    if requested.clustering_plan is None:
+        return None
+    return tuple(FileGroupId(s.partition_path or "", s.file_id or "")
+                 for g in requested.clustering_plan.input_groups or () for s in g.slices or ())

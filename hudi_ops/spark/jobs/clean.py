@@ -1,0 +1,121 @@
+"""`clean`: Hudi's cleaner removes the file slices its policy no longer keeps readable.
+
+Policies and keys are Hudi's (`hoodie.cleaner.policy` KEEP_LATEST_COMMITS with
+`hoodie.cleaner.commits.retained`, KEEP_LATEST_FILE_VERSIONS with
+`hoodie.cleaner.fileversions.retained`, KEEP_LATEST_BY_HOURS with `hoodie.cleaner.hours.retained`).
+Savepointed slices and slices of pending compactions or clusterings are never removed: Hudi's
+planner skips them. The files and bytes a clean removes are measured from its plan before it runs;
+`--dry-run` asks Hudi's planner (CleanPlanner) what a clean would remove and writes nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import posixpath
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from hudi_ops.config import CleanConfig, HoodieConfig
+from hudi_ops.format.instant import Action
+from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.format.plans import CleanerPlan
+from hudi_ops.spark.jobs.result import ServiceResult
+from hudi_ops.spark.jobs.write_client import WriteClient, write_client
+
+
+def run(args: argparse.Namespace, options: dict[str, str], spark: Callable[[], Any]) -> ServiceResult:
+    started = time.perf_counter()
+    meta = MetaClient.open(args.base_path)
+    policy = HoodieConfig(options).get(CleanConfig.POLICY)  # a policy Hudi lacks is bad input, named here
+    if args.dry_run:
+        with write_client(spark(), meta, options) as client:
+            files = _planned_files(client)
+        return _result(args, meta, None, "planned", files, started, policy)
+    with write_client(spark(), meta, options) as client:
+        if args.mode != "execute":
+            client.java.scheduleTableService(client.none(), _clean_service(client))
+        plans = _pending_cleans(meta)
+        if args.mode == "schedule":
+            if not plans:
+                return ServiceResult("clean", args.mode, reason="the policy keeps every file slice: no clean planned",
+                                     details={"policy": policy}, durations_ms=_since(started))
+            instant, plan = plans[-1]
+            return _result(args, meta, instant, "scheduled", _plan_files(meta, plan), started, policy)
+        if not plans:
+            reason = "no pending clean plan" if args.mode == "execute" else \
+                "the policy keeps every file slice: nothing to clean"
+            return ServiceResult("clean", args.mode, reason=reason, details={"policy": policy},
+                                 durations_ms=_since(started))
+        files = [f for _, plan in plans for f in _plan_files(meta, plan)]
+        sized = _sizes(meta, files)  # measured before Hudi deletes them
+        client.java.clean()
+    done = meta.timeline()
+    left = [i for i, _ in plans if done.completed_instant(i) is None]
+    result = _result(args, meta, plans[-1][0], "completed", files, started, policy, sized)
+    if left:
+        return ServiceResult(**{**result.to_dict(), "warnings": (f"clean plan(s) {', '.join(left)} still pending",)})
+    return result
+
+
+def _clean_service(client: WriteClient) -> Any:
+    return client.jvm.org.apache.hudi.common.model.TableServiceType.CLEAN
+
+
+def _pending_cleans(meta: MetaClient) -> list[tuple[str, CleanerPlan]]:
+    timeline = meta.timeline()
+    pending = {i.requested_time for i in timeline.pending if i.action == Action.CLEAN}
+    return [(i.requested_time, CleanerPlan.from_avro_bytes(timeline.read_bytes(i)))
+            for i in timeline.instants if i.action == Action.CLEAN and i.requested_time in pending
+            and i.state.name == "REQUESTED"]
+
+
+def _plan_files(meta: MetaClient, plan: CleanerPlan) -> list[str]:
+    """The plan's files, as paths relative to the table."""
+    out = []
+    for infos in (plan.file_paths_to_be_deleted_per_partition or {}).values():
+        out.extend(_relative(meta, i.file_path or "") for i in infos)
+    for partition, names in (plan.files_to_be_deleted_per_partition or {}).items():  # plan version 1
+        out.extend(posixpath.join(partition, n) for n in names)
+    return out
+
+
+def _planned_files(client: WriteClient) -> list[str]:
+    """What a clean would remove now, as Hudi's planner decides it (nothing is written)."""
+    jvm = client.jvm
+    table = jvm.org.apache.hudi.table.HoodieSparkTable.create(client.config, client.context)
+    planner = jvm.org.apache.hudi.table.action.clean.CleanPlanner(client.context, table, client.config)
+    earliest = planner.getEarliestCommitToRetain()
+    out = []
+    for partition in planner.getPartitionPathsToClean(earliest):
+        for info in planner.getDeletePaths(partition, earliest).getRight():
+            out.append(_relative(client.meta, info.getFilePath()))
+    return out
+
+
+def _relative(meta: MetaClient, path: str) -> str:
+    base = meta.base_path.rstrip("/") + "/"
+    for prefix in (base, "file:" + base, "file://" + base):
+        if path.startswith(prefix):
+            return path[len(prefix):]
+    return path
+
+
+def _sizes(meta: MetaClient, files: Iterable[str]) -> dict[str, int]:
+    out = {}
+    for f in files:
+        info = meta.storage.file_info(f)
+        out[f] = info.size if info is not None else 0
+    return out
+
+
+def _result(args: argparse.Namespace, meta: MetaClient, instant: str | None, outcome: str, files: list[str],
+            started: float, policy: str | None, sized: dict[str, int] | None = None) -> ServiceResult:
+    sized = sized if sized is not None else _sizes(meta, files)
+    return ServiceResult("clean", "dry-run" if args.dry_run else args.mode, instant, outcome, files=len(files),
+                         bytes=sum(sized.values()), details={"policy": policy, "files": sorted(files)},
+                         durations_ms=_since(started))
+
+
+def _since(started: float) -> dict[str, float]:
+    return {"total": round((time.perf_counter() - started) * 1000, 1)}

@@ -1,0 +1,113 @@
+"""Schedule and execute a plan-based table service (compaction, clustering) with Hudi's write client.
+
+`schedule` writes the plan under the table's lock (Hudi takes it) and reports its instant, or None
+when Hudi finds nothing to plan. `execute` runs a given plan, or the oldest pending one, holding the
+plan's own ZooKeeper lock throughout, so that a second executor of the same plan waits and then
+reports what the first did instead of running it again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from hudi_ops.errors import InvalidInputError, TableServiceError
+from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.locks.plan_lock import PlanLock, has_zookeeper_lock
+from hudi_ops.read.pending_plans import PendingPlan, pending_plans
+from hudi_ops.read.table_overview import commit_stats_of
+from hudi_ops.spark.jobs.result import ServiceResult
+from hudi_ops.spark.jobs.write_client import WriteClient, write_client
+
+MODES = ("schedule", "execute", "scheduleAndExecute")
+#: how long a second executor of a plan waits for the first by default: a long compaction's length
+DEFAULT_PLAN_WAIT_S = 3600.0
+
+
+@dataclass(frozen=True)
+class PlanService:
+    job: str  # compact | cluster
+    service: str  # compaction | clustering (hudi_ops.read.pending_plans)
+    #: (client, instant or None) -> the scheduled instant, None when there is nothing to plan
+    schedule: Callable[[WriteClient, str | None], str | None]
+    #: (client, instant): run the plan and complete it
+    execute: Callable[[WriteClient, str], None]
+    #: the table, when the service cannot run on it: the message names the fix
+    refuses: Callable[[MetaClient], str | None] = lambda _meta: None
+
+
+def run(service: PlanService, args: argparse.Namespace, options: dict[str, str],
+        spark: Callable[[], Any]) -> ServiceResult:
+    started = time.perf_counter()
+    meta = MetaClient.open(args.base_path)
+    refusal = service.refuses(meta)
+    if refusal:
+        raise InvalidInputError(refusal)
+    instant = args.instant_time
+    if args.mode in ("schedule", "scheduleAndExecute"):
+        with write_client(spark(), meta, options) as client:
+            instant = service.schedule(client, instant)
+        if instant is None:
+            return ServiceResult(service.job, args.mode, reason=f"Hudi found nothing to plan for {service.service}",
+                                 durations_ms=_since(started))
+        if args.mode == "schedule":
+            plan = _pending(meta, service, instant)
+            return ServiceResult(service.job, args.mode, instant, "scheduled",
+                                 file_groups=len(plan.file_groups) if plan else 0, durations_ms=_since(started))
+    return _execute(service, meta, options, spark, instant, args, started)
+
+
+def _execute(service: PlanService, meta: MetaClient, options: dict[str, str], spark: Callable[[], Any],
+             instant: str | None, args: argparse.Namespace, started: float) -> ServiceResult:
+    plans = pending_plans(meta.timeline(), service.service)
+    if instant is None:
+        if not plans:
+            return ServiceResult(service.job, args.mode, reason=f"no pending {service.service} plan",
+                                 durations_ms=_since(started))
+        instant = plans[0].instant
+    elif instant not in {p.instant for p in plans}:
+        if meta.timeline().completed_instant(instant) is not None:
+            return _outcome(service, meta, args, instant, "already completed", started)
+        pending = ", ".join(p.instant for p in plans) or "none"
+        raise InvalidInputError(f"{meta.base_path} has no pending {service.service} plan {instant} (pending: "
+                                f"{pending}); pass one of them to --instant-time, or none for the oldest")
+    plan = _pending(meta, service, instant)
+    warnings: tuple[str, ...] = ()
+    if has_zookeeper_lock(options):
+        guard: contextlib.AbstractContextManager[Any] = PlanLock(
+            options, meta.properties.table_name, service.service, instant, args.wait_seconds)
+    else:
+        guard = contextlib.nullcontext()
+        warnings = (f"no ZooKeeper lock is configured: nothing stops another executor of {service.service} "
+                    f"plan {instant} from running it at the same time",)
+    with guard:
+        if meta.timeline().completed_instant(instant) is not None:  # the executor we waited for ran it
+            return _outcome(service, meta, args, instant, "completed by another run", started, plan, warnings)
+        with write_client(spark(), meta, options) as client:
+            service.execute(client, instant)
+        return _outcome(service, meta, args, instant, "completed", started, plan, warnings)
+
+
+def _pending(meta: MetaClient, service: PlanService, instant: str) -> PendingPlan | None:
+    return next((p for p in pending_plans(meta.timeline(), service.service) if p.instant == instant), None)
+
+
+def _outcome(service: PlanService, meta: MetaClient, args: argparse.Namespace, instant: str, outcome: str,
+             started: float, plan: PendingPlan | None = None, warnings: tuple[str, ...] = ()) -> ServiceResult:
+    timeline = meta.timeline()
+    done = timeline.completed_instant(instant)
+    if done is None:
+        raise TableServiceError(f"Hudi returned from {service.service} {instant} of {meta.base_path}, "
+                                "but the instant has not completed; see the job's log")
+    stats = commit_stats_of(timeline, done)
+    return ServiceResult(service.job, args.mode, instant, outcome,
+                         file_groups=len(plan.file_groups) if plan else stats.files, files=stats.files,
+                         bytes=stats.bytes, rows=stats.writes, warnings=warnings, durations_ms=_since(started))
+
+
+def _since(started: float) -> dict[str, float]:
+    return {"total": round((time.perf_counter() - started) * 1000, 1)}

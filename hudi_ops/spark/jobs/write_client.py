@@ -1,0 +1,66 @@
+"""Hudi's Java write client (`SparkRDDWriteClient`) on an existing table, through py4j.
+
+The table services are Hudi's own: the jobs call the client the way Hudi's utilities
+(HoodieCompactor, HoodieClusteringJob, HoodieCleaner) do, with the table's name from its
+hoodie.properties and the job's `hoodie.*` options, lock options included, so every service takes
+the table's lock exactly as Hudi's writers do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.spark.java_errors import JavaFailure, JobContext, hudi_ops_error
+from hudi_ops.spark.session import local_mode_options
+
+TABLE_NAME = "hoodie.table.name"
+#: the writer schema; Hudi's utilities set it from the table's latest commit (clustering needs it)
+AVRO_SCHEMA = "hoodie.avro.schema"
+
+
+@dataclass(frozen=True)
+class WriteClient:
+    """The client and what the services need beside it."""
+
+    java: Any  # org.apache.hudi.client.SparkRDDWriteClient
+    config: Any  # its HoodieWriteConfig
+    context: Any  # its HoodieSparkEngineContext
+    jvm: Any
+    meta: MetaClient
+
+    def none(self) -> Any:
+        """Hudi's `Option.empty()`."""
+        return self.jvm.org.apache.hudi.common.util.Option.empty()
+
+
+@contextmanager
+def write_client(spark: Any, meta: MetaClient, options: Mapping[str, str]) -> Iterator[WriteClient]:
+    """A client for `meta`'s table; Hudi's failures inside the block become hudi-ops errors."""
+    jvm = spark._jvm
+    props = jvm.java.util.Properties()
+    table = {TABLE_NAME: meta.properties.table_name, AVRO_SCHEMA: meta.avro_schema() or ""}
+    for key, value in {**table, **local_mode_options(spark, options)}.items():
+        props.setProperty(key, str(value))
+    context = JobContext(meta.base_path)
+    try:
+        config = jvm.org.apache.hudi.config.HoodieWriteConfig.newBuilder() \
+            .withPath(meta.base_path).withProps(props).build()
+        engine = jvm.org.apache.hudi.client.common.HoodieSparkEngineContext(spark.sparkContext._jsc)
+        client = jvm.org.apache.hudi.client.SparkRDDWriteClient(engine, config)
+    except Exception as e:
+        raise _converted(e, context) from e
+    try:
+        yield WriteClient(client, config, engine, jvm, meta)
+    except Exception as e:
+        raise _converted(e, context) from e
+    finally:
+        client.close()
+
+
+def _converted(error: Exception, context: JobContext) -> Exception:
+    failure = JavaFailure.of(error)
+    return error if failure is None else hudi_ops_error(failure, context)
