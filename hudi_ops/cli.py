@@ -1,6 +1,6 @@
 """The `hudi-ops` command: look at a table without a JVM, read its rows with hudi-rs, see or hold its lock.
 
-    hudi-ops timeline|commits|file-groups PATH [--json]
+    hudi-ops timeline|commits|file-groups|cleans|plans|savepoints PATH [--json]
     hudi-ops read PATH [--as-of T] [--incremental --begin T [--end T]] [--read-optimized] ...
     hudi-ops lock show|hold --zookeeper HOST:PORT --lock-key TABLE [--base-path /hudi/locks] ...
 
@@ -23,6 +23,8 @@ from typing import Any, TextIO
 from hudi_ops.config import command_line_options
 from hudi_ops.errors import EXIT_OK, HudiOpsError, InvalidInputError, exit_code
 from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.read.pending_plans import SERVICES, pending_plans
+from hudi_ops.read.service_history import cleans, savepoints
 from hudi_ops.read.table_overview import commit_stats, file_group_summaries
 
 FILTER_OPS = ("not in", "in", "<=", ">=", "!=", "=", "<", ">")
@@ -59,6 +61,9 @@ def _parser() -> argparse.ArgumentParser:
         ("timeline", _timeline, "list the instants of the active timeline"),
         ("commits", _commits, "list completed commits with their statistics"),
         ("file-groups", _file_groups, "list file groups and their latest slice"),
+        ("cleans", _cleans, "list completed cleans: policy, files and bytes removed"),
+        ("plans", _plans, "list pending compaction and clustering plans with their file groups"),
+        ("savepoints", _savepoints, "list savepoints"),
     ):
         s = sub.add_parser(name, help=text)
         s.add_argument("path")
@@ -161,6 +166,27 @@ def _file_groups(args: argparse.Namespace) -> int:
     meta = MetaClient.open(args.path)
     rows = [asdict(g) for g in file_group_summaries(meta, meta.timeline())]
     _table_out(rows, args.json, ["partition", "file_id", "slices", "base_instant", "log_files", "bytes"])
+    return EXIT_OK
+
+
+def _cleans(args: argparse.Namespace) -> int:
+    rows = [c.to_dict() for c in cleans(MetaClient.open(args.path))]
+    _table_out(rows, args.json, ["instant", "completed", "policy", "files", "bytes", "earliest_commit_to_retain"])
+    return EXIT_OK
+
+
+def _plans(args: argparse.Namespace) -> int:
+    timeline = MetaClient.open(args.path).timeline()
+    rows = [p.to_dict() for service in SERVICES for p in pending_plans(timeline, service)]
+    if not args.json:
+        rows = [{**r, "file_groups": len(r["file_groups"])} for r in rows]  # type: ignore[arg-type]
+    _table_out(rows, args.json, ["service", "instant", "state", "file_groups"])
+    return EXIT_OK
+
+
+def _savepoints(args: argparse.Namespace) -> int:
+    rows = [s.to_dict() for s in savepoints(MetaClient.open(args.path))]
+    _table_out(rows, args.json, ["instant", "by", "comments", "files"])
     return EXIT_OK
 
 

@@ -253,6 +253,14 @@ class CleanConfig:
                              minimum=0)
 
 
+class HeartbeatConfig:
+    """A writer's heartbeat (HoodieWriteConfig's names and defaults): a pending instant whose last
+    beat is older than interval x tolerable misses belongs to a failed writer."""
+
+    INTERVAL_MS = int_key("hoodie.client.heartbeat.interval_in_ms", 60_000, minimum=1)
+    TOLERABLE_MISSES = int_key("hoodie.client.heartbeat.tolerable.misses", 2, minimum=0)
+
+
 class CompactionConfig:
     """The compaction trigger's keys (HoodieCompactionConfig's names and defaults)."""
 

@@ -1,7 +1,7 @@
 """The spark-submit application: `spark-submit --jars <hudi bundle> hudi_ops/spark/__main__.py JOB ...`.
 
 Jobs: `ingest`, `backfill` (writes through Hudi's datasource) and the table services `compact`,
-`cluster`, `clean` (Hudi's write client).
+`cluster`, `clean`, `archive`, `rollback-failed`, `savepoint`, `restore` (Hudi's write client).
 
 Also `python -m hudi_ops.spark ...`, with a local SparkSession. Flags follow Hudi utilities'
 (HoodieStreamer) names. Prints one final JSON line and exits 0 ok, 2 bad input or usage, 3 write
@@ -67,6 +67,18 @@ def _parser() -> argparse.ArgumentParser:
                                                   "(default: the oldest pending)")
             j.add_argument("--wait-seconds", type=float, default=DEFAULT_PLAN_WAIT_S,
                            help="how long to wait while another run executes the same plan")
+    for name in ("archive", "rollback-failed", "savepoint", "restore"):
+        j = sub.add_parser(name)
+        j.add_argument("--base-path", required=True)
+        j.add_argument("--props", help="a properties file of hoodie.* options")
+        j.add_argument("--hoodie-conf", action="append", default=[], metavar="K=V")
+        if name == "savepoint":
+            which = j.add_mutually_exclusive_group()
+            which.add_argument("--instant-time", help="the completed commit to savepoint (default: the latest)")
+            which.add_argument("--delete", metavar="T", help="delete the savepoint at T instead")
+            j.add_argument("--comment")
+        if name == "restore":
+            j.add_argument("--savepoint", required=True, metavar="T", help="the savepoint to restore the table to")
     return p
 
 
@@ -92,7 +104,16 @@ def main(argv: Sequence[str] | None = None, *, spark: Any | None = None) -> int:
 
 
 def _run(args: argparse.Namespace, options: dict[str, str], session: _Session) -> Any:
-    from hudi_ops.spark.jobs import backfill, clean, ingest, plan_execution
+    from hudi_ops.spark.jobs import (
+        archive,
+        backfill,
+        clean,
+        ingest,
+        plan_execution,
+        restore,
+        rollback_failed,
+        savepoint,
+    )
     from hudi_ops.spark.jobs.cluster import CLUSTERING
     from hudi_ops.spark.jobs.compact import COMPACTION
 
@@ -103,9 +124,11 @@ def _run(args: argparse.Namespace, options: dict[str, str], session: _Session) -
         if args.job == "backfill":
             backfill.window(args.start, args.end)
         return (ingest if args.job == "ingest" else backfill).run(args, options, session)
-    if args.job == "clean":
-        return clean.run(args, options, session)
-    return plan_execution.run(COMPACTION if args.job == "compact" else CLUSTERING, args, options, session)
+    if args.job in ("compact", "cluster"):
+        return plan_execution.run(COMPACTION if args.job == "compact" else CLUSTERING, args, options, session)
+    services = {"clean": clean, "archive": archive, "rollback-failed": rollback_failed, "savepoint": savepoint,
+                "restore": restore}
+    return services[args.job].run(args, options, session)
 
 
 class _Session:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from hudi_ops.spark.submit import spark_submit_command
-from tests.integration.conftest import SPARK_TEST_CONF
+from tests.conftest import SPARK_TEST_CONF
 from tests.tables import job_result
 
 SPARK_SUBMIT = str(Path(sys.executable).parent / "spark-submit")

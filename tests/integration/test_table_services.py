@@ -3,10 +3,22 @@ the shared session. Tables are judged by hudi-rs and Spark's Hudi reader against
 
 from __future__ import annotations
 
+import json
+import time
+
 import pytest
 
+from hudi_ops.cli import main as cli_main
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.read.pending_plans import pending_plans
+from hudi_ops.read.service_work import (
+    clean_work,
+    clustering_schedule_work,
+    compaction_schedule_work,
+    plan_execution_work,
+)
+from hudi_ops.read.table_overview import ROLLED_BACK, instant_spans
+from tests.integration.lock_options import HEARTBEAT_EXPIRY_S, as_flags, occ_options
 from tests.integration.test_spark_jobs import NoSpark, ingest_args, run
 from tests.tables import Model, read_hudi_rs, read_spark, tree, trips, write_source
 
@@ -32,23 +44,37 @@ def file_groups(table, partition):
     return [g for g in MetaClient.open(table).fs_view().file_groups() if g.id.partition_path == partition]
 
 
+def cli_json(capsys, command, table):
+    assert cli_main([command, str(table), "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
 def service(job, table, *flags):
     return [job, "--base-path", str(table), *flags]
 
 
 def test_compaction_scheduled_by_one_run_and_executed_by_another_keeps_every_row(spark, tmp_path, capsys):
     table, _, model = updated_mor_table(spark, capsys, tmp_path)
+    meta = MetaClient.open(table)
+    due = compaction_schedule_work(meta, {"hoodie.compact.inline.max.delta.commits": "1"})
+    assert due.due and due.reason.startswith("3 deltacommit(s) since the last compaction")
+    assert not plan_execution_work(meta, "compaction").due
     code, scheduled = run(capsys, service("compact", table, "--mode", "schedule", *COMPACT_EVERY_COMMIT), spark)
     assert code == 0 and scheduled["outcome"] == "scheduled" and scheduled["file_groups"] >= 2
     plan = scheduled["instant"]
     # the control plane sees the plan Hudi wrote, without a JVM
     assert [p.instant for p in pending_plans(MetaClient.open(table).timeline(), "compaction")] == [plan]
+    assert plan_execution_work(meta, "compaction").due
+    (shown,) = cli_json(capsys, "plans", table)
+    assert (shown["service"], shown["instant"], shown["state"], len(shown["file_groups"])) == \
+        ("compaction", plan, "REQUESTED", scheduled["file_groups"])
 
     code, executed = run(capsys, service("compact", table, "--mode", "execute"), spark)
     assert code == 0 and (executed["instant"], executed["outcome"]) == (plan, "completed")
     assert executed["files"] == scheduled["file_groups"] and executed["rows"] == 30
     timeline = MetaClient.open(table).timeline()
     assert timeline.completed_instant(plan).action == "commit" and not pending_plans(timeline, "compaction")
+    assert not compaction_schedule_work(meta, {"hoodie.compact.inline.max.delta.commits": "1"}).due
     expected = model.expected()
     assert read_hudi_rs(table) == read_spark(spark, table) == expected
     assert read_hudi_rs(table, read_optimized=True) == expected  # the base files alone now hold every row
@@ -73,6 +99,7 @@ def test_execute_without_a_pending_plan_does_nothing_and_starts_no_spark(spark, 
 
 def test_nothing_to_compact_schedules_nothing(spark, tmp_path, capsys):
     table, _, _ = updated_mor_table(spark, capsys, tmp_path, rounds=1)
+    assert not compaction_schedule_work(MetaClient.open(table), {}).due  # the check agrees with Hudi
     before = tree(table / ".hoodie" / "timeline")
     code, result = run(capsys, service("compact", table, "--mode", "schedule"), spark)  # 1 deltacommit < 5 due
     assert code == 0 and result["instant"] is None and "nothing to plan" in result["reason"]
@@ -116,13 +143,15 @@ def test_clustering_rewrites_small_files_into_few_and_keeps_the_rows(spark, tmp_
         assert code == 0
         model.upsert(rows)
     assert len(file_groups(table, DAY1)) == 12
+    assert clustering_schedule_work(MetaClient.open(table), {}).due
     code, result = run(capsys, service("cluster", table, "--hoodie-conf",
                                        "hoodie.clustering.plan.strategy.max.num.groups=1"), spark)
     assert code == 0, result.get("message")
     assert result["outcome"] == "completed" and result["file_groups"] == 12
     meta = MetaClient.open(table)
     assert meta.timeline().completed_instant(result["instant"]).action == "replacecommit"
-    assert len(file_groups(table, DAY1)) <= 2
+    assert len(file_groups(table, DAY1)) == 1
+    assert not clustering_schedule_work(MetaClient.open(table), {}).due
     assert read_hudi_rs(table) == read_spark(spark, table) == model.expected()
 
 
@@ -136,6 +165,9 @@ def test_clean_dry_run_reports_what_the_clean_then_removes(spark, tmp_path, caps
         model.upsert(rows)
     one_version = ("--hoodie-conf", "hoodie.cleaner.policy=KEEP_LATEST_FILE_VERSIONS",
                    "--hoodie-conf", "hoodie.cleaner.fileversions.retained=1")
+    meta = MetaClient.open(table)
+    assert not clean_work(meta, {}).due  # KEEP_LATEST_COMMITS keeps 10 commits: all four
+    assert clean_work(meta, dict(o.split("=") for o in one_version[1::2])).due
     before = tree(table)
     code, planned = run(capsys, service("clean", table, "--dry-run", *one_version), spark)
     assert code == 0 and planned["outcome"] == "planned" and planned["files"] == 3
@@ -149,6 +181,10 @@ def test_clean_dry_run_reports_what_the_clean_then_removes(spark, tmp_path, caps
         (planned["files"], planned["bytes"], old)
     after = tree(table)
     assert not old & set(after) and MetaClient.open(table).timeline().completed_instant(cleaned["instant"])
+    assert not clean_work(MetaClient.open(table), dict(o.split("=") for o in one_version[1::2])).due
+    (shown,) = cli_json(capsys, "cleans", table)  # what the control plane shows of it, bytes included
+    assert (shown["instant"], shown["policy"], shown["files"], shown["bytes"]) == \
+        (cleaned["instant"], "KEEP_LATEST_FILE_VERSIONS", 3, cleaned["bytes"])
     assert read_hudi_rs(table) == read_spark(spark, table) == model.expected()
 
 
@@ -159,3 +195,105 @@ def test_an_unknown_clean_policy_is_refused_naming_hudis_policies(tmp_path, caps
     code, result = run(capsys, service("clean", table, "--hoodie-conf", "hoodie.cleaner.policy=KEEP_NOTHING"),
                        NoSpark())
     assert code == 2 and "KEEP_LATEST_FILE_VERSIONS" in result["message"]
+
+
+def test_with_inline_cleaning_off_the_clean_service_rolls_back_a_failed_write(spark, tmp_path, capsys, zookeeper):
+    """Writers of a table with a services DAG run no clean inline, so LAZY rollbacks of failed writes
+    are the clean service's: due once the heartbeat expired, done even when no file is to be removed."""
+    table, source = tmp_path / "trips", tmp_path / "landing"
+    options = {**occ_options(zookeeper.url), "hoodie.clean.automatic": "false"}
+    write_source(source / "a.parquet", trips(DAY1, range(10), ts=1))
+    assert run(capsys, ingest_args(table, source, *as_flags(options)), spark)[0] == 0
+    batch = trips(DAY1, range(10, 15), ts=2)
+    write_source(source / "b.parquet", [*batch, {**batch[0], "trip_id": None}])  # Hudi refuses it mid-write
+    assert run(capsys, ingest_args(table, source, *as_flags(options)), spark)[0] == 2
+    (failed,) = [i.requested_time for i in MetaClient.open(table).timeline().pending]
+
+    time.sleep(HEARTBEAT_EXPIRY_S)
+    work = clean_work(MetaClient.open(table), options)
+    assert work.due and work.reason == f"1 failed write(s) to roll back, oldest {failed}"
+    code, result = run(capsys, service("clean", table, *as_flags(options)), spark)
+    assert code == 0 and result["instant"] is None and "nothing to clean" in result["reason"]
+    meta = MetaClient.open(table)
+    spans = {s.requested_time: s.status for s in instant_spans(meta.timeline(), meta.commit_action)}
+    assert spans[failed] == ROLLED_BACK and not clean_work(meta, options).due
+
+
+@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+def test_a_restore_to_a_savepoint_reads_exactly_as_at_the_savepoint(spark, tmp_path, capsys, table_type):
+    table, source = tmp_path / "trips", tmp_path / "landing"
+    model = Model()
+    batches = [trips(DAY1, range(20), ts=1) + trips(DAY2, range(5), ts=1), trips(DAY1, range(0, 20, 2), ts=2, fare=2.0),
+               trips(DAY2, range(3, 9), ts=3, fare=3.0), trips(DAY1, range(15, 25), ts=4, fare=4.0)]
+    for n, rows in enumerate(batches[:2]):
+        write_source(source / f"{n}.parquet", rows)
+        assert run(capsys, ingest_args(table, source, "--table-type", table_type), spark)[0] == 0
+        model.upsert(rows)
+    code, saved = run(capsys, service("savepoint", table), spark)
+    assert code == 0 and saved["outcome"] == "created"
+    at_savepoint = model.expected()
+    assert [s["instant"] for s in cli_json(capsys, "savepoints", table)] == [saved["instant"]]
+    for n, rows in enumerate(batches[2:], start=2):  # two more commits
+        write_source(source / f"{n}.parquet", rows)
+        assert run(capsys, ingest_args(table, source), spark)[0] == 0
+    assert read_hudi_rs(table) != at_savepoint
+
+    code, restored = run(capsys, ["restore", "--base-path", str(table), "--savepoint", saved["instant"]], spark)
+    assert code == 0 and restored["outcome"] == "restored" and len(restored["details"]["undone"]) == 2
+    assert read_hudi_rs(table) == read_spark(spark, table) == at_savepoint
+    code, deleted = run(capsys, service("savepoint", table, "--delete", saved["instant"]), spark)
+    assert code == 0 and deleted["outcome"] == "deleted"
+    assert not [i for i in MetaClient.open(table).timeline().completed if i.action == "savepoint"]
+
+
+def test_a_restore_to_a_missing_savepoint_exits_2_and_changes_nothing(spark, tmp_path, capsys):
+    table, source = tmp_path / "trips", tmp_path / "landing"
+    write_source(source / "a.parquet", trips(DAY1, range(5), ts=1))
+    assert run(capsys, ingest_args(table, source), spark)[0] == 0
+    before = tree(table)
+    code, result = run(capsys, ["restore", "--base-path", str(table), "--savepoint", "20200101000000000"], NoSpark())
+    assert code == 2 and "no savepoint 20200101000000000 (savepoints: none)" in result["message"]
+    assert tree(table) == before
+
+
+def test_rollback_failed_waits_for_the_heartbeat_then_rolls_the_failed_write_back(spark, tmp_path, capsys, zookeeper):
+    table, source = tmp_path / "trips", tmp_path / "landing"
+    options = {**occ_options(zookeeper.url), "hoodie.clean.automatic": "false"}
+    model = Model().upsert(trips(DAY1, range(10), ts=1))
+    write_source(source / "a.parquet", trips(DAY1, range(10), ts=1))
+    assert run(capsys, ingest_args(table, source, *as_flags(options)), spark)[0] == 0
+    batch = trips(DAY1, range(10, 15), ts=2)
+    write_source(source / "b.parquet", [*batch, {**batch[0], "trip_id": None}])
+    assert run(capsys, ingest_args(table, source, *as_flags(options)), spark)[0] == 2
+    (failed,) = [i.requested_time for i in MetaClient.open(table).timeline().pending]
+
+    time.sleep(HEARTBEAT_EXPIRY_S)
+    code, result = run(capsys, service("rollback-failed", table, *as_flags(options)), spark)
+    assert code == 0 and result["details"]["rolled_back"] == [failed]
+    assert not MetaClient.open(table).timeline().pending and read_hudi_rs(table) == model.expected()
+    code, again = run(capsys, service("rollback-failed", table, *as_flags(options)), NoSpark())
+    assert code == 0 and again["reason"] == "no pending write"
+
+
+def test_archive_moves_old_instants_to_hudis_archived_timeline(spark, tmp_path, capsys):
+    table, source = tmp_path / "trips", tmp_path / "landing"
+    # services off inline; the metadata table compacts every commit, since Hudi never archives the data
+    # table past the metadata table's last compaction
+    inline_off = as_flags({"hoodie.archive.automatic": "false", "hoodie.clean.automatic": "false",
+                           "hoodie.metadata.compact.max.delta.commits": "1"})
+    model = Model()
+    for n in range(6):
+        rows = trips(DAY1, range(n * 5, n * 5 + 5), ts=n)
+        write_source(source / f"{n}.parquet", rows)
+        assert run(capsys, ingest_args(table, source, *inline_off), spark)[0] == 0
+        model.upsert(rows)
+    writes = [i.requested_time for i in MetaClient.open(table).timeline().completed_writes()]
+    rules = as_flags({"hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3",
+                      "hoodie.cleaner.commits.retained": "1"})
+    code, result = run(capsys, service("archive", table, *rules), spark)
+    assert code == 0 and result["outcome"] == "completed", result
+    archived = result["details"]["archived"]
+    meta = MetaClient.open(table)
+    assert set(archived) <= set(writes[:-2]) and len(archived) >= 3  # the newest two stay active
+    assert {a.requested_time for a in meta.archived_timeline()} >= set(archived)
+    assert read_hudi_rs(table) == read_spark(spark, table) == model.expected()

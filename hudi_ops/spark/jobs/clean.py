@@ -14,13 +14,14 @@ import argparse
 import posixpath
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import Any
 
 from hudi_ops.config import CleanConfig, HoodieConfig
 from hudi_ops.format.instant import Action
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.format.plans import CleanerPlan
-from hudi_ops.spark.jobs.result import ServiceResult
+from hudi_ops.spark.jobs.result import ServiceResult, since
 from hudi_ops.spark.jobs.write_client import WriteClient, write_client
 
 
@@ -32,30 +33,30 @@ def run(args: argparse.Namespace, options: dict[str, str], spark: Callable[[], A
         with write_client(spark(), meta, options) as client:
             files = _planned_files(client)
         return _result(args, meta, None, "planned", files, started, policy)
+    if args.mode == "execute" and not _pending_cleans(meta):
+        return ServiceResult("clean", args.mode, reason="no pending clean plan", details={"policy": policy},
+                             durations_ms=since(started))
+    nothing = "the policy keeps every file slice: nothing to clean"
     with write_client(spark(), meta, options) as client:
         if args.mode != "execute":
             client.java.scheduleTableService(client.none(), _clean_service(client))
         plans = _pending_cleans(meta)
         if args.mode == "schedule":
             if not plans:
-                return ServiceResult("clean", args.mode, reason="the policy keeps every file slice: no clean planned",
-                                     details={"policy": policy}, durations_ms=_since(started))
+                return ServiceResult("clean", args.mode, reason=nothing, details={"policy": policy},
+                                     durations_ms=since(started))
             instant, plan = plans[-1]
             return _result(args, meta, instant, "scheduled", _plan_files(meta, plan), started, policy)
-        if not plans:
-            reason = "no pending clean plan" if args.mode == "execute" else \
-                "the policy keeps every file slice: nothing to clean"
-            return ServiceResult("clean", args.mode, reason=reason, details={"policy": policy},
-                                 durations_ms=_since(started))
         files = [f for _, plan in plans for f in _plan_files(meta, plan)]
         sized = _sizes(meta, files)  # measured before Hudi deletes them
-        client.java.clean()
+        client.java.clean()  # with or without a plan: Hudi's clean also rolls back failed writes (LAZY)
+    if not plans:
+        return ServiceResult("clean", args.mode, reason=nothing, details={"policy": policy},
+                             durations_ms=since(started))
     done = meta.timeline()
     left = [i for i, _ in plans if done.completed_instant(i) is None]
     result = _result(args, meta, plans[-1][0], "completed", files, started, policy, sized)
-    if left:
-        return ServiceResult(**{**result.to_dict(), "warnings": (f"clean plan(s) {', '.join(left)} still pending",)})
-    return result
+    return replace(result, warnings=(f"clean plan(s) {', '.join(left)} still pending",)) if left else result
 
 
 def _clean_service(client: WriteClient) -> Any:
@@ -82,9 +83,8 @@ def _plan_files(meta: MetaClient, plan: CleanerPlan) -> list[str]:
 
 def _planned_files(client: WriteClient) -> list[str]:
     """What a clean would remove now, as Hudi's planner decides it (nothing is written)."""
-    jvm = client.jvm
-    table = jvm.org.apache.hudi.table.HoodieSparkTable.create(client.config, client.context)
-    planner = jvm.org.apache.hudi.table.action.clean.CleanPlanner(client.context, table, client.config)
+    planner = client.jvm.org.apache.hudi.table.action.clean.CleanPlanner(client.context, client.table(),
+                                                                         client.config)
     earliest = planner.getEarliestCommitToRetain()
     out = []
     for partition in planner.getPartitionPathsToClean(earliest):
@@ -114,8 +114,4 @@ def _result(args: argparse.Namespace, meta: MetaClient, instant: str | None, out
     sized = sized if sized is not None else _sizes(meta, files)
     return ServiceResult("clean", "dry-run" if args.dry_run else args.mode, instant, outcome, files=len(files),
                          bytes=sum(sized.values()), details={"policy": policy, "files": sorted(files)},
-                         durations_ms=_since(started))
-
-
-def _since(started: float) -> dict[str, float]:
-    return {"total": round((time.perf_counter() - started) * 1000, 1)}
+                         durations_ms=since(started))

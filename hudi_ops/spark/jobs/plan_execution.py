@@ -20,7 +20,7 @@ from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.locks.plan_lock import PlanLock, has_zookeeper_lock
 from hudi_ops.read.pending_plans import PendingPlan, pending_plans
 from hudi_ops.read.table_overview import commit_stats_of
-from hudi_ops.spark.jobs.result import ServiceResult
+from hudi_ops.spark.jobs.result import ServiceResult, since
 from hudi_ops.spark.jobs.write_client import WriteClient, write_client
 
 MODES = ("schedule", "execute", "scheduleAndExecute")
@@ -53,11 +53,11 @@ def run(service: PlanService, args: argparse.Namespace, options: dict[str, str],
             instant = service.schedule(client, instant)
         if instant is None:
             return ServiceResult(service.job, args.mode, reason=f"Hudi found nothing to plan for {service.service}",
-                                 durations_ms=_since(started))
+                                 durations_ms=since(started))
         if args.mode == "schedule":
             plan = _pending(meta, service, instant)
             return ServiceResult(service.job, args.mode, instant, "scheduled",
-                                 file_groups=len(plan.file_groups) if plan else 0, durations_ms=_since(started))
+                                 file_groups=len(plan.file_groups) if plan else 0, durations_ms=since(started))
     return _execute(service, meta, options, spark, instant, args, started)
 
 
@@ -67,7 +67,7 @@ def _execute(service: PlanService, meta: MetaClient, options: dict[str, str], sp
     if instant is None:
         if not plans:
             return ServiceResult(service.job, args.mode, reason=f"no pending {service.service} plan",
-                                 durations_ms=_since(started))
+                                 durations_ms=since(started))
         instant = plans[0].instant
     elif instant not in {p.instant for p in plans}:
         if meta.timeline().completed_instant(instant) is not None:
@@ -106,8 +106,4 @@ def _outcome(service: PlanService, meta: MetaClient, args: argparse.Namespace, i
     stats = commit_stats_of(timeline, done)
     return ServiceResult(service.job, args.mode, instant, outcome,
                          file_groups=len(plan.file_groups) if plan else stats.files, files=stats.files,
-                         bytes=stats.bytes, rows=stats.writes, warnings=warnings, durations_ms=_since(started))
-
-
-def _since(started: float) -> dict[str, float]:
-    return {"total": round((time.perf_counter() - started) * 1000, 1)}
+                         bytes=stats.bytes, rows=stats.writes, warnings=warnings, durations_ms=since(started))

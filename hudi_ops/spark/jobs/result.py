@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -65,3 +66,8 @@ class ServiceResult:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def since(started: float) -> dict[str, float]:
+    """`durations_ms` of a run that began at `started` (time.perf_counter())."""
+    return {"total": round((time.perf_counter() - started) * 1000, 1)}

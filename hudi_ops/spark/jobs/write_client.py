@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.spark.java_errors import JavaFailure, JobContext, hudi_ops_error
@@ -36,6 +36,10 @@ class WriteClient:
         """Hudi's `Option.empty()`."""
         return self.jvm.org.apache.hudi.common.util.Option.empty()
 
+    def table(self) -> Any:
+        """Hudi's `HoodieSparkTable` for the client's config, on a freshly loaded timeline."""
+        return self.jvm.org.apache.hudi.table.HoodieSparkTable.create(self.config, self.context)
+
 
 @contextmanager
 def write_client(spark: Any, meta: MetaClient, options: Mapping[str, str]) -> Iterator[WriteClient]:
@@ -52,15 +56,17 @@ def write_client(spark: Any, meta: MetaClient, options: Mapping[str, str]) -> It
         engine = jvm.org.apache.hudi.client.common.HoodieSparkEngineContext(spark.sparkContext._jsc)
         client = jvm.org.apache.hudi.client.SparkRDDWriteClient(engine, config)
     except Exception as e:
-        raise _converted(e, context) from e
+        _raise_converted(e, context)
     try:
         yield WriteClient(client, config, engine, jvm, meta)
     except Exception as e:
-        raise _converted(e, context) from e
+        _raise_converted(e, context)
     finally:
         client.close()
 
 
-def _converted(error: Exception, context: JobContext) -> Exception:
+def _raise_converted(error: Exception, context: JobContext) -> NoReturn:
     failure = JavaFailure.of(error)
-    return error if failure is None else hudi_ops_error(failure, context)
+    if failure is None:
+        raise error
+    raise hudi_ops_error(failure, context) from error

@@ -1,0 +1,30 @@
+"""`restore --savepoint T`: Hudi restores the table to a savepoint, rolling back every instant after
+it, so that the table reads exactly as it did at T. Writers must not run meanwhile: the Airflow
+restore DAG pauses them first."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+from typing import Any
+
+from hudi_ops.errors import InvalidInputError
+from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.spark.jobs.result import ServiceResult, since
+from hudi_ops.spark.jobs.savepoint import savepointed
+from hudi_ops.spark.jobs.write_client import write_client
+
+
+def run(args: argparse.Namespace, options: dict[str, str], spark: Callable[[], Any]) -> ServiceResult:
+    started = time.perf_counter()
+    meta = MetaClient.open(args.base_path)
+    savepoints = savepointed(meta)
+    if args.savepoint not in savepoints:
+        raise InvalidInputError(f"{meta.base_path} has no savepoint {args.savepoint} (savepoints: "
+                                f"{', '.join(sorted(savepoints)) or 'none'}); create one with `savepoint` first")
+    later = sorted(i.requested_time for i in meta.timeline().completed_writes() if i.requested_time > args.savepoint)
+    with write_client(spark(), meta, options) as client:
+        client.java.restoreToSavepoint(args.savepoint)
+    return ServiceResult("restore", instant=args.savepoint, outcome="restored",
+                         details={"undone": later}, durations_ms=since(started))

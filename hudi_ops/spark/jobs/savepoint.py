@@ -1,0 +1,46 @@
+"""`savepoint`: Hudi's savepoint keeps a commit's file slices from the cleaner (and the archiver), so
+the table can be read as of that commit and restored to it; `--delete T` removes one."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+from typing import Any
+
+from hudi_ops.errors import InvalidInputError
+from hudi_ops.format.instant import Action
+from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.spark.jobs.result import ServiceResult, since
+from hudi_ops.spark.jobs.write_client import write_client
+
+USER = "hudi-ops"
+
+
+def run(args: argparse.Namespace, options: dict[str, str], spark: Callable[[], Any]) -> ServiceResult:
+    started = time.perf_counter()
+    meta = MetaClient.open(args.base_path)
+    timeline = meta.timeline()
+    savepoints = savepointed(meta)
+    if args.delete:
+        if args.delete not in savepoints:
+            raise InvalidInputError(f"{meta.base_path} has no savepoint {args.delete} (savepoints: "
+                                    f"{', '.join(sorted(savepoints)) or 'none'}); `hudi-ops savepoints` lists them")
+        with write_client(spark(), meta, options) as client:
+            client.java.deleteSavepoint(args.delete)
+        return ServiceResult("savepoint", "delete", args.delete, "deleted", durations_ms=since(started))
+    writes = [i.requested_time for i in timeline.completed_writes()]
+    instant = args.instant_time or (writes[-1] if writes else None)
+    if instant is None or instant not in writes:
+        raise InvalidInputError(f"{instant or 'the latest commit'} is not a completed commit of {meta.base_path} "
+                                "on its active timeline; pass one `hudi-ops commits` lists to --instant-time")
+    if instant in savepoints:
+        return ServiceResult("savepoint", "create", instant, "already savepointed", durations_ms=since(started))
+    with write_client(spark(), meta, options) as client:
+        client.java.savepoint(instant, USER, args.comment or "")
+    return ServiceResult("savepoint", "create", instant, "created", durations_ms=since(started))
+
+
+def savepointed(meta: MetaClient) -> set[str]:
+    """The instants that hold a completed savepoint."""
+    return {i.requested_time for i in meta.timeline().completed if i.action == Action.SAVEPOINT}

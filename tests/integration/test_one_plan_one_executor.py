@@ -1,0 +1,83 @@
+"""One plan, one executor: executions of the same compaction plan never run at once.
+
+Two spark-submit processes execute one plan, lined up behind the plan's lock held from Python and
+released together (an Airflow retry overlapping a slow attempt, two runs of a services DAG). One runs
+the plan, the other waits and reports the first one's outcome; the plan completes exactly once.
+"""
+
+from __future__ import annotations
+
+import time
+
+from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.locks.plan_lock import PlanLock
+from hudi_ops.spark.__main__ import main
+from tests.integration.lock_options import as_flags, occ_options
+from tests.integration.processes import Job
+from tests.tables import Model, job_result, read_hudi_rs, read_spark, tree, trips, write_source
+
+DAY1, DAY2 = "2026-11-20", "2026-11-21"
+
+
+def mor_table_with_a_plan(root, zookeeper, spark, capsys):
+    """A MERGE_ON_READ table with updates in log files and a scheduled compaction plan."""
+    table, source = root / "trips", root / "landing"
+    options = occ_options(zookeeper.url)
+    model = Model()
+    for n in range(3):
+        rows = trips(DAY1, range(0, 30, 1 if n == 0 else 4), ts=n, fare=float(n)) + trips(DAY2, range(10), ts=n)
+        write_source(source / f"{n}.parquet", rows)
+        model.upsert(rows)
+        code = main(["ingest", "--target-base-path", str(table), "--target-table", "trips", "--source-path",
+                     str(source), "--record-key-field", "trip_id", "--partition-path-field", "dt",
+                     "--source-ordering-field", "ts", "--table-type", "MERGE_ON_READ", *as_flags(options)],
+                    spark=spark)
+        assert code == 0
+    code = main(["compact", "--base-path", str(table), "--mode", "schedule", "--hoodie-conf",
+                 "hoodie.compact.inline.max.delta.commits=1", *as_flags(options)], spark=spark)
+    plan = job_result(capsys.readouterr().out)["instant"]
+    assert code == 0 and plan
+    return table, options, model, plan
+
+
+def execute(table, options, *extra):
+    return ["compact", "--base-path", str(table), "--mode", "execute", *extra, *as_flags(options)]
+
+
+def test_two_executions_of_one_plan_started_together_run_it_once(tmp_path, zookeeper, spark, capsys):
+    table, options, model, plan = mor_table_with_a_plan(tmp_path, zookeeper, spark, capsys)
+    with PlanLock(options, "trips", "compaction", plan, wait_s=10) as held:
+        jobs = [Job.start(execute(table, options, "--instant-time", plan), tmp_path / f"exec-{n}.log")
+                for n in range(2)]
+        deadline = time.monotonic() + 240
+        while len(held.provider.queue()) < 3:  # both executors wait behind us
+            assert time.monotonic() < deadline, "the executors never reached the plan's lock"
+            assert all(j.process.poll() is None for j in jobs), "an executor ended before the plan's lock"
+            time.sleep(0.2)
+    results = [job.finish() for job in jobs]
+    assert [code for code, _ in results] == [0, 0]
+    outcomes = sorted(r["outcome"] for _, r in results)
+    assert outcomes == ["completed", "completed by another run"]
+    assert {r["instant"] for _, r in results} == {plan}
+    assert results[0][1]["files"] == results[1][1]["files"] > 0  # the waiter reports what the runner did
+
+    timeline = MetaClient.open(table).timeline()
+    completed = [i for i in timeline.completed if i.requested_time == plan]
+    assert [i.action for i in completed] == ["commit"]  # one completion of the plan, no second attempt
+    assert not [i for i in timeline.instants if i.action == "rollback"]
+    expected = model.expected()
+    assert read_hudi_rs(table) == read_spark(spark, table) == expected
+    assert read_hudi_rs(table, read_optimized=True) == expected
+
+
+def test_an_executor_that_cannot_get_the_plan_in_time_exits_4_and_changes_nothing(tmp_path, zookeeper, spark,
+                                                                                   capsys):
+    table, options, _, plan = mor_table_with_a_plan(tmp_path, zookeeper, spark, capsys)
+    before = tree(table)
+    with PlanLock(options, "trips", "compaction", plan, wait_s=10):
+        code = main(execute(table, options, "--wait-seconds", "2"), spark=spark)
+        result = job_result(capsys.readouterr().out)
+    assert code == 4 and f"compaction.{plan}" in result["message"]
+    assert tree(table) == before
+    code = main(execute(table, options), spark=spark)  # released: the same run executes it
+    assert code == 0 and job_result(capsys.readouterr().out)["outcome"] == "completed"
