@@ -7,12 +7,21 @@
         partition_field: city          # optional
         ordering_field: ts             # optional
         hoodie_conf: {hoodie.index.type: SIMPLE}
+        table_type: MERGE_ON_READ      # optional: the table's own, COPY_ON_WRITE for a new table
         ingest:   {source_path: /landing/trips, source_format: parquet, schedule: "*/10 * * * *"}
         backfill: {source_path: /history/trips, max_active_runs: 4}
+        services:                      # optional: a hudi_services__<table> DAG
+          schedule: "@hourly"          # also triggered by every commit of the table's writers
+          compaction: {hoodie.compact.inline.max.delta.commits: "5"}      # MERGE_ON_READ only
+          clustering: {hoodie.clustering.plan.strategy.small.file.limit: "104857600"}
+          clean: {hoodie.cleaner.policy: KEEP_LATEST_COMMITS, hoodie.cleaner.commits.retained: "10"}
     defaults: {spark_conn_id: spark_default, zookeeper_conn_id: hudi_zookeeper_default, spark_conf: {...}}
 
 Every DAG of a table uses the same ZooKeeper connection, hence the same lock. Ingest runs one at
-a time; backfill runs (triggered with Params validated by JSON schema) may run side by side.
+a time; backfill runs (triggered with Params validated by JSON schema) may run side by side. The
+services DAG schedules and executes each service as separate tasks in the table's pool
+(`hudi_services__<table>`, create it with one slot), and the table's writers then leave those
+services to it instead of running them inline.
 """
 
 from __future__ import annotations
@@ -24,10 +33,11 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from airflow.sdk import DAG, Param
+from airflow.sdk import DAG, AssetOrTimeSchedule, CronTriggerTimetable, Param
 
 from hudi_ops.airflow.hook import HudiHook
-from hudi_ops.airflow.operators import HudiBackfillOperator, HudiIngestOperator
+from hudi_ops.airflow.operators import HudiBackfillOperator, HudiIngestOperator, table_asset
+from hudi_ops.airflow.service_operators import HudiCleanOperator, HudiClusteringOperator, HudiCompactionOperator
 from hudi_ops.errors import ConfigError
 from hudi_ops.sources import SOURCE_FORMATS
 from hudi_ops.spark.jobs.hudi_write import OPERATIONS
@@ -59,7 +69,12 @@ def _tables(config: Mapping[str, Any], origin: str) -> Mapping[str, Any]:
     return tables
 
 
-INGEST_DAG_PREFIX, BACKFILL_DAG_PREFIX = "hudi_ingest__", "hudi_backfill__"
+INGEST_DAG_PREFIX, BACKFILL_DAG_PREFIX, SERVICES_DAG_PREFIX = "hudi_ingest__", "hudi_backfill__", "hudi_services__"
+SERVICES = ("compaction", "clustering", "clean")
+#: what a writer stops doing inline when the services DAG runs the service
+INLINE_SERVICE_OFF = {"compaction": {"hoodie.compact.inline": "false", "hoodie.compact.schedule.inline": "false"},
+                      "clustering": {"hoodie.clustering.inline": "false", "hoodie.clustering.schedule.inline": "false"},
+                      "clean": {"hoodie.clean.automatic": "false"}}
 
 
 def ingest_dag_id(table: str) -> str:
@@ -70,9 +85,18 @@ def backfill_dag_id(table: str) -> str:
     return BACKFILL_DAG_PREFIX + table
 
 
+def services_dag_id(table: str) -> str:
+    return SERVICES_DAG_PREFIX + table
+
+
+def services_pool(table: str) -> str:
+    """The pool every service task of the table runs in: one slot, so services never pile up."""
+    return SERVICES_DAG_PREFIX + table
+
+
 def table_of_dag(dag_id: str) -> str | None:
-    """The table a generated DAG writes, from its id; None for other DAGs."""
-    for prefix in (INGEST_DAG_PREFIX, BACKFILL_DAG_PREFIX):
+    """The table a generated DAG serves, from its id; None for other DAGs."""
+    for prefix in (INGEST_DAG_PREFIX, BACKFILL_DAG_PREFIX, SERVICES_DAG_PREFIX):
         if dag_id.startswith(prefix):
             return dag_id.removeprefix(prefix)
     return None
@@ -108,7 +132,7 @@ def _table_specs(config: Mapping[str, Any], origin: str) -> list[_Table]:
 def dags_from_config(config: Mapping[str, Any], *, origin: str = "tables config") -> dict[str, DAG]:
     dags: dict[str, DAG] = {}
     for spec in _table_specs(config, origin):
-        for dag in (spec.ingest_dag(), spec.backfill_dag()):
+        for dag in (spec.ingest_dag(), spec.backfill_dag(), spec.services_dag()):
             if dag is not None:
                 dags[dag.dag_id] = dag
     return dags
@@ -125,14 +149,37 @@ class _Table:
     def zookeeper_conn_id(self) -> str | None:
         return self.entry.get("zookeeper_conn_id", HudiHook.default_conn_name)
 
+    @property
+    def services(self) -> Mapping[str, Any]:
+        services = self.entry.get("services") or {}
+        if not isinstance(services, Mapping):
+            raise ConfigError(f"`services` of table {self.name!r} in {self.origin} is not a mapping; "
+                              f"give some of {', '.join(SERVICES)} (and a schedule)")
+        unknown = set(services) - {*SERVICES, "schedule"}
+        if unknown:
+            raise ConfigError(f"unknown service(s) {', '.join(sorted(unknown))} for table {self.name!r} in "
+                              f"{self.origin}; use {', '.join(SERVICES)}")
+        if "compaction" in services and self.entry.get("table_type") != "MERGE_ON_READ":
+            raise ConfigError(f"table {self.name!r} in {self.origin} has a compaction service but no "
+                              "`table_type: MERGE_ON_READ`: only MERGE_ON_READ tables have logs to compact")
+        return services
+
+    def writer_conf(self) -> dict[str, str]:
+        """The table's options for its writers; services the services DAG runs are off inline."""
+        off = {k: v for service in SERVICES if service in self.services for k, v in INLINE_SERVICE_OFF[service].items()}
+        return {**off, **dict(self.entry.get("hoodie_conf") or {})}
+
+    def _job_args(self) -> dict[str, Any]:
+        e = self.entry
+        return {"base_path": e["base_path"], "table_name": self.name, "zookeeper_conn_id": self.zookeeper_conn_id,
+                "conn_id": e.get("spark_conn_id", "spark_default"), "conf": dict(e.get("spark_conf") or {})}
+
     def _operator_args(self) -> dict[str, Any]:
         e = self.entry
         return {
-            "base_path": e["base_path"], "table_name": self.name, "record_key_field": e["record_key"],
+            **self._job_args(), "record_key_field": e["record_key"],
             "partition_path_field": e.get("partition_field"), "ordering_field": e.get("ordering_field"),
             "table_type": e.get("table_type"),  # None: the table's own (COPY_ON_WRITE when it is new)
-            "zookeeper_conn_id": self.zookeeper_conn_id,
-            "conn_id": e.get("spark_conn_id", "spark_default"), "conf": dict(e.get("spark_conf") or {}),
         }
 
     def ingest_dag(self) -> DAG | None:
@@ -146,7 +193,7 @@ class _Table:
             HudiIngestOperator(
                 task_id="ingest", source_path=ingest["source_path"],
                 source_format=ingest.get("source_format", "parquet"), operation=ingest.get("operation", "UPSERT"),
-                hoodie_conf=dict(self.entry.get("hoodie_conf") or {}), **self._operator_args(),
+                hoodie_conf=self.writer_conf(), **self._operator_args(),
             )
         return dag
 
@@ -155,7 +202,7 @@ class _Table:
         if not backfill:
             return None
         source = backfill.get("source_path")
-        hoodie_conf = dict(self.entry.get("hoodie_conf") or {})
+        hoodie_conf = self.writer_conf()
         params = {
             "start": Param(type="string", format="date", description="first dt=YYYY-MM-DD partition"),
             "end": Param(type="string", format="date", description="last dt=YYYY-MM-DD partition"),
@@ -179,4 +226,35 @@ class _Table:
                 source_path="{{ params.source_path }}", source_format="{{ params.source_format }}",
                 operation="{{ params.operation }}", hoodie_conf=conf, **self._operator_args(),
             )
+        return dag
+
+    def services_dag(self) -> DAG | None:
+        services = self.services
+        if not any(s in services for s in SERVICES):
+            return None
+        base_conf = dict(self.entry.get("hoodie_conf") or {})
+        args = {**self._job_args(), "pool": services_pool(self.name)}
+        asset = table_asset(self.entry["base_path"])
+        cron = services.get("schedule")
+        schedule = AssetOrTimeSchedule(timetable=CronTriggerTimetable(cron, timezone="UTC"), assets=[asset]) \
+            if cron else [asset]
+        with DAG(
+            services_dag_id(self.name), schedule=schedule, max_active_runs=1, catchup=False,
+            tags=["hudi", self.name, "services"],
+            doc_md=f"Hudi's table services on `{self.name}`: {', '.join(s for s in SERVICES if s in services)}; "
+                   "after every commit of its writers" + (f" and on `{cron}`" if cron else "") + ".",
+        ) as dag:
+            executed = []
+            for service, operator in (("compaction", HudiCompactionOperator), ("clustering", HudiClusteringOperator)):
+                if service in services:
+                    conf = {**base_conf, **dict(services[service] or {})}
+                    schedule_task = operator(task_id=f"schedule_{service}", mode="schedule", hoodie_conf=conf, **args)
+                    execute_task = operator(task_id=f"execute_{service}", mode="execute", hoodie_conf=conf,
+                                            plan_task_id=schedule_task.task_id, trigger_rule="none_failed", **args)
+                    schedule_task >> execute_task
+                    executed.append(execute_task)
+            if "clean" in services:
+                clean = HudiCleanOperator(task_id="clean", hoodie_conf={**base_conf, **dict(services["clean"] or {})},
+                                          trigger_rule="none_failed", **args)
+                executed >> clean  # cleans after compaction and clustering, which leave old slices behind
         return dag

@@ -87,9 +87,12 @@ class JobSpec:
             out += ["--start", str(self.start), "--end", str(self.end)]
             if self.run_id:
                 out += ["--run-id", self.run_id]
-        for key, value in sorted(self.hoodie_conf.items()):
-            out += ["--hoodie-conf", f"{key}={value}"]
-        return out
+        return out + hoodie_conf_args(self.hoodie_conf)
+
+
+def hoodie_conf_args(options: Mapping[str, str]) -> list[str]:
+    """`--hoodie-conf k=v` for each option, in a stable order."""
+    return [arg for key, value in sorted(options.items()) for arg in ("--hoodie-conf", f"{key}={value}")]
 
 
 def _choose(name: str, value: str, choices: Collection[str]) -> None:

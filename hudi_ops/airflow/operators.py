@@ -47,48 +47,34 @@ def writes_alias(table_name: str) -> AssetAlias:
 
 
 class HudiSparkJobOperator(SparkSubmitOperator):
-    """Base: one hudi-ops Spark job on one table."""
+    """Base: one hudi-ops Spark job on one table, with the table's options and its lock's."""
 
     job = ""
-    template_fields: Sequence[str] = (
-        *SparkSubmitOperator.template_fields, "base_path", "table_name", "source_path", "source_format", "operation",
-        "hoodie_conf",
-    )
+    template_fields: Sequence[str] = (*SparkSubmitOperator.template_fields, "base_path", "table_name", "hoodie_conf")
 
     def __init__(
-        self, *, base_path: str, table_name: str, record_key_field: str, source_path: str,
-        partition_path_field: str | None = None, ordering_field: str | None = None,
-        table_type: str | None = None, source_format: str = "parquet", operation: str = "UPSERT",
-        hoodie_conf: Mapping[str, str] | None = None, zookeeper_conn_id: str | None = HudiHook.default_conn_name,
-        **kwargs: Any,
+        self, *, base_path: str, table_name: str, hoodie_conf: Mapping[str, str] | None = None,
+        zookeeper_conn_id: str | None = HudiHook.default_conn_name, **kwargs: Any,
     ) -> None:
         for key, value in RETRY_DEFAULTS.items():
             kwargs.setdefault(key, value)
         kwargs.setdefault("name", f"hudi-ops-{self.job}-{table_name}")
-        kwargs.setdefault("outlets", [writes_alias(table_name)])
         super().__init__(application=APPLICATION, **kwargs)
-        self.base_path, self.table_name, self.source_path = base_path, table_name, source_path
-        self.record_key_field, self.partition_path_field, self.ordering_field = (
-            record_key_field, partition_path_field, ordering_field,
-        )
-        self.table_type, self.source_format, self.operation = table_type, source_format, operation
+        self.base_path, self.table_name = base_path, table_name
         self.hoodie_conf = dict(hoodie_conf or {})
         self.zookeeper_conn_id = zookeeper_conn_id
         self.user_jars = kwargs.get("jars")  # Hudi's go in front of them when the task runs
         self._hudi_hook: HudiSparkSubmitHook | None = None
 
-    def job_spec(self, context: Any) -> JobSpec:
-        table = TableSpec(self.base_path, self.table_name, self.record_key_field, self.partition_path_field,
-                          self.ordering_field, self.table_type)
-        options = HudiHook(self.table_name, zookeeper_conn_id=self.zookeeper_conn_id,
-                           table_options=self.hoodie_conf).write_options()
-        return JobSpec(self.job, table, SourceSpec(self.source_path, self.source_format), self.operation, options,
-                       **self.window(context))
+    def job_options(self) -> dict[str, str]:
+        return HudiHook(self.table_name, zookeeper_conn_id=self.zookeeper_conn_id,
+                        table_options=self.hoodie_conf).write_options()
 
-    def window(self, context: Any) -> dict[str, str]:
-        return {}
+    def job_arguments(self, context: Any, options: Mapping[str, str]) -> list[str]:
+        """The application's arguments; bad values raise InvalidInputError."""
+        raise NotImplementedError
 
-    def idle_reason(self, spec: JobSpec) -> str | None:
+    def idle_reason(self, context: Any, options: Mapping[str, str]) -> str | None:
         """Why the job has nothing to do, asked of the table in Python; None: there is work."""
         return None
 
@@ -96,16 +82,17 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         """Everything before spark-submit: the job's arguments checked, work looked for (none: the task
         is skipped), Hudi's jars and session settings added to the submit."""
         try:
-            spec = self.job_spec(context)
+            options = self.job_options()
+            arguments = self.job_arguments(context, options)
             jars = hudi_jars()
-            idle = self.idle_reason(spec)
+            idle = self.idle_reason(context, options)
         except InvalidInputError as e:
             raise AirflowFailException(f"bad job arguments, not retried: {e}") from e
         except HudiOpsError as e:  # the table or the source could not be read just now: try again
             raise AirflowException(f"cannot tell whether there is work, retried with backoff: {e}") from e
         if idle:
             raise AirflowSkipException(idle)
-        self.application_args = spec.application_args()
+        self.application_args = arguments
         self.env_vars = {**_python_env(), **(self.env_vars or {})}
         self.jars = ",".join([*jars, *([self.user_jars] if self.user_jars else [])])
         self.conf = {**HUDI_SESSION_CONF, **(self.conf or {})}
@@ -117,11 +104,11 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         except AirflowException as e:
             raise self._failure(e) from e
         result = self._submit_hook().result
-        if result and result.get("instant"):
-            context["outlet_events"][writes_alias(self.table_name)].add(
-                table_asset(self.base_path), extra={k: result.get(k) for k in ("instant", "operation", "rows")}
-            )
+        self.announce(context, result or {})
         return result
+
+    def announce(self, context: Any, result: Mapping[str, Any]) -> None:
+        """What a successful run tells Airflow besides its result (writers: an Asset event)."""
 
     def _failure(self, error: AirflowException) -> AirflowException:
         hook = self._submit_hook()
@@ -143,23 +130,64 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         return self._hudi_hook or self._get_hook()
 
 
-class HudiIngestOperator(HudiSparkJobOperator):
+class HudiWriteOperator(HudiSparkJobOperator):
+    """Base of the writers: a source written into the table through Hudi's datasource. A write that
+    committed adds an Asset event for the table."""
+
+    template_fields: Sequence[str] = (*HudiSparkJobOperator.template_fields, "source_path", "source_format",
+                                      "operation")
+
+    def __init__(
+        self, *, table_name: str, record_key_field: str, source_path: str,
+        partition_path_field: str | None = None, ordering_field: str | None = None,
+        table_type: str | None = None, source_format: str = "parquet", operation: str = "UPSERT",
+        **kwargs: Any,
+    ) -> None:
+        kwargs.setdefault("outlets", [writes_alias(table_name)])
+        super().__init__(table_name=table_name, **kwargs)
+        self.source_path = source_path
+        self.record_key_field, self.partition_path_field, self.ordering_field = (
+            record_key_field, partition_path_field, ordering_field,
+        )
+        self.table_type, self.source_format, self.operation = table_type, source_format, operation
+
+    def job_spec(self, context: Any, options: Mapping[str, str]) -> JobSpec:
+        table = TableSpec(self.base_path, self.table_name, self.record_key_field, self.partition_path_field,
+                          self.ordering_field, self.table_type)
+        return JobSpec(self.job, table, SourceSpec(self.source_path, self.source_format), self.operation, options,
+                       **self.window(context))
+
+    def job_arguments(self, context: Any, options: Mapping[str, str]) -> list[str]:
+        return self.job_spec(context, options).application_args()
+
+    def window(self, context: Any) -> dict[str, str]:
+        return {}
+
+    def announce(self, context: Any, result: Mapping[str, Any]) -> None:
+        if result.get("instant"):
+            context["outlet_events"][writes_alias(self.table_name)].add(
+                table_asset(self.base_path), extra={k: result.get(k) for k in ("instant", "operation", "rows")}
+            )
+
+
+class HudiIngestOperator(HudiWriteOperator):
     """`ingest`: the source files that arrived since the table's ingest checkpoint, in one commit.
     Skipped, without starting Spark, when no file arrived."""
 
     job = "ingest"
 
-    def idle_reason(self, spec: JobSpec) -> str | None:
+    def idle_reason(self, context: Any, options: Mapping[str, str]) -> str | None:
+        spec = self.job_spec(context, options)
         work = ingest_work(spec.table.base_path, Storage.for_uri(spec.source.path), spec.source.format)
         return None if work.files else f"nothing to ingest: no new source files in {spec.source.path} " + (
             f"since the table's checkpoint {work.checkpoint}" if work.checkpoint else "(the folder is empty)")
 
 
-class HudiBackfillOperator(HudiSparkJobOperator):
+class HudiBackfillOperator(HudiWriteOperator):
     """`backfill`: the source's dt=YYYY-MM-DD folders from `start` to `end`, one commit per day."""
 
     job = "backfill"
-    template_fields: Sequence[str] = (*HudiSparkJobOperator.template_fields, "start", "end")
+    template_fields: Sequence[str] = (*HudiWriteOperator.template_fields, "start", "end")
 
     def __init__(self, *, start: str | dt.date, end: str | dt.date, **kwargs: Any) -> None:
         super().__init__(**kwargs)

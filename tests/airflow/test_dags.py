@@ -27,6 +27,42 @@ def test_the_example_config_gives_an_ingest_and_a_backfill_dag_per_table(airflow
     assert task.zookeeper_conn_id == ingest.get_task("ingest").zookeeper_conn_id == "hudi_zookeeper_default"
 
 
+def test_a_table_with_services_gets_a_services_dag_and_its_writers_leave_those_services_to_it(airflow_db):
+    from airflow.dag_processing.dagbag import DagBag
+    from airflow.sdk import AssetOrTimeSchedule
+
+    bag = DagBag(dag_folder=str(REPO_DAGS))
+    services = bag.get_dag("hudi_services__trips")
+    assert services.max_active_runs == 1 and isinstance(services.timetable, AssetOrTimeSchedule)
+    assert [a.uri for a in services.timetable.asset_condition.objects] == \
+        ["file:///opt/hudi-ops/data/hudi/trips"]  # every commit of the table's writers triggers a run
+    tasks = {t.task_id: t for t in services.tasks}
+    assert set(tasks) == {"schedule_clustering", "execute_clustering", "clean"}
+    assert {t.pool for t in tasks.values()} == {"hudi_services__trips"}
+    assert tasks["execute_clustering"].plan_task_id == "schedule_clustering"
+    assert tasks["clean"].upstream_task_ids == {"execute_clustering"}
+    assert tasks["clean"].hoodie_conf["hoodie.cleaner.commits.retained"] == "10"
+    for writer in (bag.get_dag("hudi_ingest__trips").get_task("ingest"),
+                   bag.get_dag("hudi_backfill__trips").get_task("backfill")):
+        assert writer.hoodie_conf["hoodie.clean.automatic"] == "false"
+        assert writer.hoodie_conf["hoodie.clustering.inline"] == "false"
+        assert "hoodie.compact.inline" not in writer.hoodie_conf  # compaction is not one of its services
+
+
+@pytest.mark.parametrize(("services", "reason"), [
+    ({"compaction": {}}, "has a compaction service but no `table_type: MERGE_ON_READ`"),
+    ({"vacuum": {}}, "unknown service(s) vacuum for table 'trips'"),
+    ("hourly", "`services` of table 'trips' in tables.yaml is not a mapping"),
+])
+def test_a_broken_services_section_names_the_fix(services, reason):
+    from hudi_ops.airflow.dag_factory import dags_from_config
+    from hudi_ops.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=re.escape(reason)):
+        dags_from_config({"tables": {"trips": {"base_path": "/t", "record_key": "id", "services": services}}},
+                         origin="tables.yaml")
+
+
 @pytest.fixture
 def table_dags(airflow_db, zookeeper_connection, tmp_path, monkeypatch):
     """The repo's DAG file in the test dags folder, for a trips table under tmp_path."""
@@ -111,7 +147,8 @@ def test_a_broken_tables_config_names_the_table_and_the_fix(tables, reason):
 
 
 def test_generated_dag_ids_name_their_table():
-    from hudi_ops.airflow.dag_factory import backfill_dag_id, ingest_dag_id, table_of_dag
+    from hudi_ops.airflow.dag_factory import backfill_dag_id, ingest_dag_id, services_dag_id, table_of_dag
 
     assert table_of_dag(ingest_dag_id("trips")) == table_of_dag(backfill_dag_id("trips")) == "trips"
+    assert table_of_dag(services_dag_id("trips")) == "trips"
     assert table_of_dag("some_other_dag") is None

@@ -1,0 +1,136 @@
+"""Is there work for a table service? Asked of the timeline and the file listing in Python, no JVM.
+
+The Airflow operators ask before spark-submit and skip an idle task in milliseconds, saying why.
+Each check errs towards work: "idle" only when Hudi's service certainly has nothing to do (a wrong
+"due" costs one spark-submit that Hudi finds idle; a wrong "idle" would skip real work).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from hudi_ops.config import CleanConfig, CompactionConfig, HeartbeatConfig, HoodieConfig, int_key
+from hudi_ops.format.file_group import FileGroup
+from hudi_ops.format.instant import Action, parse_instant_time
+from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.read.pending_plans import CLUSTERING, COMPACTION, pending_plans
+
+#: HoodieClusteringConfig's small-file limit of the default (size-based) plan strategy
+CLUSTERING_SMALL_FILE_LIMIT = int_key("hoodie.clustering.plan.strategy.small.file.limit", 300 * 1024 * 1024,
+                                      "base files below this size are clustering candidates", minimum=0)
+
+
+@dataclass(frozen=True)
+class ServiceWork:
+    due: bool
+    reason: str  # what makes it due, or why there is nothing to do
+
+
+def plan_execution_work(meta: MetaClient, service: str) -> ServiceWork:
+    """An executor has work when a plan is pending."""
+    plans = pending_plans(meta.timeline(), service)
+    if not plans:
+        return ServiceWork(False, f"no pending {service} plan")
+    return ServiceWork(True, f"{len(plans)} pending {service} plan(s), oldest {plans[0].instant}")
+
+
+def compaction_schedule_work(meta: MetaClient, options: Mapping[str, str]) -> ServiceWork:
+    """Due after `hoodie.compact.inline.max.delta.commits` deltacommits since the last compaction
+    (completed or planned), Hudi's default trigger."""
+    if not meta.is_mor:
+        return ServiceWork(False, "a COPY_ON_WRITE table has no log files to compact")
+    timeline = meta.timeline()
+    needed = HoodieConfig(dict(options)).require(CompactionConfig.MAX_DELTA_COMMITS)
+    last = max((i.requested_time for i in timeline.instants
+                if i.action == Action.COMPACTION or (i.action == Action.COMMIT and i.is_completed)), default="")
+    since = sum(1 for i in timeline.completed if i.action == Action.DELTA_COMMIT and i.requested_time > last)
+    due = since >= needed
+    return ServiceWork(due, f"{since} deltacommit(s) since the last compaction, "
+                            f"{'at least' if due else 'fewer than'} {CompactionConfig.MAX_DELTA_COMMITS.name}={needed}")
+
+
+def clustering_schedule_work(meta: MetaClient, options: Mapping[str, str]) -> ServiceWork:
+    """Due when a partition has two or more base files under the small-file limit outside pending plans."""
+    limit = HoodieConfig(dict(options)).require(CLUSTERING_SMALL_FILE_LIMIT)
+    view = meta.fs_view()
+    planned = {g for s in (COMPACTION, CLUSTERING) for p in pending_plans(view.timeline, s) for g in p.file_groups}
+    small: dict[str, int] = {}
+    for group in view.file_groups():
+        latest = group.latest_slice
+        if group.id in planned or latest is None or latest.base_file is None:
+            continue
+        if latest.base_file.size < limit:
+            small[group.id.partition_path] = small.get(group.id.partition_path, 0) + 1
+    crowded = {p: n for p, n in small.items() if n >= 2}
+    if not crowded:
+        return ServiceWork(False, f"no partition has two base files under {CLUSTERING_SMALL_FILE_LIMIT.name}={limit}")
+    worst = max(crowded, key=lambda p: crowded[p])
+    return ServiceWork(True, f"{len(crowded)} partition(s) with small files; {worst or '(table)'} has "
+                             f"{crowded[worst]} under {limit} bytes")
+
+
+def clean_work(meta: MetaClient, options: Mapping[str, str], now: dt.datetime | None = None) -> ServiceWork:
+    """Due when Hudi's policy could remove a file: a replaced file group, or a file group with more
+    slices than the policy keeps readable."""
+    config = HoodieConfig(dict(options))
+    policy = config.require(CleanConfig.POLICY)
+    failed = failed_writes(meta, config, now)
+    if failed:  # Hudi's clean rolls back failed writes first (LAZY)
+        return ServiceWork(True, f"{len(failed)} failed write(s) to roll back, oldest {failed[0]}")
+    view = meta.fs_view()
+    replaced = [g for g in view.groups if g.id in view.replaced and g.slices]
+    if replaced:
+        return ServiceWork(True, f"{len(replaced)} file group(s) replaced by clustering or an overwrite")
+    groups = view.file_groups()
+    if policy == "KEEP_LATEST_FILE_VERSIONS":
+        keep = config.require(CleanConfig.FILE_VERSIONS_RETAINED)
+        return _work([g for g in groups if len(g.slices) > keep],
+                     f"more slices than {CleanConfig.FILE_VERSIONS_RETAINED.name}={keep}")
+    if policy == "KEEP_LATEST_COMMITS":
+        keep = config.require(CleanConfig.COMMITS_RETAINED)
+        writes = view.timeline.completed_writes()
+        if len(writes) <= keep:
+            return ServiceWork(False, f"{len(writes)} commit(s): {CleanConfig.COMMITS_RETAINED.name}={keep} keeps all")
+        earliest = writes[-max(keep, 1)].requested_time
+        return _work([g for g in groups if _superseded_before(g, lambda t: t < earliest)],
+                     f"slices older than the {keep} retained commits")
+    hours = config.require(CleanConfig.HOURS_RETAINED)
+    # instant times are in the writers' zone (Hudi's default: local time), unknown here: a slice
+    # counts as old when it is old in any zone
+    cutoff = (now or dt.datetime.now(dt.UTC)) - dt.timedelta(hours=hours) + _ANY_ZONE
+    return _work([g for g in groups if _superseded_before(g, lambda t: parse_instant_time(t) < cutoff)],
+                 f"slices older than {CleanConfig.HOURS_RETAINED.name}={hours}")
+
+
+def failed_writes(meta: MetaClient, config: HoodieConfig, now: dt.datetime | None = None) -> list[str]:
+    """Pending writes whose heartbeat expired (or never started): what LAZY cleaning rolls back."""
+    interval_ms = config.require(HeartbeatConfig.INTERVAL_MS)
+    expiry_ms = interval_ms * config.require(HeartbeatConfig.TOLERABLE_MISSES)  # Hudi's own bound
+    now_ms = (now or dt.datetime.now(dt.UTC)).timestamp() * 1000
+    out = []
+    for inst in meta.timeline().pending:
+        if inst.action not in Action.WRITE_ACTIONS:
+            continue
+        beat = meta.storage.file_info(f"{HEARTBEAT_FOLDER}/{inst.requested_time}")
+        if beat is None or now_ms - beat.mtime_ms > expiry_ms:
+            out.append(inst.requested_time)
+    return sorted(out)
+
+
+#: where Hudi's writers keep their heartbeat files, one per instant
+HEARTBEAT_FOLDER = ".hoodie/.heartbeat"
+#: the widest distance between a local time and UTC
+_ANY_ZONE = dt.timedelta(hours=14)
+
+
+def _superseded_before(group: FileGroup, is_old: Callable[[str], bool]) -> bool:
+    """Two or more slices are old: every one but the newest of them is no longer readable."""
+    return sum(1 for s in group.slices if is_old(s.base_instant)) >= 2
+
+
+def _work(groups: list[FileGroup], what: str) -> ServiceWork:
+    if not groups:
+        return ServiceWork(False, f"no file group has {what}")
+    return ServiceWork(True, f"{len(groups)} file group(s) have {what}")

@@ -1,0 +1,90 @@
+"""Table-service operators in real Airflow (`dag.test()`), real spark-submit, Hudi and ZooKeeper:
+schedule and execute as separate tasks with the plan passed by XCom, and idle services skipped
+without a JVM."""
+
+from __future__ import annotations
+
+import pytest
+
+from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.read.pending_plans import pending_plans
+from hudi_ops.spark.__main__ import main
+from tests.airflow.conftest import DAGS, SPARK_CONF
+from tests.tables import Model, read_hudi_rs, trips, write_source
+
+DAG_ID = "hudi_ops_test_services"
+DAG_FILE = f'''
+from airflow.sdk import DAG, Param
+
+from hudi_ops.airflow.service_operators import HudiCleanOperator, HudiClusteringOperator, HudiCompactionOperator
+
+common = dict(base_path="{{{{ params.base_path }}}}", table_name="trips", conf={SPARK_CONF!r},
+              hoodie_conf={{"hoodie.compact.inline.max.delta.commits": "2"}})
+with DAG("{DAG_ID}", schedule=None, params={{"base_path": Param("")}}):
+    schedule = HudiCompactionOperator(task_id="schedule_compaction", mode="schedule", **common)
+    execute = HudiCompactionOperator(task_id="execute_compaction", mode="execute",
+                                     plan_task_id="schedule_compaction", **common)
+    schedule >> execute
+    HudiClusteringOperator(task_id="cluster", **common)
+    HudiCleanOperator(task_id="clean", **common)
+'''
+DAY1, DAY2 = "2026-11-20", "2026-11-21"
+
+
+@pytest.fixture
+def services_dag(airflow_db):
+    path = DAGS / f"{DAG_ID}.py"
+    path.write_text(DAG_FILE)
+    from airflow.dag_processing.dagbag import DagBag
+
+    bag = DagBag(dag_folder=str(path))
+    assert bag.import_errors == {}
+    yield bag.get_dag(DAG_ID)
+    path.unlink()
+
+
+def ingest(spark, table, source, table_type, n, rows):
+    write_source(source / f"{n}.parquet", rows)
+    code = main(["ingest", "--target-base-path", str(table), "--target-table", "trips", "--source-path", str(source),
+                 "--record-key-field", "trip_id", "--partition-path-field", "dt", "--source-ordering-field", "ts",
+                 "--table-type", table_type], spark=spark)
+    assert code == 0
+
+
+def states(run):
+    return {t.task_id: t.state for t in run.get_task_instances()}
+
+
+def test_compaction_is_scheduled_by_one_task_and_executed_by_the_next_through_xcom(
+    services_dag, zookeeper_connection, spark, tmp_path, capsys
+):
+    table, source = tmp_path / "trips", tmp_path / "landing"
+    model = Model()
+    for n in range(3):
+        rows = trips(DAY1, range(0, 20, 1 if n == 0 else 2), ts=n, fare=float(n)) + trips(DAY2, range(5), ts=n)
+        ingest(spark, table, source, "MERGE_ON_READ", n, rows)
+        model.upsert(rows)
+    capsys.readouterr()
+
+    run = services_dag.test(run_conf={"base_path": str(table)})
+    assert run.state == "success"
+    assert states(run) == {"schedule_compaction": "success", "execute_compaction": "success",
+                           "cluster": "skipped", "clean": "skipped"}
+    (scheduled,) = [t for t in run.get_task_instances() if t.task_id == "schedule_compaction"]
+    plan = scheduled.xcom_pull(task_ids="schedule_compaction")["instant"]
+    timeline = MetaClient.open(table).timeline()
+    assert timeline.completed_instant(plan).action == "commit" and not pending_plans(timeline, "compaction")
+    assert read_hudi_rs(table, read_optimized=True) == read_hudi_rs(table) == model.expected()
+
+
+def test_services_with_nothing_due_are_skipped_without_starting_spark(
+    services_dag, zookeeper_connection, spark, tmp_path, capfd
+):
+    table, source = tmp_path / "trips", tmp_path / "landing"
+    ingest(spark, table, source, "COPY_ON_WRITE", 0, trips(DAY1, range(10), ts=1))
+    capfd.readouterr()
+    run = services_dag.test(run_conf={"base_path": str(table)})
+    assert run.state == "success" and set(states(run).values()) == {"skipped"}
+    log = "".join(capfd.readouterr())
+    assert "a COPY_ON_WRITE table has no log files to compact" in log
+    assert "no partition has two base files under" in log and "Spark-Submit cmd" not in log
