@@ -55,6 +55,21 @@ class WriteConflictError(HudiOpsError):
         )
 
 
+class ClusteringUpdateConflictError(WriteConflictError):
+    """The write updates a file group that a pending clustering plan rewrites, which Hudi's default
+    `hoodie.clustering.updates.strategy` (SparkRejectUpdateStrategy) refuses: retry once it ran."""
+
+    def __init__(self, file_group: str, plan: str | None) -> None:
+        self.instant, self.conflicting_instant = "?", plan or "?"
+        which = f"pending clustering plan {plan}" if plan else "a pending clustering plan"
+        HudiOpsError.__init__(
+            self,
+            f"write conflict: the write updates file group {file_group}, which {which} rewrites, and Hudi "
+            "refuses updates to file groups being clustered (hoodie.clustering.updates.strategy="
+            "SparkRejectUpdateStrategy); nothing of the write is visible: retry once the clustering has run",
+        )
+
+
 class LockAcquisitionError(HudiOpsError):
     """The table lock could not be taken in time."""
 

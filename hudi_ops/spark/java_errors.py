@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from hudi_ops.errors import (
+    ClusteringUpdateConflictError,
     ConfigError,
     HudiOpsError,
     InvalidInputError,
@@ -22,6 +23,9 @@ from hudi_ops.errors import (
     TableNotFoundError,
     WriteConflictError,
 )
+from hudi_ops.format.file_group import FileGroupId
+from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.read.pending_plans import CLUSTERING, pending_plans
 
 _HUDI_EXCEPTION = "org.apache.hudi.exception."
 
@@ -70,6 +74,7 @@ class JavaFailure:
 
 
 _INSTANT = re.compile(r"instantTime=(\d+)")
+_FILE_GROUP = re.compile(r"HoodieFileGroupId\(partitionPath=([^,]*), fileId=([^)]+)\)")
 _KEY_FIELD = re.compile(r'for field:\s*"?([^"\s]+)"?')
 _UNREADABLE_FILE = re.compile(r"(?:reading file|Could not read footer for file:?|is not a Parquet file)\s*:?\s*(\S+)")
 
@@ -80,6 +85,19 @@ def _conflict(message: str, _: JobContext) -> HudiOpsError:
     theirs = instants[1] if len(instants) > 1 else "?"
     said = message.strip().splitlines()[0].rsplit("Exception: ", 1)[-1].split(" between ", 1)[0]
     return WriteConflictError(ours, theirs, reason=f"Hudi: {said[:200]}")
+
+
+def _clustering_update(message: str, context: JobContext) -> HudiOpsError:
+    found = _FILE_GROUP.search(message)
+    if found is None:
+        return ClusteringUpdateConflictError("?", None)
+    group = FileGroupId(found.group(1), found.group(2))
+    try:
+        plans = pending_plans(MetaClient.open(context.base_path).timeline(), CLUSTERING)
+    except HudiOpsError:  # the message matters more than the plan's name
+        plans = ()
+    plan = next((p.instant for p in plans if group in p.file_groups), None)
+    return ClusteringUpdateConflictError(str(group), plan)
 
 
 def _lock(message: str, _: JobContext) -> HudiOpsError:
@@ -136,6 +154,7 @@ class JobContext:
 #: Java classes, most specific first, and the hudi-ops error each becomes.
 _RULES: tuple[tuple[tuple[str, ...], Callable[[str, JobContext], HudiOpsError]], ...] = (
     ((_HUDI_EXCEPTION + "HoodieWriteConflictException",), _conflict),
+    ((_HUDI_EXCEPTION + "HoodieClusteringUpdateException",), _clustering_update),
     ((_HUDI_EXCEPTION + "HoodieLockException",), _lock),
     ((_HUDI_EXCEPTION + "HoodieKeyException", _HUDI_EXCEPTION + "HoodieKeyGeneratorException"), _bad_key),
     ((_HUDI_EXCEPTION + "SchemaCompatibilityException", _HUDI_EXCEPTION + "HoodieSchemaException",

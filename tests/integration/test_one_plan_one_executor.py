@@ -1,4 +1,5 @@
-"""One plan, one executor: executions of the same compaction plan never run at once.
+"""One plan, one executor: executions of the same compaction plan never run at once; a compaction
+executes beside a writer that keeps committing.
 
 Two spark-submit processes execute one plan, lined up behind the plan's lock held from Python and
 released together (an Airflow retry overlapping a slow attempt, two runs of a services DAG). One runs
@@ -10,6 +11,7 @@ from __future__ import annotations
 import time
 
 from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.locks.held_lock import HeldLock
 from hudi_ops.locks.plan_lock import PlanLock
 from hudi_ops.spark.__main__ import main
 from tests.integration.lock_options import as_flags, occ_options
@@ -81,3 +83,34 @@ def test_an_executor_that_cannot_get_the_plan_in_time_exits_4_and_changes_nothin
     assert tree(table) == before
     code = main(execute(table, options), spark=spark)  # released: the same run executes it
     assert code == 0 and job_result(capsys.readouterr().out)["outcome"] == "completed"
+
+
+def test_an_ingest_commits_under_occ_while_another_process_executes_the_compaction(tmp_path, zookeeper, spark,
+                                                                                    capsys):
+    """Compaction scheduled by one task, executed by another, while an ingest of updates to the same
+    file groups commits: both finish, no row is lost or doubled."""
+    table, options, model, plan = mor_table_with_a_plan(tmp_path, zookeeper, spark, capsys)
+    source = tmp_path / "landing"
+    update = trips(DAY1, range(0, 30, 3), ts=10, fare=10.0) + trips(DAY2, range(5, 15), ts=10)
+    write_source(source / "3.parquet", update)
+    ingest = ["ingest", "--target-base-path", str(table), "--target-table", "trips", "--source-path", str(source),
+              "--record-key-field", "trip_id", "--partition-path-field", "dt", "--source-ordering-field", "ts",
+              *as_flags(options)]
+    table_lock = HeldLock({**options, "hoodie.write.lock.wait_time_ms": "60000"},
+                          options["hoodie.write.lock.zookeeper.lock_key"])
+    with table_lock as held:  # the ingest waits to start its instant, the compaction to commit
+        jobs = [Job.start(execute(table, options), tmp_path / "compact.log"),
+                Job.start(ingest, tmp_path / "ingest.log")]
+        held.wait_for_waiters(2, timeout_s=240)
+    (compact_code, compacted), (ingest_code, ingested) = [job.finish() for job in jobs]
+    assert (compact_code, compacted["outcome"], compacted["instant"]) == (0, "completed", plan), \
+        compacted.get("message")
+    assert ingest_code == 0, ingested.get("message")
+    assert (ingested["updates"], ingested["inserts"]) == (15, 5)  # day 2 had keys 0-9
+    expected = model.upsert(update).expected()
+    assert read_hudi_rs(table) == read_spark(spark, table) == expected
+
+    code = main(["compact", "--base-path", str(table), "--hoodie-conf", "hoodie.compact.inline.max.delta.commits=1",
+                 *as_flags(options)], spark=spark)
+    assert code == 0 and job_result(capsys.readouterr().out)["outcome"] == "completed"
+    assert read_hudi_rs(table, read_optimized=True) == read_hudi_rs(table) == expected

@@ -297,3 +297,34 @@ def test_archive_moves_old_instants_to_hudis_archived_timeline(spark, tmp_path, 
     assert set(archived) <= set(writes[:-2]) and len(archived) >= 3  # the newest two stay active
     assert {a.requested_time for a in meta.archived_timeline()} >= set(archived)
     assert read_hudi_rs(table) == read_spark(spark, table) == model.expected()
+
+
+def test_an_update_to_file_groups_of_a_pending_clustering_is_rejected_until_the_clustering_ran(
+        spark, tmp_path, capsys):
+    """Hudi's default `hoodie.clustering.updates.strategy` (SparkRejectUpdateStrategy) refuses a write
+    that updates a file group a pending clustering plan rewrites: the job exits 3, retryable, naming
+    the plan; once the plan ran, the same run commits. Inserts elsewhere are not held up."""
+    table, source = tmp_path / "trips", tmp_path / "landing"
+    model = Model()
+    for n in range(3):
+        rows = trips(DAY1, range(n * 10, n * 10 + 10), ts=1)
+        write_source(source / f"{n}.parquet", rows)
+        assert run(capsys, ingest_args(table, source, "--op", "INSERT", "--hoodie-conf",
+                                       "hoodie.parquet.small.file.limit=0"), spark)[0] == 0
+        model.upsert(rows)
+    code, scheduled = run(capsys, service("cluster", table, "--mode", "schedule"), spark)
+    assert code == 0 and scheduled["file_groups"] == 3
+    before = tree(table)
+
+    update = trips(DAY1, range(0, 30, 5), ts=2, fare=7.0)
+    write_source(source / "3.parquet", update)
+    code, refused = run(capsys, ingest_args(table, source), spark)
+    assert code == 3, refused.get("message")
+    assert scheduled["instant"] in refused["message"] and "clustering" in refused["message"]
+    assert read_hudi_rs(table) == model.expected()
+    assert {k for k in tree(table) if not k.startswith(".hoodie")} == {k for k in before if not k.startswith(".hoodie")}
+
+    assert run(capsys, service("cluster", table, "--mode", "execute"), spark)[0] == 0
+    code, retried = run(capsys, ingest_args(table, source), spark)
+    assert code == 0 and retried["updates"] == len(update)
+    assert read_hudi_rs(table) == read_spark(spark, table) == model.upsert(update).expected()
