@@ -24,7 +24,7 @@ from hudi_ops.config import command_line_options
 from hudi_ops.errors import EXIT_OK, HudiOpsError, InvalidInputError, exit_code
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.read.pending_plans import SERVICES, pending_plans
-from hudi_ops.read.service_history import cleans, savepoints
+from hudi_ops.read.service_history import cleans, savepointed, savepoints
 from hudi_ops.read.table_overview import commit_stats, file_group_summaries
 
 FILTER_OPS = ("not in", "in", "<=", ">=", "!=", "=", "<", ">")
@@ -95,7 +95,9 @@ def _read(args: argparse.Namespace) -> int:
 
     if args.format == "parquet" and not args.output:
         raise InvalidInputError("--format parquet needs --output FILE")
-    MetaClient.open(args.path)  # a missing or unreadable table is named as such, not by hudi-rs' text
+    meta = MetaClient.open(args.path)  # a missing or unreadable table is named as such, not by hudi-rs' text
+    if args.as_of:
+        _check_retained(meta, args.as_of)
     options = HudiReadOptions(
         filters=[_parse_filter(f) for f in args.filter],
         projection=[c for c in args.columns.split(",") if c] if args.columns else None,
@@ -125,6 +127,16 @@ def _read(args: argparse.Namespace) -> int:
     except OSError as e:
         raise InvalidInputError(f"cannot write --output {args.output!r}: {e.strerror or e}") from None
     return EXIT_OK
+
+
+def _check_retained(meta: MetaClient, as_of: str) -> None:
+    """hudi-rs reads what is left of a time the cleaner has passed and says nothing: refuse such a time."""
+    done = cleans(meta)
+    retained = done[-1].earliest_commit_to_retain if done else ""
+    if as_of.isdigit() and len(as_of) in (14, 17) and as_of < retained and as_of not in savepointed(meta):
+        raise InvalidInputError(f"--as-of {as_of} is before {retained}, the earliest commit the last clean "
+                                f"({done[-1].instant}) kept readable: its files may be gone; read as of {retained} "
+                                "or later, or a savepoint")
 
 
 def _parse_filter(text: str) -> tuple[str, str, str]:

@@ -264,5 +264,24 @@ class HeartbeatConfig:
 class CompactionConfig:
     """The compaction trigger's keys (HoodieCompactionConfig's names and defaults)."""
 
+    TRIGGER_STRATEGY = str_key("hoodie.compact.inline.trigger.strategy", "NUM_COMMITS",
+                               choices=("NUM_COMMITS", "NUM_COMMITS_AFTER_LAST_REQUEST", "TIME_ELAPSED",
+                                        "NUM_AND_TIME", "NUM_OR_TIME"))
     MAX_DELTA_COMMITS = int_key("hoodie.compact.inline.max.delta.commits", 5,
                                 "deltacommits since the last compaction that make one due", minimum=1)
+
+
+class ClusteringConfig:
+    """The size-based clustering plan strategy's keys (HoodieClusteringConfig's names and defaults)."""
+
+    SMALL_FILE_LIMIT = int_key("hoodie.clustering.plan.strategy.small.file.limit", 300 * 1024 * 1024,
+                               "base files below this size are clustering candidates", minimum=0)
+    SORT_COLUMNS = str_key("hoodie.clustering.plan.strategy.sort.columns",
+                           doc="columns clustering sorts by: then a single file group is worth rewriting too")
+
+
+class FailedWritesConfig:
+    """How failed writes are rolled back (HoodieCleanConfig): EAGER by the next write, LAZY (every
+    multi-writer table) by a clean once their heartbeat expired."""
+
+    POLICY = str_key("hoodie.cleaner.policy.failed.writes", "EAGER", choices=("EAGER", "LAZY", "NEVER"))

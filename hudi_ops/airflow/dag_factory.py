@@ -165,9 +165,18 @@ class _Table:
         return services
 
     def writer_conf(self) -> dict[str, str]:
-        """The table's options for its writers; services the services DAG runs are off inline."""
-        off = {k: v for service in SERVICES if service in self.services for k, v in INLINE_SERVICE_OFF[service].items()}
-        return {**off, **dict(self.entry.get("hoodie_conf") or {})}
+        """The table's options for its writers; services the services DAG runs are off inline (a writer
+        running a plan inline would not take the plan's lock)."""
+        conf = dict(self.entry.get("hoodie_conf") or {})
+        for service in SERVICES:
+            if service not in self.services:
+                continue
+            for key, value in INLINE_SERVICE_OFF[service].items():
+                if str(conf.get(key, value)).lower() != value:
+                    raise ConfigError(f"table {self.name!r} in {self.origin} runs {service} in its services DAG "
+                                      f"but sets {key}={conf[key]} for its writers; drop that setting")
+                conf[key] = value
+        return conf
 
     def _job_args(self) -> dict[str, Any]:
         e = self.entry

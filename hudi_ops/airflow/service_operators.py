@@ -16,9 +16,8 @@ from typing import Any
 from hudi_ops.airflow.job_spec import hoodie_conf_args
 from hudi_ops.airflow.operators import HudiSparkJobOperator
 from hudi_ops.errors import InvalidInputError, TableNotFoundError
-from hudi_ops.format.instant import Action
 from hudi_ops.format.meta_client import MetaClient
-from hudi_ops.read.pending_plans import CLUSTERING, COMPACTION
+from hudi_ops.read.pending_plans import CLUSTERING, COMPACTION, pending_cleans
 from hudi_ops.read.service_work import (
     ServiceWork,
     clean_work,
@@ -112,6 +111,10 @@ class HudiCleanOperator(HudiTableServiceOperator):
     job = "clean"
 
     def __init__(self, *, dry_run: bool = False, **kwargs: Any) -> None:
+        for plan_argument in ("instant_time", "plan_task_id"):
+            if kwargs.get(plan_argument):
+                raise InvalidInputError(f"{plan_argument} is for compaction and clustering plans; a clean plans "
+                                        "and executes its own")
         super().__init__(**kwargs)
         self.dry_run = dry_run
 
@@ -121,6 +124,6 @@ class HudiCleanOperator(HudiTableServiceOperator):
 
     def work(self, context: Any, meta: MetaClient, options: Mapping[str, str]) -> ServiceWork:
         if self.mode == "execute":
-            pending = [i for i in meta.timeline().pending if i.action == Action.CLEAN]
+            pending = pending_cleans(meta.timeline())
             return ServiceWork(bool(pending), f"{len(pending)} pending clean plan(s)")
         return clean_work(meta, options)

@@ -15,12 +15,16 @@ from hudi_ops.locks.zookeeper import ZookeeperBasedLockProvider
 
 
 class HeldLock:
-    """`with HeldLock(options, table): ...` holds the lock for the block."""
+    """`with HeldLock(options, table): ...` holds the lock for the block, waiting for it up to
+    `wait_s` (default `hoodie.write.lock.wait_time_ms`). A `transient` lock's znode is removed after
+    it when nobody else waits in it (locks of plans come and go; a table's lock node stays)."""
 
-    def __init__(self, options: Mapping[str, str], table_name: str) -> None:
+    def __init__(self, options: Mapping[str, str], table_name: str, *, wait_s: float | None = None,
+                 transient: bool = False) -> None:
         config = HoodieConfig(dict(options))
         self.provider = ZookeeperBasedLockProvider.from_config(config, table_name=table_name)
-        self.wait_s = (config.get(WriteConfig.LOCK_WAIT_MS) or 0) / 1000
+        self.wait_s = wait_s if wait_s is not None else (config.get(WriteConfig.LOCK_WAIT_MS) or 0) / 1000
+        self.transient = transient
 
     def __enter__(self) -> HeldLock:
         try:
@@ -44,5 +48,7 @@ class HeldLock:
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
         try:
             self.provider.release()
+            if self.transient:
+                self.provider.remove_unused_node()
         finally:
             self.provider.close()

@@ -11,38 +11,19 @@ execution; a second executor waits for it, then finds the plan's outcome on the 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from types import TracebackType
 
 from hudi_ops.config import HoodieConfig, WriteConfig
-from hudi_ops.locks.zookeeper import ZK_LOCK_KEY, ZK_URL, ZookeeperBasedLockProvider
+from hudi_ops.locks.held_lock import HeldLock
+from hudi_ops.locks.zookeeper import ZK_LOCK_KEY, ZK_URL
 
 
 def has_zookeeper_lock(options: Mapping[str, str]) -> bool:
     return bool(options.get(ZK_URL.name))
 
 
-class PlanLock:
-    """`with PlanLock(options, table, "compaction", instant, wait_s): execute the plan`."""
-
-    def __init__(self, options: Mapping[str, str], table_name: str, service: str, instant: str,
-                 wait_s: float) -> None:
-        config = HoodieConfig(dict(options))
-        table_key = config.get(ZK_LOCK_KEY) or config.get(WriteConfig.TABLE_NAME) or table_name
-        plan_key = f"{table_key}.{service}.{instant}"
-        self.provider = ZookeeperBasedLockProvider.from_config(HoodieConfig({**options, ZK_LOCK_KEY.name: plan_key}))
-        self.wait_s = wait_s
-
-    def __enter__(self) -> PlanLock:
-        try:
-            self.provider.acquire(self.wait_s)
-        except BaseException:
-            self.provider.close()
-            raise
-        return self
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
-        try:
-            self.provider.release()
-            self.provider.remove_unused_node()
-        finally:
-            self.provider.close()
+def plan_lock(options: Mapping[str, str], table_name: str, service: str, instant: str, wait_s: float) -> HeldLock:
+    """`with plan_lock(options, table, "compaction", instant, wait_s): execute the plan`."""
+    config = HoodieConfig(dict(options))
+    table_key = config.get(ZK_LOCK_KEY) or config.get(WriteConfig.TABLE_NAME) or table_name
+    return HeldLock({**options, ZK_LOCK_KEY.name: f"{table_key}.{service}.{instant}"}, table_name, wait_s=wait_s,
+                    transient=True)

@@ -30,7 +30,7 @@ import uuid
 from typing import Any
 
 from kazoo.client import KazooClient, KazooState
-from kazoo.exceptions import KazooException, NoNodeError, NotEmptyError, OperationTimeoutError
+from kazoo.exceptions import KazooException, NoNodeError, OperationTimeoutError
 from kazoo.retry import KazooRetry, RetryFailedError
 
 from hudi_ops.config import HoodieConfig, WriteConfig, int_key, str_key
@@ -421,7 +421,9 @@ class ZookeeperBasedLockProvider:
         client = self._client
         if client is None or client.state != KazooState.CONNECTED:
             return
-        with contextlib.suppress(NoNodeError, NotEmptyError):  # gone already, or another executor waits in it
+        # best effort: gone already, another executor waits in it, or ZooKeeper is away (a leftover
+        # znode costs nothing); a failure here must not hide what the lock guarded
+        with contextlib.suppress(Exception):
             client.delete_async(self.lock_path).get(timeout=self.connection_timeout_s)
 
     def close(self) -> None:

@@ -1,4 +1,5 @@
-"""The compaction and clustering plans a table has scheduled and not completed, read without a JVM.
+"""What a table has pending, read without a JVM: compaction and clustering plans (with their file
+groups), clean plans and writes.
 
 A plan is the Avro record in its `.requested` file; while an executor runs it the instant is
 `.inflight`. Clustering plans are `clustering` instants (table version 8+) or `replacecommit` ones
@@ -62,3 +63,13 @@ def _plan_file_groups(timeline: Timeline, inst: Instant, service: str) -> tuple[
         return None
     return tuple(FileGroupId(s.partition_path or "", s.file_id or "")
                  for g in requested.clustering_plan.input_groups or () for s in g.slices or ())
+
+
+def pending_cleans(timeline: Timeline) -> list[str]:
+    """The clean plans not yet executed, oldest first."""
+    return sorted(i.requested_time for i in timeline.pending if i.action == Action.CLEAN)
+
+
+def pending_writes(timeline: Timeline) -> list[str]:
+    """The writes (commits, deltacommits, replacecommits) not completed, oldest first."""
+    return sorted(i.requested_time for i in timeline.pending if i.action in Action.WRITE_ACTIONS)

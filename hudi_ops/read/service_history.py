@@ -68,6 +68,11 @@ def cleans(meta: MetaClient) -> list[CleanSummary]:
     return out
 
 
+def savepointed(meta: MetaClient) -> set[str]:
+    """The commits that hold a completed savepoint."""
+    return {i.requested_time for i in meta.timeline().completed if i.action == Action.SAVEPOINT}
+
+
 def savepoints(meta: MetaClient) -> list[SavepointSummary]:
     timeline = meta.timeline()
     out = []

@@ -11,15 +11,11 @@ import datetime as dt
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from hudi_ops.config import CleanConfig, CompactionConfig, HeartbeatConfig, HoodieConfig, int_key
+from hudi_ops.config import CleanConfig, ClusteringConfig, CompactionConfig, HeartbeatConfig, HoodieConfig
 from hudi_ops.format.file_group import FileGroup
 from hudi_ops.format.instant import Action, parse_instant_time
 from hudi_ops.format.meta_client import MetaClient
-from hudi_ops.read.pending_plans import CLUSTERING, COMPACTION, pending_plans
-
-#: HoodieClusteringConfig's small-file limit of the default (size-based) plan strategy
-CLUSTERING_SMALL_FILE_LIMIT = int_key("hoodie.clustering.plan.strategy.small.file.limit", 300 * 1024 * 1024,
-                                      "base files below this size are clustering candidates", minimum=0)
+from hudi_ops.read.pending_plans import CLUSTERING, COMPACTION, pending_cleans, pending_plans, pending_writes
 
 
 @dataclass(frozen=True)
@@ -37,35 +33,46 @@ def plan_execution_work(meta: MetaClient, service: str) -> ServiceWork:
 
 
 def compaction_schedule_work(meta: MetaClient, options: Mapping[str, str]) -> ServiceWork:
-    """Due after `hoodie.compact.inline.max.delta.commits` deltacommits since the last compaction
-    (completed or planned), Hudi's default trigger."""
+    """Hudi's NUM_COMMITS trigger: due after `hoodie.compact.inline.max.delta.commits` deltacommits
+    (in any state) since the last completed compaction. The other trigger strategies are not
+    modelled: for them compaction is always worth a try."""
     if not meta.is_mor:
         return ServiceWork(False, "a COPY_ON_WRITE table has no log files to compact")
+    config = HoodieConfig(dict(options))
+    strategy = config.require(CompactionConfig.TRIGGER_STRATEGY)
+    if strategy != "NUM_COMMITS":
+        return ServiceWork(True, f"{CompactionConfig.TRIGGER_STRATEGY.name}={strategy}: left to Hudi")
     timeline = meta.timeline()
-    needed = HoodieConfig(dict(options)).require(CompactionConfig.MAX_DELTA_COMMITS)
-    last = max((i.requested_time for i in timeline.instants
-                if i.action == Action.COMPACTION or (i.action == Action.COMMIT and i.is_completed)), default="")
-    since = sum(1 for i in timeline.completed if i.action == Action.DELTA_COMMIT and i.requested_time > last)
+    needed = config.require(CompactionConfig.MAX_DELTA_COMMITS)
+    last = max((i.requested_time for i in timeline.completed if i.action == Action.COMMIT), default="")
+    since = len({i.requested_time for i in timeline.instants
+                 if i.action == Action.DELTA_COMMIT and i.requested_time > last})
     due = since >= needed
     return ServiceWork(due, f"{since} deltacommit(s) since the last compaction, "
                             f"{'at least' if due else 'fewer than'} {CompactionConfig.MAX_DELTA_COMMITS.name}={needed}")
 
 
 def clustering_schedule_work(meta: MetaClient, options: Mapping[str, str]) -> ServiceWork:
-    """Due when a partition has two or more base files under the small-file limit outside pending plans."""
-    limit = HoodieConfig(dict(options)).require(CLUSTERING_SMALL_FILE_LIMIT)
+    """Hudi's size-based plan strategy: file slices whose base file is under the small-file limit (or
+    that have none) are candidates, outside pending plans. A partition needs two of them, unless
+    clustering sorts (a single file group is then rewritten sorted); Hudi 1.2 plans nothing for a
+    partition of one file group otherwise, which the tests check against its planner."""
+    config = HoodieConfig(dict(options))
+    limit = config.require(ClusteringConfig.SMALL_FILE_LIMIT)
+    needed = 1 if config.get(ClusteringConfig.SORT_COLUMNS) else 2
     view = meta.fs_view()
     planned = {g for s in (COMPACTION, CLUSTERING) for p in pending_plans(view.timeline, s) for g in p.file_groups}
     small: dict[str, int] = {}
     for group in view.file_groups():
         latest = group.latest_slice
-        if group.id in planned or latest is None or latest.base_file is None:
+        if group.id in planned or latest is None:
             continue
-        if latest.base_file.size < limit:
+        if latest.base_file is None or latest.base_file.size < limit:
             small[group.id.partition_path] = small.get(group.id.partition_path, 0) + 1
-    crowded = {p: n for p, n in small.items() if n >= 2}
+    crowded = {p: n for p, n in small.items() if n >= needed}
     if not crowded:
-        return ServiceWork(False, f"no partition has two base files under {CLUSTERING_SMALL_FILE_LIMIT.name}={limit}")
+        return ServiceWork(False, f"no partition has {needed} file group(s) under "
+                                  f"{ClusteringConfig.SMALL_FILE_LIMIT.name}={limit}")
     worst = max(crowded, key=lambda p: crowded[p])
     return ServiceWork(True, f"{len(crowded)} partition(s) with small files; {worst or '(table)'} has "
                              f"{crowded[worst]} under {limit} bytes")
@@ -80,6 +87,9 @@ def clean_work(meta: MetaClient, options: Mapping[str, str], now: dt.datetime | 
     if failed:  # Hudi's clean rolls back failed writes first (LAZY)
         return ServiceWork(True, f"{len(failed)} failed write(s) to roll back, oldest {failed[0]}")
     view = meta.fs_view()
+    left = pending_cleans(view.timeline)
+    if left:
+        return ServiceWork(True, f"{len(left)} pending clean plan(s), oldest {left[0]}")
     replaced = [g for g in view.groups if g.id in view.replaced and g.slices]
     if replaced:
         return ServiceWork(True, f"{len(replaced)} file group(s) replaced by clustering or an overwrite")
@@ -110,13 +120,11 @@ def failed_writes(meta: MetaClient, config: HoodieConfig, now: dt.datetime | Non
     expiry_ms = interval_ms * config.require(HeartbeatConfig.TOLERABLE_MISSES)  # Hudi's own bound
     now_ms = (now or dt.datetime.now(dt.UTC)).timestamp() * 1000
     out = []
-    for inst in meta.timeline().pending:
-        if inst.action not in Action.WRITE_ACTIONS:
-            continue
-        beat = meta.storage.file_info(f"{HEARTBEAT_FOLDER}/{inst.requested_time}")
+    for instant in pending_writes(meta.timeline()):
+        beat = meta.storage.file_info(f"{HEARTBEAT_FOLDER}/{instant}")
         if beat is None or now_ms - beat.mtime_ms > expiry_ms:
-            out.append(inst.requested_time)
-    return sorted(out)
+            out.append(instant)
+    return out
 
 
 #: where Hudi's writers keep their heartbeat files, one per instant

@@ -65,7 +65,7 @@ def _parser() -> argparse.ArgumentParser:
         else:
             j.add_argument("--instant-time", help="schedule: the plan's instant; execute: the plan to run "
                                                   "(default: the oldest pending)")
-            j.add_argument("--wait-seconds", type=float, default=DEFAULT_PLAN_WAIT_S,
+            j.add_argument("--wait-seconds", type=_seconds, default=DEFAULT_PLAN_WAIT_S,
                            help="how long to wait while another run executes the same plan")
     for name in ("archive", "rollback-failed", "savepoint", "restore"):
         j = sub.add_parser(name)
@@ -80,6 +80,13 @@ def _parser() -> argparse.ArgumentParser:
         if name == "restore":
             j.add_argument("--savepoint", required=True, metavar="T", help="the savepoint to restore the table to")
     return p
+
+
+def _seconds(text: str) -> float:
+    value = float(text)
+    if value < 0:
+        raise ValueError(text)
+    return value
 
 
 def main(argv: Sequence[str] | None = None, *, spark: Any | None = None) -> int:

@@ -6,12 +6,15 @@ Airflow reads its configuration when first imported, so this runs before any tes
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import shutil
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,6 +35,21 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 #: Spark settings for every job the tests submit: no UI, loopback only
 SPARK_CONF = {"spark.ui.enabled": "false", **LOOPBACK_CONF}
+
+
+@contextlib.contextmanager
+def dag_in_folder(dag_id: str, source: str) -> Iterator[Any]:
+    """The DAG of a DAG file written into the dags folder (where `dag.test()` needs it) for the block."""
+    path = DAGS / f"{dag_id}.py"
+    path.write_text(source)
+    from airflow.dag_processing.dagbag import DagBag
+
+    try:
+        bag = DagBag(dag_folder=str(path))
+        assert bag.import_errors == {}
+        yield bag.get_dag(dag_id)
+    finally:
+        path.unlink()
 
 
 @pytest.fixture(scope="session")

@@ -49,18 +49,21 @@ def test_a_table_with_services_gets_a_services_dag_and_its_writers_leave_those_s
         assert "hoodie.compact.inline" not in writer.hoodie_conf  # compaction is not one of its services
 
 
-@pytest.mark.parametrize(("services", "reason"), [
-    ({"compaction": {}}, "has a compaction service but no `table_type: MERGE_ON_READ`"),
-    ({"vacuum": {}}, "unknown service(s) vacuum for table 'trips'"),
-    ("hourly", "`services` of table 'trips' in tables.yaml is not a mapping"),
+@pytest.mark.parametrize(("services", "hoodie_conf", "reason"), [
+    ({"compaction": {}}, {}, "has a compaction service but no `table_type: MERGE_ON_READ`"),
+    ({"vacuum": {}}, {}, "unknown service(s) vacuum for table 'trips'"),
+    ("hourly", {}, "`services` of table 'trips' in tables.yaml is not a mapping"),
+    ({"clean": {}}, {"hoodie.clean.automatic": "true"},
+     "runs clean in its services DAG but sets hoodie.clean.automatic=true for its writers"),
 ])
-def test_a_broken_services_section_names_the_fix(services, reason):
+def test_a_broken_services_section_names_the_fix(services, hoodie_conf, reason):
     from hudi_ops.airflow.dag_factory import dags_from_config
     from hudi_ops.errors import ConfigError
 
+    table = {"base_path": "/t", "record_key": "id", "services": services, "hoodie_conf": hoodie_conf,
+             "ingest": {"source_path": "/in"}}
     with pytest.raises(ConfigError, match=re.escape(reason)):
-        dags_from_config({"tables": {"trips": {"base_path": "/t", "record_key": "id", "services": services}}},
-                         origin="tables.yaml")
+        dags_from_config({"tables": {"trips": table}}, origin="tables.yaml")
 
 
 @pytest.fixture

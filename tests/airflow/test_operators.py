@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from tests.airflow.conftest import DAGS, SPARK_CONF
+from tests.airflow.conftest import SPARK_CONF, dag_in_folder
 
 DAG_ID = "hudi_ops_test_ingest"
 DAG_FILE = f'''
@@ -85,14 +85,8 @@ def test_a_backfill_operator_submits_the_hudi_ops_application_with_hudis_jars_an
 
 @pytest.fixture
 def ingest_dag(airflow_db):
-    path = DAGS / f"{DAG_ID}.py"
-    path.write_text(DAG_FILE)
-    from airflow.dag_processing.dagbag import DagBag
-
-    bag = DagBag(dag_folder=str(path))
-    assert bag.import_errors == {}
-    yield bag.get_dag(DAG_ID)
-    path.unlink()
+    with dag_in_folder(DAG_ID, DAG_FILE) as dag:
+        yield dag
 
 
 def _task(run, task_id="ingest"):

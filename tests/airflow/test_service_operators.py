@@ -9,7 +9,7 @@ import pytest
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.read.pending_plans import pending_plans
 from hudi_ops.spark.__main__ import main
-from tests.airflow.conftest import DAGS, SPARK_CONF
+from tests.airflow.conftest import SPARK_CONF, dag_in_folder
 from tests.tables import Model, read_hudi_rs, trips, write_source
 
 DAG_ID = "hudi_ops_test_services"
@@ -33,14 +33,8 @@ DAY1, DAY2 = "2026-11-20", "2026-11-21"
 
 @pytest.fixture
 def services_dag(airflow_db):
-    path = DAGS / f"{DAG_ID}.py"
-    path.write_text(DAG_FILE)
-    from airflow.dag_processing.dagbag import DagBag
-
-    bag = DagBag(dag_folder=str(path))
-    assert bag.import_errors == {}
-    yield bag.get_dag(DAG_ID)
-    path.unlink()
+    with dag_in_folder(DAG_ID, DAG_FILE) as dag:
+        yield dag
 
 
 def ingest(spark, table, source, table_type, n, rows):
@@ -87,4 +81,12 @@ def test_services_with_nothing_due_are_skipped_without_starting_spark(
     assert run.state == "success" and set(states(run).values()) == {"skipped"}
     log = "".join(capfd.readouterr())
     assert "a COPY_ON_WRITE table has no log files to compact" in log
-    assert "no partition has two base files under" in log and "Spark-Submit cmd" not in log
+    assert "no partition has 2 file group(s) under" in log and "Spark-Submit cmd" not in log
+
+
+def test_a_clean_task_given_a_plan_argument_is_refused_when_the_dag_is_built():
+    from hudi_ops.airflow.service_operators import HudiCleanOperator
+    from hudi_ops.errors import InvalidInputError
+
+    with pytest.raises(InvalidInputError, match="a clean plans and executes its own"):
+        HudiCleanOperator(task_id="clean", base_path="/t", table_name="t", mode="execute", plan_task_id="x")

@@ -12,7 +12,7 @@ import time
 
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.locks.held_lock import HeldLock
-from hudi_ops.locks.plan_lock import PlanLock
+from hudi_ops.locks.plan_lock import plan_lock
 from hudi_ops.spark.__main__ import main
 from tests.integration.lock_options import as_flags, occ_options
 from tests.integration.processes import Job
@@ -48,7 +48,7 @@ def execute(table, options, *extra):
 
 def test_two_executions_of_one_plan_started_together_run_it_once(tmp_path, zookeeper, spark, capsys):
     table, options, model, plan = mor_table_with_a_plan(tmp_path, zookeeper, spark, capsys)
-    with PlanLock(options, "trips", "compaction", plan, wait_s=10) as held:
+    with plan_lock(options, "trips", "compaction", plan, wait_s=10) as held:
         jobs = [Job.start(execute(table, options, "--instant-time", plan), tmp_path / f"exec-{n}.log")
                 for n in range(2)]
         deadline = time.monotonic() + 240
@@ -76,7 +76,7 @@ def test_an_executor_that_cannot_get_the_plan_in_time_exits_4_and_changes_nothin
                                                                                    capsys):
     table, options, _, plan = mor_table_with_a_plan(tmp_path, zookeeper, spark, capsys)
     before = tree(table)
-    with PlanLock(options, "trips", "compaction", plan, wait_s=10):
+    with plan_lock(options, "trips", "compaction", plan, wait_s=10):
         code = main(execute(table, options, "--wait-seconds", "2"), spark=spark)
         result = job_result(capsys.readouterr().out)
     assert code == 4 and f"compaction.{plan}" in result["message"]

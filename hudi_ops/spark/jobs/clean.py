@@ -18,9 +18,10 @@ from dataclasses import replace
 from typing import Any
 
 from hudi_ops.config import CleanConfig, HoodieConfig
-from hudi_ops.format.instant import Action
+from hudi_ops.format.instant import Action, State
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.format.plans import CleanerPlan
+from hudi_ops.read.pending_plans import pending_cleans
 from hudi_ops.spark.jobs.result import ServiceResult, since
 from hudi_ops.spark.jobs.write_client import WriteClient, write_client
 
@@ -38,18 +39,22 @@ def run(args: argparse.Namespace, options: dict[str, str], spark: Callable[[], A
                              durations_ms=since(started))
     nothing = "the policy keeps every file slice: nothing to clean"
     with write_client(spark(), meta, options) as client:
+        scheduled = None
         if args.mode != "execute":
-            client.java.scheduleTableService(client.none(), _clean_service(client))
+            made = client.java.scheduleTableService(client.none(), _clean_service(client))
+            scheduled = made.get() if made.isPresent() else None
         plans = _pending_cleans(meta)
         if args.mode == "schedule":
-            if not plans:
+            if scheduled is None:
                 return ServiceResult("clean", args.mode, reason=nothing, details={"policy": policy},
                                      durations_ms=since(started))
-            instant, plan = plans[-1]
-            return _result(args, meta, instant, "scheduled", _plan_files(meta, plan), started, policy)
+            plan = next(p for i, p in plans if i == scheduled)
+            return _result(args, meta, scheduled, "scheduled", _plan_files(meta, plan), started, policy)
         files = [f for _, plan in plans for f in _plan_files(meta, plan)]
         sized = _sizes(meta, files)  # measured before Hudi deletes them
-        client.java.clean()  # with or without a plan: Hudi's clean also rolls back failed writes (LAZY)
+        # runs the pending plans without planning another; with or without one, Hudi's clean also rolls
+        # back failed writes (LAZY)
+        client.java.clean(False)
     if not plans:
         return ServiceResult("clean", args.mode, reason=nothing, details={"policy": policy},
                              durations_ms=since(started))
@@ -65,10 +70,10 @@ def _clean_service(client: WriteClient) -> Any:
 
 def _pending_cleans(meta: MetaClient) -> list[tuple[str, CleanerPlan]]:
     timeline = meta.timeline()
-    pending = {i.requested_time for i in timeline.pending if i.action == Action.CLEAN}
+    pending = set(pending_cleans(timeline))
     return [(i.requested_time, CleanerPlan.from_avro_bytes(timeline.read_bytes(i)))
             for i in timeline.instants if i.action == Action.CLEAN and i.requested_time in pending
-            and i.state.name == "REQUESTED"]
+            and i.state is State.REQUESTED]
 
 
 def _plan_files(meta: MetaClient, plan: CleanerPlan) -> list[str]:

@@ -9,18 +9,6 @@ from __future__ import annotations
 
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.spark.jobs.plan_execution import PlanService
-from hudi_ops.spark.jobs.write_client import WriteClient
-
-
-def _schedule(client: WriteClient, instant: str | None) -> str | None:
-    if instant is not None:
-        return instant if client.java.scheduleCompactionAtInstant(instant, client.none()) else None
-    scheduled = client.java.scheduleCompaction(client.none())
-    return scheduled.get() if scheduled.isPresent() else None
-
-
-def _execute(client: WriteClient, instant: str) -> None:
-    client.java.compact(instant, True)
 
 
 def _refuses(meta: MetaClient) -> str | None:
@@ -30,4 +18,5 @@ def _refuses(meta: MetaClient) -> str | None:
             "MERGE_ON_READ tables); run clustering to rewrite its small files")
 
 
-COMPACTION = PlanService("compact", "compaction", _schedule, _execute, _refuses)
+COMPACTION = PlanService("compact", "compaction", "scheduleCompaction", "scheduleCompactionAtInstant", "compact",
+                         _refuses)

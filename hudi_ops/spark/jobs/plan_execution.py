@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from hudi_ops.errors import InvalidInputError, TableServiceError
+from hudi_ops.format.instant import parse_instant_time
 from hudi_ops.format.meta_client import MetaClient
-from hudi_ops.locks.plan_lock import PlanLock, has_zookeeper_lock
+from hudi_ops.locks.plan_lock import has_zookeeper_lock, plan_lock
 from hudi_ops.read.pending_plans import PendingPlan, pending_plans
 from hudi_ops.read.table_overview import commit_stats_of
 from hudi_ops.spark.jobs.result import ServiceResult, since
@@ -30,14 +31,26 @@ DEFAULT_PLAN_WAIT_S = 3600.0
 
 @dataclass(frozen=True)
 class PlanService:
+    """A plan-based service and the write client's methods for it."""
+
     job: str  # compact | cluster
     service: str  # compaction | clustering (hudi_ops.read.pending_plans)
-    #: (client, instant or None) -> the scheduled instant, None when there is nothing to plan
-    schedule: Callable[[WriteClient, str | None], str | None]
-    #: (client, instant): run the plan and complete it
-    execute: Callable[[WriteClient, str], None]
+    schedule_method: str  # (extra metadata) -> Option<instant>
+    schedule_at_method: str  # (instant, extra metadata) -> whether it planned
+    execute_method: str  # (instant, complete) -> the write metadata
     #: the table, when the service cannot run on it: the message names the fix
     refuses: Callable[[MetaClient], str | None] = lambda _meta: None
+
+    def schedule(self, client: WriteClient, instant: str | None) -> str | None:
+        """The scheduled plan's instant; None when Hudi finds nothing to plan."""
+        if instant is not None:
+            return instant if getattr(client.java, self.schedule_at_method)(instant, client.none()) else None
+        scheduled = getattr(client.java, self.schedule_method)(client.none())
+        return scheduled.get() if scheduled.isPresent() else None
+
+    def execute(self, client: WriteClient, instant: str) -> None:
+        """Run the plan and complete its instant."""
+        getattr(client.java, self.execute_method)(instant, True)
 
 
 def run(service: PlanService, args: argparse.Namespace, options: dict[str, str],
@@ -49,6 +62,8 @@ def run(service: PlanService, args: argparse.Namespace, options: dict[str, str],
         raise InvalidInputError(refusal)
     instant = args.instant_time
     if args.mode in ("schedule", "scheduleAndExecute"):
+        if instant is not None:
+            _check_new_instant(meta, instant)
         with write_client(spark(), meta, options) as client:
             instant = service.schedule(client, instant)
         if instant is None:
@@ -75,21 +90,32 @@ def _execute(service: PlanService, meta: MetaClient, options: dict[str, str], sp
         pending = ", ".join(p.instant for p in plans) or "none"
         raise InvalidInputError(f"{meta.base_path} has no pending {service.service} plan {instant} (pending: "
                                 f"{pending}); pass one of them to --instant-time, or none for the oldest")
-    plan = _pending(meta, service, instant)
+    plan = next(p for p in plans if p.instant == instant) if instant in {p.instant for p in plans} else None
     warnings: tuple[str, ...] = ()
     if has_zookeeper_lock(options):
-        guard: contextlib.AbstractContextManager[Any] = PlanLock(
+        guard: contextlib.AbstractContextManager[Any] = plan_lock(
             options, meta.properties.table_name, service.service, instant, args.wait_seconds)
     else:
         guard = contextlib.nullcontext()
         warnings = (f"no ZooKeeper lock is configured: nothing stops another executor of {service.service} "
                     f"plan {instant} from running it at the same time",)
-    with guard:
+    with guard as held:
         if meta.timeline().completed_instant(instant) is not None:  # the executor we waited for ran it
             return _outcome(service, meta, args, instant, "completed by another run", started, plan, warnings)
         with write_client(spark(), meta, options) as client:
+            if held is not None:  # a ZooKeeper session lost while Spark started would let another executor in
+                held.provider.assert_held()
             service.execute(client, instant)
         return _outcome(service, meta, args, instant, "completed", started, plan, warnings)
+
+
+def _check_new_instant(meta: MetaClient, instant: str) -> None:
+    """A plan's instant must be a valid time after every instant of the table (Hudi's rule)."""
+    parse_instant_time(instant)  # names the format when it is not one
+    newest = max((i.requested_time for i in meta.timeline()), default="")
+    if instant <= newest:
+        raise InvalidInputError(f"--instant-time {instant} is not after the table's newest instant {newest}; "
+                                "give a later time, or none to let Hudi choose")
 
 
 def _pending(meta: MetaClient, service: PlanService, instant: str) -> PendingPlan | None:

@@ -1,6 +1,6 @@
 """`restore --savepoint T`: Hudi restores the table to a savepoint, rolling back every instant after
-it, so that the table reads exactly as it did at T. Writers must not run meanwhile: the Airflow
-restore DAG pauses them first."""
+it, so that the table reads exactly as it did at T. Writers must not run meanwhile: the job refuses
+while a write's heartbeat is alive."""
 
 from __future__ import annotations
 
@@ -9,10 +9,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from hudi_ops.config import HoodieConfig
 from hudi_ops.errors import InvalidInputError
 from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.read.pending_plans import pending_writes
+from hudi_ops.read.service_history import savepointed
+from hudi_ops.read.service_work import failed_writes
 from hudi_ops.spark.jobs.result import ServiceResult, since
-from hudi_ops.spark.jobs.savepoint import savepointed
 from hudi_ops.spark.jobs.write_client import write_client
 
 
@@ -23,6 +26,11 @@ def run(args: argparse.Namespace, options: dict[str, str], spark: Callable[[], A
     if args.savepoint not in savepoints:
         raise InvalidInputError(f"{meta.base_path} has no savepoint {args.savepoint} (savepoints: "
                                 f"{', '.join(sorted(savepoints)) or 'none'}); create one with `savepoint` first")
+    running = [i for i in pending_writes(meta.timeline()) if i not in failed_writes(meta, HoodieConfig(options))]
+    if running:
+        raise InvalidInputError(f"writes {', '.join(running)} of {meta.base_path} are running (their heartbeat is "
+                                "alive): a restore under them would lose their commits; pause the table's writers "
+                                "and wait for them to end, then restore")
     later = sorted(i.requested_time for i in meta.timeline().completed_writes() if i.requested_time > args.savepoint)
     with write_client(spark(), meta, options) as client:
         client.java.restoreToSavepoint(args.savepoint)

@@ -8,14 +8,21 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from hudi_ops.format.instant import Action
+from hudi_ops.config import FailedWritesConfig, HoodieConfig
+from hudi_ops.errors import ConfigError
 from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.read.pending_plans import pending_writes
 from hudi_ops.spark.jobs.result import ServiceResult, since
 from hudi_ops.spark.jobs.write_client import write_client
 
 
 def run(args: argparse.Namespace, options: dict[str, str], spark: Callable[[], Any]) -> ServiceResult:
     started = time.perf_counter()
+    policy = HoodieConfig(options).require(FailedWritesConfig.POLICY)
+    if policy != "LAZY":  # under EAGER Hudi would roll back every pending write, running ones too
+        raise ConfigError(f"rollback-failed rolls back only writes whose heartbeat expired, which needs "
+                          f"{FailedWritesConfig.POLICY.name}=LAZY (what every multi-writer table sets; here it is "
+                          f"{policy}): pass the table's lock options, or let the next write roll failures back")
     meta = MetaClient.open(args.base_path)
     before = _pending_writes(meta)
     if not before:
@@ -31,4 +38,4 @@ def run(args: argparse.Namespace, options: dict[str, str], spark: Callable[[], A
 
 
 def _pending_writes(meta: MetaClient) -> set[str]:
-    return {i.requested_time for i in meta.timeline().pending if i.action in Action.WRITE_ACTIONS}
+    return set(pending_writes(meta.timeline()))

@@ -9,8 +9,8 @@ from collections.abc import Callable
 from typing import Any
 
 from hudi_ops.errors import InvalidInputError
-from hudi_ops.format.instant import Action
 from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.read.service_history import savepointed
 from hudi_ops.spark.jobs.result import ServiceResult, since
 from hudi_ops.spark.jobs.write_client import write_client
 
@@ -39,8 +39,3 @@ def run(args: argparse.Namespace, options: dict[str, str], spark: Callable[[], A
     with write_client(spark(), meta, options) as client:
         client.java.savepoint(instant, USER, args.comment or "")
     return ServiceResult("savepoint", "create", instant, "created", durations_ms=since(started))
-
-
-def savepointed(meta: MetaClient) -> set[str]:
-    """The instants that hold a completed savepoint."""
-    return {i.requested_time for i in meta.timeline().completed if i.action == Action.SAVEPOINT}
