@@ -39,6 +39,6 @@ ENV HUDI_OPS_JARS_DIR=/opt/hudi-ops/jars
 COPY --chown=airflow:0 . /opt/hudi-ops/src
 RUN pip install --no-cache-dir "apache-airflow[postgres]==${AIRFLOW_VERSION}" /opt/hudi-ops/src \
     && python -c "import psycopg2, pyspark, kazoo, hudi, hudi_ops" \
-    && HOME=/tmp/maven-home python -m hudi_ops.spark.hudi_bundle fetch \
-    && rm -rf /tmp/maven-home \
+    && HOME=/opt/hudi-ops/build/maven-home python -m hudi_ops.spark.hudi_bundle fetch \
+    && rm -rf /opt/hudi-ops/build/maven-home \
     && spark-submit --version
