@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 #: the benchmarks; the folder's other scripts are what they start (spark-submit applications)
-BENCHMARKS = ("upsert_hudi_vs_naive.py", "platform_overhead.py", "commit_contention.py")
+BENCHMARKS = ("upsert_hudi_vs_naive.py", "platform_overhead.py", "commit_contention.py", "services_idle_tick.py")
 
 
 def main() -> int:

@@ -276,8 +276,11 @@ class ClusteringConfig:
 
     SMALL_FILE_LIMIT = int_key("hoodie.clustering.plan.strategy.small.file.limit", 300 * 1024 * 1024,
                                "base files below this size are clustering candidates", minimum=0)
-    SORT_COLUMNS = str_key("hoodie.clustering.plan.strategy.sort.columns",
-                           doc="columns clustering sorts by: then a single file group is worth rewriting too")
+    SORT_COLUMNS = str_key("hoodie.clustering.plan.strategy.sort.columns", doc="columns clustering sorts by")
+    SINGLE_GROUP = str_key("hoodie.clustering.plan.strategy.single.group.clustering.enabled", "TRUE",
+                           "whether one candidate file group alone gets a plan", choices=("TRUE", "FALSE"))
+    INCREMENTAL = str_key("hoodie.table.services.incremental.enabled", "TRUE",
+                          "plan only partitions written since the service last ran", choices=("TRUE", "FALSE"))
 
 
 class FailedWritesConfig:

@@ -15,6 +15,7 @@ from hudi_ops.config import CleanConfig, ClusteringConfig, CompactionConfig, Hea
 from hudi_ops.format.file_group import FileGroup
 from hudi_ops.format.instant import Action, parse_instant_time
 from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.format.timeline import Timeline
 from hudi_ops.read.pending_plans import CLUSTERING, COMPACTION, pending_cleans, pending_plans, pending_writes
 
 
@@ -54,28 +55,40 @@ def compaction_schedule_work(meta: MetaClient, options: Mapping[str, str]) -> Se
 
 def clustering_schedule_work(meta: MetaClient, options: Mapping[str, str]) -> ServiceWork:
     """Hudi's size-based plan strategy: file slices whose base file is under the small-file limit (or
-    that have none) are candidates, outside pending plans. A partition needs two of them, unless
-    clustering sorts (a single file group is then rewritten sorted); Hudi 1.2 plans nothing for a
-    partition of one file group otherwise, which the tests check against its planner."""
+    that have none) are candidates, outside pending plans, in the partitions written since the last
+    clustering (Hudi 1.x plans table services incrementally). A partition needs two candidates, or
+    one when single-group clustering is on (Hudi's default) or clustering sorts."""
     config = HoodieConfig(dict(options))
     limit = config.require(ClusteringConfig.SMALL_FILE_LIMIT)
-    needed = 1 if config.get(ClusteringConfig.SORT_COLUMNS) else 2
+    single = config.require(ClusteringConfig.SINGLE_GROUP) == "TRUE" or bool(config.get(ClusteringConfig.SORT_COLUMNS))
+    needed = 1 if single else 2
     view = meta.fs_view()
+    written = _written_since_last_clustering(view.timeline) \
+        if config.require(ClusteringConfig.INCREMENTAL) == "TRUE" else None
     planned = {g for s in (COMPACTION, CLUSTERING) for p in pending_plans(view.timeline, s) for g in p.file_groups}
     small: dict[str, int] = {}
     for group in view.file_groups():
-        latest = group.latest_slice
-        if group.id in planned or latest is None:
+        latest, partition = group.latest_slice, group.id.partition_path
+        if group.id in planned or latest is None or (written is not None and partition not in written):
             continue
         if latest.base_file is None or latest.base_file.size < limit:
-            small[group.id.partition_path] = small.get(group.id.partition_path, 0) + 1
+            small[partition] = small.get(partition, 0) + 1
     crowded = {p: n for p, n in small.items() if n >= needed}
     if not crowded:
-        return ServiceWork(False, f"no partition has {needed} file group(s) under "
+        since = " written since the last clustering" if written is not None else ""
+        return ServiceWork(False, f"no partition{since} has {needed} file group(s) under "
                                   f"{ClusteringConfig.SMALL_FILE_LIMIT.name}={limit}")
     worst = max(crowded, key=lambda p: crowded[p])
     return ServiceWork(True, f"{len(crowded)} partition(s) with small files; {worst or '(table)'} has "
                              f"{crowded[worst]} under {limit} bytes")
+
+
+def _written_since_last_clustering(timeline: Timeline) -> set[str]:
+    """The partitions of the completed writes after the latest completed clustering (all, if none)."""
+    writes = [(i, timeline.commit_metadata(i)) for i in timeline.completed_writes()]
+    last = max((i.requested_time for i, m in writes if m.operation_type == "CLUSTER"), default="")
+    return {s.partition_path or "" for i, m in writes if i.requested_time > last and m.operation_type != "CLUSTER"
+            for s in m.write_stats()}
 
 
 def clean_work(meta: MetaClient, options: Mapping[str, str], now: dt.datetime | None = None) -> ServiceWork:

@@ -151,7 +151,7 @@ def test_clustering_rewrites_small_files_into_few_and_keeps_the_rows(spark, tmp_
     meta = MetaClient.open(table)
     assert meta.timeline().completed_instant(result["instant"]).action == "replacecommit"
     assert len(file_groups(table, DAY1)) == 1
-    # the check agrees with Hudi's planner, which plans nothing for one file group alone
+    # the check agrees with Hudi's planner: nothing was written since the clustering
     for single_group in ("true", "false"):
         conf = {"hoodie.clustering.plan.strategy.single.group.clustering.enabled": single_group}
         work = clustering_schedule_work(MetaClient.open(table), conf)

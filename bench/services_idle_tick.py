@@ -1,0 +1,84 @@
+"""A services tick with nothing due: the control plane's checks against spark-submits that find nothing.
+
+A MERGE_ON_READ table gets two ingest commits: below Hudi's compaction trigger, nothing to clean,
+and one file group per partition, which clustering leaves alone once single-group clustering is
+off. The Airflow services DAG would ask `hudi_ops.read.service_work` about compaction, clustering
+and clean and skip all three; without the checks each task is a spark-submit that starts Spark and
+finds nothing. One JSON line: the three checks together, the three spark-submits together, and
+their ratio.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.read.service_work import clean_work, clustering_schedule_work, compaction_schedule_work
+from hudi_ops.spark.session import LOOPBACK_CONF
+from hudi_ops.spark.submit import spark_submit_command
+
+CONF = {"spark.ui.enabled": "false", **LOOPBACK_CONF, "spark.sql.shuffle.partitions": "2"}
+SPARK_SUBMIT = str(Path(sys.executable).parent / "spark-submit")
+ROUNDS = 3
+OPTIONS = {"hoodie.clustering.plan.strategy.single.group.clustering.enabled": "false"}
+
+
+def submit(args: list[str]) -> dict:
+    started = time.perf_counter()
+    done = subprocess.run(spark_submit_command(args, conf=CONF, spark_submit=SPARK_SUBMIT), capture_output=True,
+                          text=True, check=False)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    result = json.loads([ln for ln in done.stdout.splitlines() if ln.startswith("{")][-1])
+    return {**result, "elapsed_s": time.perf_counter() - started}
+
+
+def main() -> None:
+    root = Path(tempfile.mkdtemp(prefix="hudi-ops-bench-"))
+    try:
+        table, landing = root / "t", root / "landing"
+        landing.mkdir()
+        for n in range(2):
+            pq.write_table(pa.table({"key": [f"k{i}" for i in range(1000)], "part": ["a", "b"] * 500,
+                                     "ts": [n] * 1000}), landing / f"{n}.parquet")
+            submit(["ingest", "--target-base-path", str(table), "--target-table", "t", "--source-path", str(landing),
+                    "--record-key-field", "key", "--partition-path-field", "part", "--source-ordering-field", "ts",
+                    "--table-type", "MERGE_ON_READ"])
+
+        checks = []
+        for _ in range(20):
+            started = time.perf_counter()
+            meta = MetaClient.open(table)
+            checked = (compaction_schedule_work, clustering_schedule_work, clean_work)
+            due = [check(meta, OPTIONS).due for check in checked]
+            checks.append(time.perf_counter() - started)
+            assert due == [False, False, False], due
+        ticks = []
+        for _ in range(ROUNDS):
+            conf = [arg for k, v in OPTIONS.items() for arg in ("--hoodie-conf", f"{k}={v}")]
+            jobs = [submit([job, "--base-path", str(table), *mode, *conf])
+                    for job, mode in (("compact", ("--mode", "schedule")), ("cluster", ("--mode", "schedule")),
+                                      ("clean", ()))]
+            assert all(j["instant"] is None for j in jobs), jobs  # Hudi agrees: nothing to do
+            ticks.append(sum(j["elapsed_s"] for j in jobs))
+        print(json.dumps({
+            "bench": "services_idle_tick",
+            "checks_ms": round(statistics.median(checks) * 1000, 2),
+            "spark_submits_s": round(statistics.median(ticks), 2),
+            "spark_submits_over_checks": round(statistics.median(ticks) / statistics.median(checks)),
+        }))
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
