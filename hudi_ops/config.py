@@ -253,6 +253,17 @@ class CleanConfig:
                              minimum=0)
 
 
+class ArchivalConfig:
+    """The archiver's bounds (HoodieArchivalConfig's names and defaults): beyond `max` completed
+    commits on the active timeline it archives down to `min` (raised, never lowered, to keep what the
+    cleaner retains)."""
+
+    MAX_COMMITS_TO_KEEP = int_key("hoodie.keep.max.commits", 30, "completed commits that start an archival",
+                                  minimum=1)
+    MIN_COMMITS_TO_KEEP = int_key("hoodie.keep.min.commits", 20, "completed commits an archival leaves active",
+                                  minimum=1)
+
+
 class HeartbeatConfig:
     """A writer's heartbeat (HoodieWriteConfig's names and defaults): a pending instant whose last
     beat is older than interval x tolerable misses belongs to a failed writer."""

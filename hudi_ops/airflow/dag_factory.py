@@ -10,18 +10,22 @@
         table_type: MERGE_ON_READ      # optional: the table's own, COPY_ON_WRITE for a new table
         ingest:   {source_path: /landing/trips, source_format: parquet, schedule: "*/10 * * * *"}
         backfill: {source_path: /history/trips, max_active_runs: 4}
+        restore: {wait_timeout_minutes: 60}   # optional: the hudi_restore__<table> DAG's settings
         services:                      # optional: a hudi_services__<table> DAG
           schedule: "@hourly"          # also triggered by every commit of the table's writers
           compaction: {hoodie.compact.inline.max.delta.commits: "5"}      # MERGE_ON_READ only
           clustering: {hoodie.clustering.plan.strategy.small.file.limit: "104857600"}
           clean: {hoodie.cleaner.policy: KEEP_LATEST_COMMITS, hoodie.cleaner.commits.retained: "10"}
-    defaults: {spark_conn_id: spark_default, zookeeper_conn_id: hudi_zookeeper_default, spark_conf: {...}}
+    defaults: {spark_conn_id: spark_default, zookeeper_conn_id: hudi_zookeeper_default,
+               airflow_api_conn_id: hudi_ops_airflow_api, spark_conf: {...}}
 
 Every DAG of a table uses the same ZooKeeper connection, hence the same lock. Ingest runs one at
 a time; backfill runs (triggered with Params validated by JSON schema) may run side by side. The
 services DAG schedules and executes each service as separate tasks in the table's pool
 (`hudi_services__<table>`, create it with one slot), and the table's writers then leave those
-services to it instead of running them inline.
+services to it instead of running them inline. A `hudi_restore__<table>` DAG (triggered with the
+savepoint as a Param) pauses the table's writer DAGs through Airflow's REST API (connection
+`airflow_api_conn_id`), waits for their runs and writes to end, restores, and unpauses them.
 """
 
 from __future__ import annotations
@@ -35,9 +39,16 @@ from typing import Any
 import yaml
 from airflow.sdk import DAG, AssetOrTimeSchedule, CronTriggerTimetable, Param
 
+from hudi_ops.airflow.airflow_api import DEFAULT_CONN_ID as AIRFLOW_API_CONN_ID
 from hudi_ops.airflow.hook import HudiHook
 from hudi_ops.airflow.operators import HudiBackfillOperator, HudiIngestOperator, table_asset
-from hudi_ops.airflow.service_operators import HudiCleanOperator, HudiClusteringOperator, HudiCompactionOperator
+from hudi_ops.airflow.service_operators import (
+    HudiCleanOperator,
+    HudiClusteringOperator,
+    HudiCompactionOperator,
+    HudiRestoreOperator,
+)
+from hudi_ops.airflow.writer_pause import PauseWritersOperator, UnpauseWritersOperator, WritersIdleSensor
 from hudi_ops.errors import ConfigError
 from hudi_ops.sources import SOURCE_FORMATS
 from hudi_ops.spark.jobs.hudi_write import OPERATIONS
@@ -69,7 +80,8 @@ def _tables(config: Mapping[str, Any], origin: str) -> Mapping[str, Any]:
     return tables
 
 
-INGEST_DAG_PREFIX, BACKFILL_DAG_PREFIX, SERVICES_DAG_PREFIX = "hudi_ingest__", "hudi_backfill__", "hudi_services__"
+INGEST_DAG_PREFIX, BACKFILL_DAG_PREFIX, SERVICES_DAG_PREFIX, RESTORE_DAG_PREFIX = (
+    "hudi_ingest__", "hudi_backfill__", "hudi_services__", "hudi_restore__")
 SERVICES = ("compaction", "clustering", "clean")
 #: what a writer stops doing inline when the services DAG runs the service
 INLINE_SERVICE_OFF = {"compaction": {"hoodie.compact.inline": "false", "hoodie.compact.schedule.inline": "false"},
@@ -89,6 +101,10 @@ def services_dag_id(table: str) -> str:
     return SERVICES_DAG_PREFIX + table
 
 
+def restore_dag_id(table: str) -> str:
+    return RESTORE_DAG_PREFIX + table
+
+
 def services_pool(table: str) -> str:
     """The pool every service task of the table runs in: one slot, so services never pile up."""
     return SERVICES_DAG_PREFIX + table
@@ -96,7 +112,7 @@ def services_pool(table: str) -> str:
 
 def table_of_dag(dag_id: str) -> str | None:
     """The table a generated DAG serves, from its id; None for other DAGs."""
-    for prefix in (INGEST_DAG_PREFIX, BACKFILL_DAG_PREFIX, SERVICES_DAG_PREFIX):
+    for prefix in (INGEST_DAG_PREFIX, BACKFILL_DAG_PREFIX, SERVICES_DAG_PREFIX, RESTORE_DAG_PREFIX):
         if dag_id.startswith(prefix):
             return dag_id.removeprefix(prefix)
     return None
@@ -132,7 +148,7 @@ def _table_specs(config: Mapping[str, Any], origin: str) -> list[_Table]:
 def dags_from_config(config: Mapping[str, Any], *, origin: str = "tables config") -> dict[str, DAG]:
     dags: dict[str, DAG] = {}
     for spec in _table_specs(config, origin):
-        for dag in (spec.ingest_dag(), spec.backfill_dag(), spec.services_dag()):
+        for dag in (spec.ingest_dag(), spec.backfill_dag(), spec.services_dag(), spec.restore_dag()):
             if dag is not None:
                 dags[dag.dag_id] = dag
     return dags
@@ -266,4 +282,40 @@ class _Table:
                 clean = HudiCleanOperator(task_id="clean", hoodie_conf={**base_conf, **dict(services["clean"] or {})},
                                           trigger_rule="none_failed", **args)
                 executed >> clean  # cleans after compaction and clustering, which leave old slices behind
+        return dag
+
+    def writer_dag_ids(self) -> list[str]:
+        """The table's DAGs that write to it: what a restore stops."""
+        return [dag_id for section, dag_id in (("ingest", ingest_dag_id(self.name)),
+                                               ("backfill", backfill_dag_id(self.name)))
+                if self.entry.get(section)] + ([services_dag_id(self.name)] if self.services else [])
+
+    def restore_dag(self) -> DAG | None:
+        writers = self.writer_dag_ids()
+        if not writers:
+            return None
+        restore = self.entry.get("restore") or {}
+        if not isinstance(restore, Mapping):
+            raise ConfigError(f"`restore` of table {self.name!r} in {self.origin} is not a mapping; "
+                              "give `wait_timeout_minutes`, or leave it out")
+        api = {"airflow_api_conn_id": self.entry.get("airflow_api_conn_id", AIRFLOW_API_CONN_ID)}
+        base_path = self.entry["base_path"]
+        params = {"savepoint": Param(type="string", pattern="^[0-9]{17}$",
+                                     description="the savepoint to restore to (`hudi-ops savepoints` lists them)")}
+        with DAG(
+            restore_dag_id(self.name), schedule=None, max_active_runs=1, catchup=False, params=params,
+            tags=["hudi", self.name, "restore"],
+            doc_md=f"Restores `{self.name}` to a savepoint: pauses {', '.join(writers)}, waits for their runs "
+                   "and writes to end, restores, and unpauses what it paused.",
+        ) as dag:
+            pause = PauseWritersOperator(task_id="pause_writers", writer_dag_ids=writers, **api)
+            wait = WritersIdleSensor(
+                task_id="wait_for_writers", writer_dag_ids=writers, base_path=base_path,
+                hoodie_conf=dict(self.entry.get("hoodie_conf") or {}),
+                timeout=60 * float(restore.get("wait_timeout_minutes", 60)), **api)
+            run = HudiRestoreOperator(task_id="restore", savepoint="{{ params.savepoint }}",
+                                      hoodie_conf=dict(self.entry.get("hoodie_conf") or {}), **self._job_args())
+            unpause = UnpauseWritersOperator(task_id="unpause_writers", pause_task_id=pause.task_id,
+                                             work_task_id=run.task_id, base_path=base_path, **api)
+            pause >> wait >> run >> unpause
         return dag

@@ -1,12 +1,13 @@
-"""Operators for Hudi's table services, one per service, each with a `mode`.
+"""Operators for Hudi's table services, one per service.
 
-`schedule` tasks write a plan (Hudi takes the table's lock) and return its instant; an `execute`
-task takes the plan's instant from `instant_time` or from the XCom of `plan_task_id`, so schedule and
-execute can be separate tasks; with neither (or when that task planned nothing) it runs the oldest
-pending plan, such as one a failed run left behind. Before spark-submit, every task asks the control plane whether there
-is work (hudi_ops.read.service_work) and is skipped, in milliseconds and saying why, when there is
-none. Services add no Asset event: the services DAG is triggered by the writers' events.
-"""
+Compaction, clustering and clean run in a `mode`: `schedule` tasks write a plan (Hudi takes the
+table's lock) and return its instant; an `execute` task takes the plan's instant from `instant_time`
+or from the XCom of `plan_task_id`, so schedule and execute can be separate tasks; with neither (or
+when that task planned nothing) it runs the oldest pending plan, such as one a failed run left
+behind. Archive, savepoint and restore have no plan. Before spark-submit, every task asks the control
+plane whether there is work (hudi_ops.read.service_work) and is skipped, in milliseconds and saying
+why, when there is none. Services add no Asset event: the services DAG is triggered by the writers'
+events."""
 
 from __future__ import annotations
 
@@ -18,8 +19,10 @@ from hudi_ops.airflow.operators import HudiSparkJobOperator
 from hudi_ops.errors import InvalidInputError, TableNotFoundError
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.read.pending_plans import CLUSTERING, COMPACTION, pending_cleans
+from hudi_ops.read.service_history import savepointed
 from hudi_ops.read.service_work import (
     ServiceWork,
+    archive_work,
     clean_work,
     clustering_schedule_work,
     compaction_schedule_work,
@@ -29,33 +32,17 @@ from hudi_ops.spark.jobs.plan_execution import MODES
 
 
 class HudiTableServiceOperator(HudiSparkJobOperator):
-    """Base: one table service run in `mode` (schedule, execute, scheduleAndExecute)."""
+    """Base: one of Hudi's table services on the table, skipped when the control plane finds no work."""
 
-    template_fields: Sequence[str] = (*HudiSparkJobOperator.template_fields, "mode", "instant_time")
-
-    def __init__(self, *, mode: str = "scheduleAndExecute", instant_time: str | None = None,
-                 plan_task_id: str | None = None, **kwargs: Any) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         kwargs.setdefault("retries", 2)
         super().__init__(**kwargs)
-        self.mode, self.instant_time, self.plan_task_id = mode, instant_time, plan_task_id
-
-    def plan_instant(self, context: Any) -> str | None:
-        """The plan to execute: `instant_time`, else what the `plan_task_id` task scheduled."""
-        if self.instant_time:
-            return str(self.instant_time)
-        if self.plan_task_id and self.mode == "execute":
-            scheduled = context["ti"].xcom_pull(task_ids=self.plan_task_id) or {}
-            return scheduled.get("instant")
-        return None
 
     def job_arguments(self, context: Any, options: Mapping[str, str]) -> list[str]:
-        if self.mode not in MODES:
-            raise InvalidInputError(f"unknown mode {self.mode!r} for {self.job}; use one of {', '.join(MODES)}")
-        out = [self.job, "--base-path", self.base_path, "--mode", self.mode]
-        instant = self.plan_instant(context)
-        if instant:
-            out += ["--instant-time", instant]
-        return out + hoodie_conf_args(options)
+        return [self.job, "--base-path", self.base_path, *self.service_arguments(context), *hoodie_conf_args(options)]
+
+    def service_arguments(self, context: Any) -> list[str]:
+        return []
 
     def idle_reason(self, context: Any, options: Mapping[str, str]) -> str | None:
         try:
@@ -69,7 +56,33 @@ class HudiTableServiceOperator(HudiSparkJobOperator):
         raise NotImplementedError
 
 
-class _PlanServiceOperator(HudiTableServiceOperator):
+class _ModeServiceOperator(HudiTableServiceOperator):
+    """A service that plans and executes, in `mode` (schedule, execute, scheduleAndExecute)."""
+
+    template_fields: Sequence[str] = (*HudiSparkJobOperator.template_fields, "mode", "instant_time")
+
+    def __init__(self, *, mode: str = "scheduleAndExecute", instant_time: str | None = None,
+                 plan_task_id: str | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.mode, self.instant_time, self.plan_task_id = mode, instant_time, plan_task_id
+
+    def plan_instant(self, context: Any) -> str | None:
+        """The plan to execute: `instant_time`, else what the `plan_task_id` task scheduled."""
+        if self.instant_time:
+            return str(self.instant_time)
+        if self.plan_task_id and self.mode == "execute":
+            scheduled = context["ti"].xcom_pull(task_ids=self.plan_task_id) or {}
+            return scheduled.get("instant")
+        return None
+
+    def service_arguments(self, context: Any) -> list[str]:
+        if self.mode not in MODES:
+            raise InvalidInputError(f"unknown mode {self.mode!r} for {self.job}; use one of {', '.join(MODES)}")
+        instant = self.plan_instant(context)
+        return ["--mode", self.mode, *(["--instant-time", instant] if instant else [])]
+
+
+class _PlanServiceOperator(_ModeServiceOperator):
     service = ""
 
     def schedule_work(self, meta: MetaClient, options: Mapping[str, str]) -> ServiceWork:
@@ -104,7 +117,7 @@ class HudiClusteringOperator(_PlanServiceOperator):
         return clustering_schedule_work(meta, options)
 
 
-class HudiCleanOperator(HudiTableServiceOperator):
+class HudiCleanOperator(_ModeServiceOperator):
     """`clean` with Hudi's policy (`hoodie.cleaner.policy` and its retention key in `hoodie_conf`);
     `dry_run` reports what a clean would remove and removes nothing."""
 
@@ -118,8 +131,8 @@ class HudiCleanOperator(HudiTableServiceOperator):
         super().__init__(**kwargs)
         self.dry_run = dry_run
 
-    def job_arguments(self, context: Any, options: Mapping[str, str]) -> list[str]:
-        out = super().job_arguments(context, options)
+    def service_arguments(self, context: Any) -> list[str]:
+        out = super().service_arguments(context)
         return [*out, "--dry-run"] if self.dry_run else out
 
     def work(self, context: Any, meta: MetaClient, options: Mapping[str, str]) -> ServiceWork:
@@ -127,3 +140,66 @@ class HudiCleanOperator(HudiTableServiceOperator):
             pending = pending_cleans(meta.timeline())
             return ServiceWork(bool(pending), f"{len(pending)} pending clean plan(s)")
         return clean_work(meta, options)
+
+
+class HudiArchiveOperator(HudiTableServiceOperator):
+    """`archive`: Hudi's archiver moves old instants to the archived timeline. Due when more than
+    `hoodie.keep.max.commits` completed commits are active."""
+
+    job = "archive"
+
+    def work(self, context: Any, meta: MetaClient, options: Mapping[str, str]) -> ServiceWork:
+        return archive_work(meta, options)
+
+
+class HudiSavepointOperator(HudiTableServiceOperator):
+    """`savepoint`: keeps a commit (`instant_time`, default the latest) from the cleaner and the
+    archiver so the table can be restored to it; `delete=True` removes the savepoint at `instant_time`."""
+
+    job = "savepoint"
+    template_fields: Sequence[str] = (*HudiSparkJobOperator.template_fields, "instant_time", "comment")
+
+    def __init__(self, *, instant_time: str | None = None, delete: bool = False, comment: str | None = None,
+                 **kwargs: Any) -> None:
+        if delete and not instant_time:
+            raise InvalidInputError("delete=True needs the savepoint's instant_time")
+        super().__init__(**kwargs)
+        self.instant_time, self.delete, self.comment = instant_time, delete, comment
+
+    def service_arguments(self, context: Any) -> list[str]:
+        if self.delete:
+            return ["--delete", str(self.instant_time)]
+        out = ["--instant-time", str(self.instant_time)] if self.instant_time else []
+        return [*out, "--comment", str(self.comment)] if self.comment else out
+
+    def work(self, context: Any, meta: MetaClient, options: Mapping[str, str]) -> ServiceWork:
+        savepoints = savepointed(meta)
+        if self.delete and str(self.instant_time) not in savepoints:
+            return ServiceWork(False, f"no savepoint {self.instant_time} to delete")
+        if not self.delete and self.instant_time and str(self.instant_time) in savepoints:
+            return ServiceWork(False, f"{self.instant_time} is savepointed already")
+        return ServiceWork(True, "delete" if self.delete else "create")
+
+
+class HudiRestoreOperator(HudiTableServiceOperator):
+    """`restore`: the table back to the savepoint `savepoint`, every later instant rolled back. The
+    table's writers must be stopped first (the restore DAG pauses them); a missing savepoint fails the
+    task before Spark starts, without retries."""
+
+    job = "restore"
+    template_fields: Sequence[str] = (*HudiSparkJobOperator.template_fields, "savepoint")
+
+    def __init__(self, *, savepoint: str, **kwargs: Any) -> None:
+        kwargs.setdefault("retries", 0)  # a failed restore is for a person to look at
+        super().__init__(**kwargs)
+        self.savepoint = savepoint
+
+    def service_arguments(self, context: Any) -> list[str]:
+        return ["--savepoint", str(self.savepoint)]
+
+    def work(self, context: Any, meta: MetaClient, options: Mapping[str, str]) -> ServiceWork:
+        savepoints = savepointed(meta)
+        if str(self.savepoint) not in savepoints:
+            raise InvalidInputError(f"{meta.base_path} has no savepoint {self.savepoint} (savepoints: "
+                                    f"{', '.join(sorted(savepoints)) or 'none'}); `hudi-ops savepoints` lists them")
+        return ServiceWork(True, f"restore to {self.savepoint}")

@@ -19,12 +19,11 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from hudi_ops.airflow.airflow_api import AirflowApi, AirflowApiError
 from hudi_ops.demo.ports import free_port
 
 TERMINAL_RUN_STATES = frozenset({"success", "failed"})
@@ -68,7 +67,7 @@ class LocalAirflow:
             **(env or {}),
         }
         self._processes: dict[str, subprocess.Popen[bytes]] = {}
-        self._token: str | None = None
+        self._client: AirflowApi | None = None  # made once the port is known
 
     # -- life cycle ------------------------------------------------------------------------------
 
@@ -112,7 +111,7 @@ class LocalAirflow:
                 if all(health.get(c, {}).get("status") == "healthy"
                        for c in ("metadatabase", "scheduler", "dag_processor")):
                     return
-            except (AirflowError, OSError):
+            except AirflowApiError:
                 pass
             if time.monotonic() > deadline:
                 raise AirflowError(f"Airflow was not healthy within {timeout_s:g}s:\n{self.log_tail('api-server')}")
@@ -151,26 +150,18 @@ class LocalAirflow:
 
     # -- REST API --------------------------------------------------------------------------------
 
+    @property
+    def client(self) -> AirflowApi:
+        if self._client is None:
+            self._client = AirflowApi(self.url, self.USER, self.password)
+        return self._client
+
     def api(self, method: str, path: str, body: Any = None, *, auth: bool = True) -> Any:
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if auth:
-            headers["Authorization"] = f"Bearer {self.token()}"
-        data = json.dumps(body).encode() if body is not None else None
-        request = urllib.request.Request(self.url + path, data=data, headers=headers, method=method)
-        try:
-            with urllib.request.urlopen(request, timeout=60) as response:
-                payload = response.read().decode()
-        except urllib.error.HTTPError as e:
-            with e:
-                raise AirflowError(f"{method} {path}: HTTP {e.code} {e.read().decode(errors='replace')[:1000]}") from e
-        return json.loads(payload or "null")
+        return self.client.call(method, path, body, auth=auth)
 
     def token(self) -> str:
         """A JWT for the admin user, as the UI's login form gets it."""
-        if self._token is None:
-            body = {"username": self.USER, "password": self.password}
-            self._token = self.api("POST", "/auth/token", body, auth=False)["access_token"]
-        return self._token
+        return self.client.token()
 
     def wait_for_dags(self, dag_ids: Iterable[str], timeout_s: float = 120.0) -> None:
         deadline = time.monotonic() + timeout_s
@@ -179,7 +170,7 @@ class LocalAirflow:
                 try:
                     self.api("GET", f"/api/v2/dags/{dag_id}")
                     break
-                except AirflowError:
+                except AirflowApiError:
                     if time.monotonic() > deadline:
                         errors = self.api("GET", "/api/v2/importErrors")
                         raise AirflowError(f"DAG {dag_id} was not parsed in {timeout_s:g}s; "

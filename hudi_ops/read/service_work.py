@@ -11,7 +11,14 @@ import datetime as dt
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from hudi_ops.config import CleanConfig, ClusteringConfig, CompactionConfig, HeartbeatConfig, HoodieConfig
+from hudi_ops.config import (
+    ArchivalConfig,
+    CleanConfig,
+    ClusteringConfig,
+    CompactionConfig,
+    HeartbeatConfig,
+    HoodieConfig,
+)
 from hudi_ops.format.file_group import FileGroup
 from hudi_ops.format.instant import Action, parse_instant_time
 from hudi_ops.format.meta_client import MetaClient
@@ -125,6 +132,18 @@ def clean_work(meta: MetaClient, options: Mapping[str, str], now: dt.datetime | 
     cutoff = (now or dt.datetime.now(dt.UTC)) - dt.timedelta(hours=hours) + _ANY_ZONE
     return _work([g for g in groups if _superseded_before(g, lambda t: parse_instant_time(t) < cutoff)],
                  f"slices older than {CleanConfig.HOURS_RETAINED.name}={hours}")
+
+
+def archive_work(meta: MetaClient, options: Mapping[str, str]) -> ServiceWork:
+    """Hudi's archiver starts when more than `hoodie.keep.max.commits` completed commits (or cleans and
+    rollbacks) are on the active timeline; its other rules only ever keep more."""
+    keep = HoodieConfig(dict(options)).require(ArchivalConfig.MAX_COMMITS_TO_KEEP)
+    completed = meta.timeline().completed
+    commits = sum(1 for i in completed if i.action in Action.WRITE_ACTIONS)
+    cleans = sum(1 for i in completed if i.action in (Action.CLEAN, Action.ROLLBACK))
+    due = max(commits, cleans) > keep
+    return ServiceWork(due, f"{commits} completed commit(s) and {cleans} clean(s) or rollback(s) active, "
+                            f"{'more than' if due else 'at most'} {ArchivalConfig.MAX_COMMITS_TO_KEEP.name}={keep}")
 
 
 def failed_writes(meta: MetaClient, config: HoodieConfig, now: dt.datetime | None = None) -> list[str]:

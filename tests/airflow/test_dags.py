@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 import shutil
 from pathlib import Path
@@ -47,6 +48,23 @@ def test_a_table_with_services_gets_a_services_dag_and_its_writers_leave_those_s
         assert writer.hoodie_conf["hoodie.clean.automatic"] == "false"
         assert writer.hoodie_conf["hoodie.clustering.inline"] == "false"
         assert "hoodie.compact.inline" not in writer.hoodie_conf  # compaction is not one of its services
+
+
+def test_each_table_gets_a_restore_dag_that_stops_its_writers_around_the_restore(airflow_db):
+    from airflow.dag_processing.dagbag import DagBag
+    from airflow.sdk.definitions.param import ParamValidationError
+
+    restore = DagBag(dag_folder=str(REPO_DAGS)).get_dag("hudi_restore__trips")
+    assert restore.schedule is None and restore.max_active_runs == 1
+    order = ["pause_writers", "wait_for_writers", "restore", "unpause_writers"]
+    for before, after in itertools.pairwise(order):
+        assert restore.get_task(after).upstream_task_ids == {before}
+    assert restore.get_task("pause_writers").writer_dag_ids == \
+        ["hudi_ingest__trips", "hudi_backfill__trips", "hudi_services__trips"]
+    assert restore.get_task("unpause_writers").trigger_rule == "all_done"
+    assert restore.get_task("restore").retries == 0
+    with pytest.raises(ParamValidationError, match="does not match"):
+        restore.test(run_conf={"savepoint": "yesterday"})
 
 
 @pytest.mark.parametrize(("services", "hoodie_conf", "reason"), [
@@ -150,8 +168,14 @@ def test_a_broken_tables_config_names_the_table_and_the_fix(tables, reason):
 
 
 def test_generated_dag_ids_name_their_table():
-    from hudi_ops.airflow.dag_factory import backfill_dag_id, ingest_dag_id, services_dag_id, table_of_dag
+    from hudi_ops.airflow.dag_factory import (
+        backfill_dag_id,
+        ingest_dag_id,
+        restore_dag_id,
+        services_dag_id,
+        table_of_dag,
+    )
 
     assert table_of_dag(ingest_dag_id("trips")) == table_of_dag(backfill_dag_id("trips")) == "trips"
-    assert table_of_dag(services_dag_id("trips")) == "trips"
+    assert table_of_dag(services_dag_id("trips")) == table_of_dag(restore_dag_id("trips")) == "trips"
     assert table_of_dag("some_other_dag") is None

@@ -16,7 +16,8 @@ DAG_ID = "hudi_ops_test_services"
 DAG_FILE = f'''
 from airflow.sdk import DAG, Param
 
-from hudi_ops.airflow.service_operators import HudiCleanOperator, HudiClusteringOperator, HudiCompactionOperator
+from hudi_ops.airflow.service_operators import (
+    HudiArchiveOperator, HudiCleanOperator, HudiClusteringOperator, HudiCompactionOperator)
 
 common = dict(base_path="{{{{ params.base_path }}}}", table_name="trips", conf={SPARK_CONF!r},
               hoodie_conf={{"hoodie.compact.inline.max.delta.commits": "2",
@@ -28,6 +29,7 @@ with DAG("{DAG_ID}", schedule=None, params={{"base_path": Param("")}}):
     schedule >> execute
     HudiClusteringOperator(task_id="cluster", **common)
     HudiCleanOperator(task_id="clean", **common)
+    HudiArchiveOperator(task_id="archive", **common)
 '''
 DAY1, DAY2 = "2026-11-20", "2026-11-21"
 
@@ -64,7 +66,7 @@ def test_compaction_is_scheduled_by_one_task_and_executed_by_the_next_through_xc
     run = services_dag.test(run_conf={"base_path": str(table)})
     assert run.state == "success"
     assert states(run) == {"schedule_compaction": "success", "execute_compaction": "success",
-                           "cluster": "skipped", "clean": "skipped"}
+                           "cluster": "skipped", "clean": "skipped", "archive": "skipped"}
     (scheduled,) = [t for t in run.get_task_instances() if t.task_id == "schedule_compaction"]
     plan = scheduled.xcom_pull(task_ids="schedule_compaction")["instant"]
     timeline = MetaClient.open(table).timeline()
@@ -83,6 +85,7 @@ def test_services_with_nothing_due_are_skipped_without_starting_spark(
     log = "".join(capfd.readouterr())
     assert "a COPY_ON_WRITE table has no log files to compact" in log
     assert "no partition written since the last clustering has 2 file group(s) under" in log
+    assert "1 completed commit(s) and 0 clean(s) or rollback(s) active, at most hoodie.keep.max.commits=30" in log
     assert "Spark-Submit cmd" not in log
 
 
@@ -92,3 +95,20 @@ def test_a_clean_task_given_a_plan_argument_is_refused_when_the_dag_is_built():
 
     with pytest.raises(InvalidInputError, match="a clean plans and executes its own"):
         HudiCleanOperator(task_id="clean", base_path="/t", table_name="t", mode="execute", plan_task_id="x")
+
+
+def test_savepoint_and_restore_tasks_pass_their_instants_to_the_jobs():
+    from hudi_ops.airflow.service_operators import HudiRestoreOperator, HudiSavepointOperator
+    from hudi_ops.errors import InvalidInputError
+
+    common = {"base_path": "/t", "table_name": "t"}
+    create = HudiSavepointOperator(task_id="sp", instant_time="20261120000000000", comment="before the fix", **common)
+    delete = HudiSavepointOperator(task_id="unsp", instant_time="20261120000000000", delete=True, **common)
+    restore = HudiRestoreOperator(task_id="restore", savepoint="20261120000000000", **common)
+    assert create.job_arguments({}, {}) == ["savepoint", "--base-path", "/t", "--instant-time", "20261120000000000",
+                                            "--comment", "before the fix"]
+    assert delete.job_arguments({}, {}) == ["savepoint", "--base-path", "/t", "--delete", "20261120000000000"]
+    assert restore.job_arguments({}, {"hoodie.x": "1"}) == \
+        ["restore", "--base-path", "/t", "--savepoint", "20261120000000000", "--hoodie-conf", "hoodie.x=1"]
+    with pytest.raises(InvalidInputError, match="delete=True needs the savepoint's instant_time"):
+        HudiSavepointOperator(task_id="bad", delete=True, **common)

@@ -12,6 +12,7 @@ from hudi_ops.cli import main as cli_main
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.read.pending_plans import pending_plans
 from hudi_ops.read.service_work import (
+    archive_work,
     clean_work,
     clustering_schedule_work,
     compaction_schedule_work,
@@ -301,9 +302,14 @@ def test_archive_moves_old_instants_to_hudis_archived_timeline(spark, tmp_path, 
         assert run(capsys, ingest_args(table, source, *inline_off), spark)[0] == 0
         model.upsert(rows)
     writes = [i.requested_time for i in MetaClient.open(table).timeline().completed_writes()]
-    rules = as_flags({"hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3",
-                      "hoodie.cleaner.commits.retained": "1"})
-    code, result = run(capsys, service("archive", table, *rules), spark)
+    rules = {"hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3", "hoodie.cleaner.commits.retained": "1"}
+    # the check agrees with Hudi: nothing to archive under the default bounds (30 commits), work under these
+    idle = archive_work(MetaClient.open(table), {})
+    assert not idle.due and idle.reason.startswith("6 completed commit(s)")
+    code, kept = run(capsys, service("archive", table), spark)
+    assert code == 0 and kept["outcome"] is None, kept
+    assert archive_work(MetaClient.open(table), rules).due
+    code, result = run(capsys, service("archive", table, *as_flags(rules)), spark)
     assert code == 0 and result["outcome"] == "completed", result
     archived = result["details"]["archived"]
     meta = MetaClient.open(table)

@@ -1,0 +1,84 @@
+"""Airflow's public REST API (`/api/v2`), for tasks that act on other DAGs.
+
+An Airflow 3 task has no access to the metadata database, so pausing a table's writer DAGs and
+watching their runs (the restore DAG) goes through the api-server, as a user would. The API's
+address and a user come from an Airflow connection (`hudi_ops_airflow_api`: host, port, login,
+password; schema `https` for TLS); the user gets a JWT from `/auth/token`, as the UI's login does.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Sequence
+from typing import Any
+
+from hudi_ops.errors import HudiOpsError
+
+DEFAULT_CONN_ID = "hudi_ops_airflow_api"
+#: runs that may still write: the scheduler has them or will start them
+ACTIVE_RUN_STATES = ("queued", "running")
+
+
+class AirflowApiError(HudiOpsError):
+    """The api-server could not be reached, or refused a call."""
+
+
+class AirflowApi:
+    def __init__(self, url: str, username: str | None = None, password: str | None = None, *,
+                 timeout_s: float = 60.0) -> None:
+        self.url, self.username, self.password, self.timeout_s = url.rstrip("/"), username, password, timeout_s
+        self._token: str | None = None
+
+    @classmethod
+    def from_connection(cls, conn_id: str = DEFAULT_CONN_ID) -> AirflowApi:
+        from airflow.sdk import BaseHook
+
+        conn = BaseHook.get_connection(conn_id)
+        if not conn.host:
+            raise AirflowApiError(f"connection {conn_id} has no host: set it to the api-server's address "
+                                  "(host, port, login and password of a user who may pause DAGs)")
+        scheme = conn.schema or "http"
+        host = conn.host if "://" in conn.host else f"{scheme}://{conn.host}"
+        return cls(f"{host}:{conn.port}" if conn.port else host, conn.login, conn.password)
+
+    def call(self, method: str, path: str, body: Any = None, *, auth: bool = True) -> Any:
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if auth:
+            headers["Authorization"] = f"Bearer {self.token()}"
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(self.url + path, data=data, headers=headers, method=method)
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:
+                payload = response.read().decode()
+        except urllib.error.HTTPError as e:
+            with e:
+                raise AirflowApiError(f"{method} {path}: HTTP {e.code} "
+                                      f"{e.read().decode(errors='replace')[:1000]}") from e
+        except OSError as e:
+            raise AirflowApiError(f"{method} {self.url}{path}: {e}") from e
+        return json.loads(payload or "null")
+
+    def token(self) -> str:
+        if self._token is None:
+            body = {"username": self.username, "password": self.password} if self.username else None
+            self._token = self.call("POST" if body else "GET", "/auth/token", body, auth=False)["access_token"]
+        return self._token
+
+    def is_paused(self, dag_id: str) -> bool:
+        return bool(self.call("GET", f"/api/v2/dags/{_quote(dag_id)}")["is_paused"])
+
+    def set_paused(self, dag_id: str, paused: bool) -> None:
+        self.call("PATCH", f"/api/v2/dags/{_quote(dag_id)}", {"is_paused": paused})
+
+    def active_runs(self, dag_id: str, states: Sequence[str] = ACTIVE_RUN_STATES) -> list[str]:
+        """The ids of the DAG's runs in `states`."""
+        query = urllib.parse.urlencode([("state", s) for s in states] + [("limit", "100")])
+        runs = self.call("GET", f"/api/v2/dags/{_quote(dag_id)}/dagRuns?{query}")["dag_runs"]
+        return [r["dag_run_id"] for r in runs]
+
+
+def _quote(part: str) -> str:
+    return urllib.parse.quote(part, safe="")

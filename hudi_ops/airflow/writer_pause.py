@@ -1,0 +1,117 @@
+"""Stopping a table's writers around an operation that must have the table to itself (a restore).
+
+Pausing a DAG stops new runs but not the ones under way, so the pause is followed by a wait until
+the writer DAGs have no queued or running run and no write on the table keeps a live heartbeat (a
+write can outlive its task, a killed spark-submit's for a few heartbeats). Afterwards the DAGs this
+run paused are unpaused, those a person had paused stay so, unless the table was left mid-restore:
+then every writer stays paused, for a person to look at, since a write would land on a table whose
+restore is half done.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from airflow.sdk import BaseOperator, BaseSensorOperator
+from airflow.sdk.exceptions import AirflowFailException
+
+from hudi_ops.airflow.airflow_api import DEFAULT_CONN_ID, AirflowApi
+from hudi_ops.config import HoodieConfig
+from hudi_ops.errors import HudiOpsError, TableNotFoundError
+from hudi_ops.format.instant import Action
+from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.read.pending_plans import pending_writes
+from hudi_ops.read.service_work import failed_writes
+
+
+class PauseWritersOperator(BaseOperator):
+    """Pauses `writer_dag_ids`; returns the ones it paused (those not paused already)."""
+
+    def __init__(self, *, writer_dag_ids: Sequence[str], airflow_api_conn_id: str = DEFAULT_CONN_ID,
+                 **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.writer_dag_ids, self.airflow_api_conn_id = list(writer_dag_ids), airflow_api_conn_id
+
+    def execute(self, context: Any) -> list[str]:
+        api = AirflowApi.from_connection(self.airflow_api_conn_id)
+        paused: list[str] = []
+        try:
+            for dag_id in self.writer_dag_ids:
+                if not api.is_paused(dag_id):
+                    api.set_paused(dag_id, True)
+                    paused.append(dag_id)
+                    self.log.info("paused %s", dag_id)
+        except HudiOpsError:
+            for dag_id in paused:  # all or nothing: leave the writers as they were
+                api.set_paused(dag_id, False)
+            raise
+        return paused
+
+
+class WritersIdleSensor(BaseSensorOperator):
+    """Waits until the writer DAGs have no queued or running run and no write to the table has a
+    live heartbeat."""
+
+    def __init__(self, *, writer_dag_ids: Sequence[str], base_path: str,
+                 hoodie_conf: dict[str, str] | None = None, airflow_api_conn_id: str = DEFAULT_CONN_ID,
+                 **kwargs: Any) -> None:
+        kwargs.setdefault("poke_interval", 5)
+        kwargs.setdefault("timeout", 3600)
+        super().__init__(**kwargs)
+        self.writer_dag_ids, self.base_path = list(writer_dag_ids), base_path
+        self.hoodie_conf, self.airflow_api_conn_id = dict(hoodie_conf or {}), airflow_api_conn_id
+
+    def poke(self, context: Any) -> bool:
+        api = AirflowApi.from_connection(self.airflow_api_conn_id)
+        active = {d: runs for d in self.writer_dag_ids if (runs := api.active_runs(d))}
+        if active:
+            self.log.info("writer runs still going: %s", active)
+            return False
+        try:
+            meta = MetaClient.open(self.base_path)
+        except TableNotFoundError:
+            return True
+        timeline = meta.timeline()
+        live = sorted(set(pending_writes(timeline)) - set(failed_writes(meta, HoodieConfig(self.hoodie_conf))))
+        if live:
+            self.log.info("writes with a live heartbeat on %s: %s", self.base_path, live)
+        return not live
+
+
+class UnpauseWritersOperator(BaseOperator):
+    """Unpauses what `pause_task_id` paused, unless the table is left mid-restore; then fails (so the
+    run does) when `work_task_id`, the operation the writers were paused for, returned nothing."""
+
+    def __init__(self, *, pause_task_id: str, work_task_id: str, base_path: str,
+                 airflow_api_conn_id: str = DEFAULT_CONN_ID, **kwargs: Any) -> None:
+        kwargs.setdefault("trigger_rule", "all_done")  # after a failed restore too: it decides itself
+        super().__init__(**kwargs)
+        self.pause_task_id, self.work_task_id = pause_task_id, work_task_id
+        self.base_path, self.airflow_api_conn_id = base_path, airflow_api_conn_id
+
+    def execute(self, context: Any) -> list[str]:
+        paused = context["ti"].xcom_pull(task_ids=self.pause_task_id) or []
+        unfinished = _pending_restores(self.base_path)
+        if unfinished:
+            raise AirflowFailException(
+                f"the restore {', '.join(unfinished)} of {self.base_path} did not complete, so the writers "
+                f"{', '.join(paused) or '(none paused by this run)'} stay paused; run the restore again, "
+                "then unpause them in the UI")
+        api = AirflowApi.from_connection(self.airflow_api_conn_id)
+        for dag_id in paused:
+            api.set_paused(dag_id, False)
+            self.log.info("unpaused %s", dag_id)
+        if context["ti"].xcom_pull(task_ids=self.work_task_id) is None:
+            raise AirflowFailException(
+                f"{self.work_task_id} did not run to the end, and left {self.base_path} as it was; the writers "
+                f"{', '.join(paused) or '(none paused by this run)'} run again; see {self.work_task_id}'s log")
+        return paused
+
+
+def _pending_restores(base_path: str) -> list[str]:
+    try:
+        timeline = MetaClient.open(base_path).timeline()
+    except TableNotFoundError:
+        return []
+    return sorted(i.requested_time for i in timeline.pending if i.action == Action.RESTORE)

@@ -1,0 +1,181 @@
+"""The restore DAG through `dag.test()` with a real api-server on the same metadata database: it pauses
+the table's writer DAGs through the REST API, waits for a writer run under way to end, restores with
+real Spark, Hudi and ZooKeeper, and unpauses what it paused."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from hudi_ops.airflow.airflow_api import AirflowApi, AirflowApiError
+from hudi_ops.demo.ports import free_port
+from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.read.service_history import savepointed
+from hudi_ops.spark.__main__ import main
+from tests.airflow.conftest import DAGS, HOME, SPARK_CONF, dag_in_folder
+from tests.tables import Model, read_hudi_rs, trips, write_source
+
+REPO_DAGS = Path(__file__).resolve().parents[2] / "dags"
+INGEST, SERVICES, RESTORE = "hudi_ingest__trips", "hudi_services__trips", "hudi_restore__trips"
+DAY = "2026-11-20"
+SAVEPOINT_DAG = "hudi_ops_test_savepoint"
+SAVEPOINT_DAG_FILE = f'''
+from airflow.sdk import DAG, Param
+
+from hudi_ops.airflow.service_operators import HudiSavepointOperator
+
+with DAG("{SAVEPOINT_DAG}", schedule=None, params={{"base_path": Param("")}}):
+    HudiSavepointOperator(task_id="savepoint", base_path="{{{{ params.base_path }}}}", table_name="trips",
+                          comment="before the bad batches", conf={SPARK_CONF!r})
+'''
+
+
+@pytest.fixture(scope="module")
+def api_server(airflow_db):
+    """`airflow api-server` on loopback over the tests' metadata database, with one admin user."""
+    password = secrets.token_urlsafe(12)
+    users = HOME / "restore-test-passwords.json"
+    users.write_text(json.dumps({"admin": password}))
+    port = free_port()
+    env = {**os.environ,
+           "AIRFLOW__CORE__AUTH_MANAGER":
+               "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager",
+           "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": "admin:admin",
+           "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(users),
+           "AIRFLOW__API_AUTH__JWT_SECRET": secrets.token_urlsafe(32)}
+    log = (HOME / "api-server.log").open("wb")
+    process = subprocess.Popen([sys.executable, "-m", "airflow", "api-server", "--host", "127.0.0.1", "--port",
+                                str(port)], env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    api = AirflowApi(f"http://127.0.0.1:{port}", "admin", password)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            assert process.poll() is None, (HOME / "api-server.log").read_text()[-3000:]
+            try:
+                api.call("GET", "/api/v2/monitor/health", auth=False)
+                break
+            except AirflowApiError:
+                assert time.monotonic() < deadline, (HOME / "api-server.log").read_text()[-3000:]
+                time.sleep(1)
+        yield api
+    finally:
+        process.terminate()
+        process.wait(30)
+        log.close()
+
+
+@pytest.fixture
+def table_dags(api_server, zookeeper_connection, tmp_path, monkeypatch):
+    """The repo's DAG file for a trips table with an ingest and a services DAG, known to the api-server."""
+    monkeypatch.setenv("AIRFLOW_CONN_HUDI_OPS_AIRFLOW_API", json.dumps(
+        {"conn_type": "http", "host": "127.0.0.1", "port": int(api_server.url.rsplit(":", 1)[1]),
+         "login": "admin", "password": api_server.password}))
+    config = {"defaults": {"spark_conf": SPARK_CONF},
+              "tables": {"trips": {"base_path": str(tmp_path / "trips"), "record_key": "trip_id",
+                                   "partition_field": "dt", "ordering_field": "ts",
+                                   "ingest": {"source_path": str(tmp_path / "landing"), "schedule": "@hourly"},
+                                   "services": {"clean": {}},
+                                   "restore": {"wait_timeout_minutes": 3}}}}
+    path = tmp_path / "tables.yaml"
+    path.write_text(yaml.safe_dump(config))
+    monkeypatch.setenv("HUDI_OPS_TABLES_CONFIG", str(path))
+    dag_file = DAGS / "hudi_ops_tables.py"
+    shutil.copy(REPO_DAGS / "hudi_ops_tables.py", dag_file)
+    from airflow.dag_processing.bundles.manager import DagBundlesManager
+    from airflow.dag_processing.dagbag import DagBag, sync_bag_to_db
+
+    bag = DagBag(dag_folder=str(dag_file))
+    assert bag.import_errors == {} and {INGEST, SERVICES, RESTORE} <= set(bag.dag_ids)
+    DagBundlesManager().sync_bundles_to_db()
+    sync_bag_to_db(bag, "dags-folder", None)  # what the dag-processor does: the api-server now knows them
+    yield bag
+    dag_file.unlink()
+
+
+def ingest(spark, table, source, n, model):
+    rows = trips(DAY, range(0, 10, 1 if n == 0 else 2), ts=n, fare=float(n))
+    write_source(source / f"{n}.parquet", rows)
+    code = main(["ingest", "--target-base-path", str(table), "--target-table", "trips", "--source-path", str(source),
+                 "--record-key-field", "trip_id", "--partition-path-field", "dt", "--source-ordering-field", "ts"],
+                spark=spark)
+    assert code == 0
+    return model.upsert(rows).expected()
+
+
+def states(run):
+    return {t.task_id: t.state for t in run.get_task_instances()}
+
+
+def test_the_restore_dag_pauses_the_writers_waits_for_their_runs_restores_and_unpauses_them(
+    table_dags, api_server, spark, tmp_path, capsys
+):
+    table, source = tmp_path / "trips", tmp_path / "landing"
+    model = Model()
+    ingest(spark, table, source, 0, model)
+    at_savepoint = ingest(spark, table, source, 1, model)
+    with dag_in_folder(SAVEPOINT_DAG, SAVEPOINT_DAG_FILE) as savepoint_dag:  # the latest commit, by a task
+        made = savepoint_dag.test(run_conf={"base_path": str(table)})
+    assert made.state == "success"
+    (savepoint,) = savepointed(MetaClient.open(table))
+    assert savepoint == MetaClient.open(table).timeline().completed_writes()[-1].requested_time
+    for n in (2, 3):
+        ingest(spark, table, source, n, model)
+    assert read_hudi_rs(table) != at_savepoint
+    capsys.readouterr()
+
+    api_server.set_paused(INGEST, False)
+    api_server.set_paused(SERVICES, True)  # paused by a person: it stays paused
+    # an ingest run under way (no scheduler here: it stays queued until the test ends it)
+    api_server.call("POST", f"/api/v2/dags/{INGEST}/dagRuns", {"dag_run_id": "writing", "logical_date": None})
+    ended = {}
+
+    def end_the_run_once_paused():
+        while not api_server.is_paused(INGEST):
+            time.sleep(0.5)
+        time.sleep(5)  # the sensor must wait for it
+        api_server.call("PATCH", f"/api/v2/dags/{INGEST}/dagRuns/writing", {"state": "success"})
+        ended["at"] = time.time()
+
+    ender = threading.Thread(target=end_the_run_once_paused, daemon=True)
+    ender.start()
+    run = table_dags.get_dag(RESTORE).test(run_conf={"savepoint": savepoint})
+    ender.join(60)
+    tasks = {t.task_id: t for t in run.get_task_instances()}
+    assert run.state == "success", states(run)
+    assert tasks["restore"].start_date.timestamp() >= ended["at"]  # not before the writer's run ended
+    assert tasks["pause_writers"].xcom_pull(task_ids="pause_writers") == [INGEST]
+    assert (api_server.is_paused(INGEST), api_server.is_paused(SERVICES)) == (False, True)
+    assert read_hudi_rs(table) == at_savepoint
+    meta = MetaClient.open(table)
+    assert not [i for i in meta.timeline().pending if i.action == "restore"]
+
+
+def test_a_restore_to_a_missing_savepoint_fails_before_spark_and_gives_the_writers_back(
+    table_dags, api_server, spark, tmp_path, capfd
+):
+    table, source = tmp_path / "trips", tmp_path / "landing"
+    model = Model()
+    expected = ingest(spark, table, source, 0, model)
+    api_server.set_paused(INGEST, False)
+    api_server.set_paused(SERVICES, False)
+    capfd.readouterr()
+    run = table_dags.get_dag(RESTORE).test(run_conf={"savepoint": "20261120000000000"})
+    assert run.state == "failed"
+    assert states(run) == {"pause_writers": "success", "wait_for_writers": "success", "restore": "failed",
+                           "unpause_writers": "failed"}
+    log = "".join(capfd.readouterr())
+    assert "has no savepoint 20261120000000000" in log and "Spark-Submit cmd" not in log
+    assert f"restore did not run to the end, and left {table} as it was; the writers {INGEST}, {SERVICES} run again" \
+        in log
+    assert (api_server.is_paused(INGEST), api_server.is_paused(SERVICES)) == (False, False)
+    assert read_hudi_rs(table) == expected
