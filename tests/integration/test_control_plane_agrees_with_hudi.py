@@ -88,3 +88,18 @@ def test_a_pending_compaction_plan_is_read_as_hudi_planned_it(spark, table):
     assert {(g.partition_path, g.file_id) for g in view} == planned and set(view.values()) == {pending.requested_time}
     with_logs = {(g.partition, g.file_id) for g in file_group_summaries(meta, timeline) if g.log_files}
     assert planned == with_logs
+    logs_before = {(g.partition, g.file_id): g.log_files for g in file_group_summaries(meta, timeline)}
+    # updates after the plan: Hudi logs them in a new slice at the plan's instant, which its latest view
+    # merges with the slice the plan compacts; the control plane lists them as that merged slice
+    rows = trips(DAYS[2], range(5), ts=9)
+    write_source(path.parent / "landing" / "after-plan.parquet", rows)
+    assert main(["ingest", "--target-base-path", str(path), "--target-table", "trips", "--source-path",
+                 str(path.parent / "landing"), "--record-key-field", "trip_id", "--partition-path-field", "dt",
+                 "--source-ordering-field", "ts", "--hoodie-conf", "hoodie.compact.inline=false"], spark=spark) == 0
+    meta = MetaClient.open(path)
+    ours = {(g.partition, g.file_id, g.base_instant, g.base_file, g.log_files)
+            for g in file_group_summaries(meta, meta.timeline())}
+    hudis = {(r.partition, r.file_id, r.base_instant, r.data_file.rsplit("/", 1)[-1] if r.data_file else None,
+              r.num_delta_files) for r in _call(spark, "show_fsview_latest", path=str(path), limit=10_000)}
+    assert ours == hudis
+    assert any(logs > logs_before[(p, f)] for p, f, *_, logs in ours)  # the new logs are in the merged slice
