@@ -45,7 +45,8 @@ def _is_hidden_path(path: str) -> bool:
 class FileSystemView:
     timeline: Timeline
     groups: tuple[FileGroup, ...]
-    replaced: frozenset[FileGroupId]
+    #: file group -> requested time of the completed replacecommit that replaced it
+    replaced: dict[FileGroupId, str]
     #: file group -> requested time of the pending compaction that plans to rewrite it
     pending_compaction: dict[FileGroupId, str]
 
@@ -104,14 +105,14 @@ def _log_slice_key(lf: LogFile, base_instants: list[str], timeline: Timeline) ->
     return earlier[-1] if earlier else lf.instant_time
 
 
-def _replaced_file_groups(timeline: Timeline) -> frozenset[FileGroupId]:
-    out: set[FileGroupId] = set()
+def _replaced_file_groups(timeline: Timeline) -> dict[FileGroupId, str]:
+    out: dict[FileGroupId, str] = {}
     for inst in timeline.completed:
         if inst.action == Action.REPLACE_COMMIT:
             meta = timeline.commit_metadata(inst)
             for partition, file_ids in (meta.partition_to_replace_file_ids or {}).items():
-                out.update(FileGroupId(partition, fid) for fid in file_ids)
-    return frozenset(out)
+                out.update(dict.fromkeys((FileGroupId(partition, fid) for fid in file_ids), inst.requested_time))
+    return out
 
 
 def pending_compaction_file_groups(timeline: Timeline) -> dict[FileGroupId, str]:

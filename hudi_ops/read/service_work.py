@@ -8,21 +8,20 @@ Each check errs towards work: "idle" only when Hudi's service certainly has noth
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from hudi_ops.config import (
     ArchivalConfig,
-    CleanConfig,
     ClusteringConfig,
     CompactionConfig,
     HeartbeatConfig,
     HoodieConfig,
 )
-from hudi_ops.format.file_group import FileGroup
-from hudi_ops.format.instant import Action, parse_instant_time
+from hudi_ops.format.instant import Action
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.format.timeline import Timeline
+from hudi_ops.read.clean_planner import next_clean
 from hudi_ops.read.pending_plans import CLUSTERING, COMPACTION, pending_cleans, pending_plans, pending_writes
 
 
@@ -99,10 +98,9 @@ def _written_since_last_clustering(timeline: Timeline) -> set[str]:
 
 
 def clean_work(meta: MetaClient, options: Mapping[str, str], now: dt.datetime | None = None) -> ServiceWork:
-    """Due when Hudi's policy could remove a file: a replaced file group, or a file group with more
-    slices than the policy keeps readable."""
+    """Due when there are failed writes to roll back, a clean plan left pending, or slices Hudi's
+    policy removes (hudi_ops.read.clean_planner)."""
     config = HoodieConfig(dict(options))
-    policy = config.require(CleanConfig.POLICY)
     failed = failed_writes(meta, config, now)
     if failed:  # Hudi's clean rolls back failed writes first (LAZY)
         return ServiceWork(True, f"{len(failed)} failed write(s) to roll back, oldest {failed[0]}")
@@ -110,28 +108,15 @@ def clean_work(meta: MetaClient, options: Mapping[str, str], now: dt.datetime | 
     left = pending_cleans(view.timeline)
     if left:
         return ServiceWork(True, f"{len(left)} pending clean plan(s), oldest {left[0]}")
-    replaced = [g for g in view.groups if g.id in view.replaced and g.slices]
-    if replaced:
-        return ServiceWork(True, f"{len(replaced)} file group(s) replaced by clustering or an overwrite")
-    groups = view.file_groups()
-    if policy == "KEEP_LATEST_FILE_VERSIONS":
-        keep = config.require(CleanConfig.FILE_VERSIONS_RETAINED)
-        return _work([g for g in groups if len(g.slices) > keep],
-                     f"more slices than {CleanConfig.FILE_VERSIONS_RETAINED.name}={keep}")
-    if policy == "KEEP_LATEST_COMMITS":
-        keep = config.require(CleanConfig.COMMITS_RETAINED)
-        writes = view.timeline.completed_writes()
-        if len(writes) <= keep:
-            return ServiceWork(False, f"{len(writes)} commit(s): {CleanConfig.COMMITS_RETAINED.name}={keep} keeps all")
-        earliest = writes[-max(keep, 1)].requested_time
-        return _work([g for g in groups if _superseded_before(g, lambda t: t < earliest)],
-                     f"slices older than the {keep} retained commits")
-    hours = config.require(CleanConfig.HOURS_RETAINED)
-    # instant times are in the writers' zone (Hudi's default: local time), unknown here: a slice
-    # counts as old when it is old in any zone
-    cutoff = (now or dt.datetime.now(dt.UTC)) - dt.timedelta(hours=hours) + _ANY_ZONE
-    return _work([g for g in groups if _superseded_before(g, lambda t: parse_instant_time(t) < cutoff)],
-                 f"slices older than {CleanConfig.HOURS_RETAINED.name}={hours}")
+    # instant times are in the writers' zone (Hudi's default: local time), unknown here: by hours, a
+    # slice counts as old when it is old in any zone
+    plan = next_clean(meta, options, now=(now or dt.datetime.now(dt.UTC)) + _ANY_ZONE, view=view)
+    if not plan.slices:
+        retain = f"earliest commit to retain: {plan.earliest_commit_to_retain}" \
+            if plan.earliest_commit_to_retain else "no earliest commit to retain yet"
+        return ServiceWork(False, f"{plan.policy} removes no file slice" + (
+            "" if plan.policy == "KEEP_LATEST_FILE_VERSIONS" else f" ({retain})"))
+    return ServiceWork(True, f"{plan.policy} removes {len(plan.slices)} file slice(s), {len(plan.files)} file(s)")
 
 
 def archive_work(meta: MetaClient, options: Mapping[str, str]) -> ServiceWork:
@@ -165,12 +150,3 @@ HEARTBEAT_FOLDER = ".hoodie/.heartbeat"
 _ANY_ZONE = dt.timedelta(hours=14)
 
 
-def _superseded_before(group: FileGroup, is_old: Callable[[str], bool]) -> bool:
-    """Two or more slices are old: every one but the newest of them is no longer readable."""
-    return sum(1 for s in group.slices if is_old(s.base_instant)) >= 2
-
-
-def _work(groups: list[FileGroup], what: str) -> ServiceWork:
-    if not groups:
-        return ServiceWork(False, f"no file group has {what}")
-    return ServiceWork(True, f"{len(groups)} file group(s) have {what}")

@@ -10,6 +10,7 @@ import pytest
 
 from hudi_ops.cli import main as cli_main
 from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.read.clean_planner import REPLACED, next_clean
 from hudi_ops.read.pending_plans import pending_plans
 from hudi_ops.read.service_work import (
     archive_work,
@@ -160,6 +161,16 @@ def test_clustering_rewrites_40_small_files_into_at_most_4_and_keeps_the_rows(sp
         code, again = run(capsys, service("cluster", table, "--mode", "schedule", *as_flags(conf)), spark)
         assert code == 0 and not work.due and again["instant"] is None, (single_group, work.reason)
     assert read_hudi_rs(table) == read_spark(spark, table) == model.expected()
+    # the 40 replaced files go with the first clean whose retained commits all came after the clustering
+    rows = trips(DAY2, range(5), ts=1)
+    write_source(source / "later.parquet", rows)
+    assert run(capsys, ingest_args(table, source, "--hoodie-conf", "hoodie.clean.automatic=false"), spark)[0] == 0
+    retain_one = {"hoodie.cleaner.commits.retained": "1"}
+    expected = next_clean(MetaClient.open(table), retain_one)
+    assert len(expected.files) == 40 and {s.why for s in expected.slices} == {REPLACED}
+    code, cleaned = run(capsys, service("clean", table, *as_flags(retain_one)), spark)
+    assert code == 0 and set(cleaned["details"]["files"]) == set(expected.files)
+    assert read_hudi_rs(table) == read_spark(spark, table) == model.upsert(rows).expected()
 
 
 def test_clean_dry_run_reports_what_the_clean_then_removes(spark, tmp_path, capsys):
@@ -181,6 +192,8 @@ def test_clean_dry_run_reports_what_the_clean_then_removes(spark, tmp_path, caps
     assert tree(table) == before  # a dry run writes nothing, not even a plan
     old = set(planned["details"]["files"])
     assert planned["bytes"] == sum(before[f][0] for f in old)
+    model_plan = next_clean(meta, dict(o.split("=") for o in one_version[1::2]))  # the control plane's model
+    assert (set(model_plan.files), model_plan.bytes) == (old, planned["bytes"])
 
     code, cleaned = run(capsys, service("clean", table, *one_version), spark)
     assert code == 0 and cleaned["outcome"] == "completed"
@@ -363,6 +376,7 @@ def test_a_slice_in_a_pending_compaction_is_never_cleaned(spark, tmp_path, capsy
     assert run(capsys, ingest_args(table, source, "--hoodie-conf", "hoodie.compact.inline=false"), spark)[0] == 0
     model.upsert(rows)
 
+    assert not next_clean(MetaClient.open(table), dict(o.split("=") for o in one_version[1::2])).slices
     code, cleaned = run(capsys, service("clean", table, *one_version), spark)
     assert code == 0 and cleaned["files"] == 0, cleaned.get("details")
     assert planned <= set(tree(table))  # nothing the pending plan reads was removed
@@ -370,6 +384,7 @@ def test_a_slice_in_a_pending_compaction_is_never_cleaned(spark, tmp_path, capsy
     assert code == 0 and executed["outcome"] == "completed"
     assert read_hudi_rs(table) == read_spark(spark, table) == model.expected()
     # compacted, the same slices are superseded, and the same policy now removes them
+    expected = next_clean(MetaClient.open(table), dict(o.split("=") for o in one_version[1::2]))
     code, cleaned = run(capsys, service("clean", table, *one_version), spark)
-    assert code == 0 and planned <= set(cleaned["details"]["files"])
+    assert code == 0 and planned <= set(cleaned["details"]["files"]) == set(expected.files)
     assert read_hudi_rs(table) == model.expected()
