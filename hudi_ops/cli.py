@@ -1,6 +1,7 @@
 """The `hudi-ops` command: look at a table without a JVM, read its rows with hudi-rs, see or hold its lock.
 
     hudi-ops timeline|commits|file-groups|cleans|plans|savepoints PATH [--json]
+    hudi-ops cleans PATH --next [--hoodie-conf hoodie.cleaner.policy=...] [--json]
     hudi-ops read PATH [--as-of T] [--incremental --begin T [--end T]] [--read-optimized] ...
     hudi-ops lock show|hold --zookeeper HOST:PORT --lock-key TABLE [--base-path /hudi/locks] ...
 
@@ -23,6 +24,7 @@ from typing import Any, TextIO
 from hudi_ops.config import command_line_options
 from hudi_ops.errors import EXIT_OK, HudiOpsError, InvalidInputError, exit_code
 from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.read.clean_planner import next_clean
 from hudi_ops.read.pending_plans import SERVICES, pending_plans
 from hudi_ops.read.service_history import cleans, savepointed, savepoints
 from hudi_ops.read.table_overview import commit_stats, file_group_summaries
@@ -69,6 +71,11 @@ def _parser() -> argparse.ArgumentParser:
         s.add_argument("path")
         s.add_argument("--json", action="store_true")
         s.set_defaults(run=fn)
+        if name == "cleans":
+            s.add_argument("--next", action="store_true",
+                           help="list the file slices the next clean would remove, by the policy in --hoodie-conf")
+            s.add_argument("--props", help="a properties file of hoodie.cleaner.* options")
+            s.add_argument("--hoodie-conf", action="append", default=[], metavar="K=V")
 
     lock = sub.add_parser("lock", help="a table's ZooKeeper lock: who holds it, or hold it")
     verbs = lock.add_subparsers(dest="verb", required=True)
@@ -182,7 +189,20 @@ def _file_groups(args: argparse.Namespace) -> int:
 
 
 def _cleans(args: argparse.Namespace) -> int:
-    rows = [c.to_dict() for c in cleans(MetaClient.open(args.path))]
+    if not args.next and (args.props or args.hoodie_conf):
+        raise InvalidInputError("--props and --hoodie-conf set the policy of the next clean: add --next")
+    meta = MetaClient.open(args.path)
+    if args.next:
+        plan = next_clean(meta, command_line_options(args.props, args.hoodie_conf))
+        if args.json:
+            print(json.dumps(plan.to_dict(), indent=2))
+            return EXIT_OK
+        print(f"{plan.policy}: earliest commit to retain {plan.earliest_commit_to_retain or '-'}; "
+              f"the next clean removes {len(plan.slices)} slice(s), {len(plan.files)} file(s), {plan.bytes} bytes")
+        rows = [{k: v for k, v in s.to_dict().items() if k != "files"} for s in plan.slices]
+        _table_out(rows, False, ["partition", "file_id", "base_instant", "bytes", "why"])
+        return EXIT_OK
+    rows = [c.to_dict() for c in cleans(meta)]
     _table_out(rows, args.json, ["instant", "completed", "policy", "files", "bytes", "earliest_commit_to_retain"])
     return EXIT_OK
 

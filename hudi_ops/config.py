@@ -238,6 +238,8 @@ class TableConfigKeys:
     CREATE_SCHEMA = str_key("hoodie.table.create.schema")
     METADATA_PARTITIONS = list_key("hoodie.table.metadata.partitions")
     CHECKSUM = int_key("hoodie.table.checksum", None)
+    TIMELINE_TIMEZONE = str_key("hoodie.table.timeline.timezone", "LOCAL", "the zone of instant times",
+                                choices=("LOCAL", "UTC"))
 
 
 class CleanConfig:
@@ -254,13 +256,11 @@ class CleanConfig:
 
 
 class ArchivalConfig:
-    """The archiver's bounds (HoodieArchivalConfig's names and defaults): beyond `max` completed
-    commits on the active timeline it archives down to `min` (raised, never lowered, to keep what the
+    """The archiver's trigger (HoodieArchivalConfig's name and default): beyond `max` completed commits
+    on the active timeline it archives (down to `hoodie.keep.min.commits`, raised to keep what the
     cleaner retains)."""
 
     MAX_COMMITS_TO_KEEP = int_key("hoodie.keep.max.commits", 30, "completed commits that start an archival",
-                                  minimum=1)
-    MIN_COMMITS_TO_KEEP = int_key("hoodie.keep.min.commits", 20, "completed commits an archival leaves active",
                                   minimum=1)
 
 

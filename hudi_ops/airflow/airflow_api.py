@@ -18,8 +18,8 @@ from typing import Any
 from hudi_ops.errors import HudiOpsError
 
 DEFAULT_CONN_ID = "hudi_ops_airflow_api"
-#: runs that may still write: the scheduler has them or will start them
-ACTIVE_RUN_STATES = ("queued", "running")
+#: task instances an executor has or runs: they go on even once their DAG is paused
+ACTIVE_TASK_STATES = ("queued", "running", "restarting", "deferred")
 
 
 class AirflowApiError(HudiOpsError):
@@ -35,8 +35,15 @@ class AirflowApi:
     @classmethod
     def from_connection(cls, conn_id: str = DEFAULT_CONN_ID) -> AirflowApi:
         from airflow.sdk import BaseHook
+        from airflow.sdk.exceptions import AirflowNotFoundException
 
-        conn = BaseHook.get_connection(conn_id)
+        try:
+            conn = BaseHook.get_connection(conn_id)
+        except AirflowNotFoundException as e:
+            raise AirflowApiError(
+                f"no Airflow connection {conn_id}: add one (e.g. AIRFLOW_CONN_{conn_id.upper()}='{{\"conn_type\": "
+                f"\"http\", \"host\": \"...\", \"port\": 8080, \"login\": \"...\", \"password\": \"...\"}}') with "
+                "the api-server's address and a user who may pause DAGs") from e
         if not conn.host:
             raise AirflowApiError(f"connection {conn_id} has no host: set it to the api-server's address "
                                   "(host, port, login and password of a user who may pause DAGs)")
@@ -59,25 +66,39 @@ class AirflowApi:
                                       f"{e.read().decode(errors='replace')[:1000]}") from e
         except OSError as e:
             raise AirflowApiError(f"{method} {self.url}{path}: {e}") from e
-        return json.loads(payload or "null")
+        try:
+            return json.loads(payload or "null")
+        except ValueError as e:
+            raise AirflowApiError(f"{method} {self.url}{path} answered with something not JSON: "
+                                  f"{payload[:200]!r}; is the connection the api-server's address?") from e
+
+    def field(self, method: str, path: str, name: str, body: Any = None) -> Any:
+        """One field of the answer to a call."""
+        answer = self.call(method, path, body)
+        if not isinstance(answer, dict) or name not in answer:
+            raise AirflowApiError(f"{method} {self.url}{path} answered without `{name}`: {str(answer)[:200]}")
+        return answer[name]
 
     def token(self) -> str:
         if self._token is None:
             body = {"username": self.username, "password": self.password} if self.username else None
-            self._token = self.call("POST" if body else "GET", "/auth/token", body, auth=False)["access_token"]
+            answer = self.call("POST" if body else "GET", "/auth/token", body, auth=False)
+            if not isinstance(answer, dict) or "access_token" not in answer:
+                raise AirflowApiError(f"{self.url}/auth/token gave no access_token: {str(answer)[:200]}")
+            self._token = answer["access_token"]
         return self._token
 
     def is_paused(self, dag_id: str) -> bool:
-        return bool(self.call("GET", f"/api/v2/dags/{_quote(dag_id)}")["is_paused"])
+        return bool(self.field("GET", f"/api/v2/dags/{_quote(dag_id)}", "is_paused"))
 
     def set_paused(self, dag_id: str, paused: bool) -> None:
-        self.call("PATCH", f"/api/v2/dags/{_quote(dag_id)}", {"is_paused": paused})
+        self.field("PATCH", f"/api/v2/dags/{_quote(dag_id)}", "is_paused", {"is_paused": paused})
 
-    def active_runs(self, dag_id: str, states: Sequence[str] = ACTIVE_RUN_STATES) -> list[str]:
-        """The ids of the DAG's runs in `states`."""
+    def active_tasks(self, dag_id: str, states: Sequence[str] = ACTIVE_TASK_STATES) -> list[str]:
+        """`run_id/task_id` of the DAG's task instances in `states`, across its runs."""
         query = urllib.parse.urlencode([("state", s) for s in states] + [("limit", "100")])
-        runs = self.call("GET", f"/api/v2/dags/{_quote(dag_id)}/dagRuns?{query}")["dag_runs"]
-        return [r["dag_run_id"] for r in runs]
+        tasks = self.field("GET", f"/api/v2/dags/{_quote(dag_id)}/dagRuns/~/taskInstances?{query}", "task_instances")
+        return [f"{t['dag_run_id']}/{t['task_id']}" for t in tasks]
 
 
 def _quote(part: str) -> str:

@@ -125,10 +125,12 @@ class TableEntry:
     name: str
     base_path: str
     zookeeper_conn_id: str | None
+    clean_conf: Mapping[str, str]  # the options its cleans run with: what the next one removes
 
 
 def table_entries(config: Mapping[str, Any], *, origin: str = "tables config") -> dict[str, TableEntry]:
-    return {t.name: TableEntry(t.name, t.entry["base_path"], t.zookeeper_conn_id) for t in _table_specs(config, origin)}
+    return {t.name: TableEntry(t.name, t.entry["base_path"], t.zookeeper_conn_id, t.clean_conf())
+            for t in _table_specs(config, origin)}
 
 
 def dags_from_file(path: str | Path) -> dict[str, DAG]:
@@ -179,6 +181,11 @@ class _Table:
             raise ConfigError(f"table {self.name!r} in {self.origin} has a compaction service but no "
                               "`table_type: MERGE_ON_READ`: only MERGE_ON_READ tables have logs to compact")
         return services
+
+    def clean_conf(self) -> dict[str, str]:
+        """The options of the services DAG's clean, else of the writers' inline cleans."""
+        return {k: str(v) for k, v in {**dict(self.entry.get("hoodie_conf") or {}),
+                                       **dict(self.services.get("clean") or {})}.items()}
 
     def writer_conf(self) -> dict[str, str]:
         """The table's options for its writers; services the services DAG runs are off inline (a writer
@@ -279,28 +286,31 @@ class _Table:
                     schedule_task >> execute_task
                     executed.append(execute_task)
             if "clean" in services:
-                clean = HudiCleanOperator(task_id="clean", hoodie_conf={**base_conf, **dict(services["clean"] or {})},
-                                          trigger_rule="none_failed", **args)
+                clean = HudiCleanOperator(task_id="clean", hoodie_conf=self.clean_conf(), trigger_rule="none_failed",
+                                          **args)
                 executed >> clean  # cleans after compaction and clustering, which leave old slices behind
         return dag
 
     def writer_dag_ids(self) -> list[str]:
         """The table's DAGs that write to it: what a restore stops."""
+        services = any(s in self.services for s in SERVICES)
         return [dag_id for section, dag_id in (("ingest", ingest_dag_id(self.name)),
                                                ("backfill", backfill_dag_id(self.name)))
-                if self.entry.get(section)] + ([services_dag_id(self.name)] if self.services else [])
+                if self.entry.get(section)] + ([services_dag_id(self.name)] if services else [])
 
     def restore_dag(self) -> DAG | None:
         writers = self.writer_dag_ids()
         if not writers:
             return None
         restore = self.entry.get("restore") or {}
-        if not isinstance(restore, Mapping):
-            raise ConfigError(f"`restore` of table {self.name!r} in {self.origin} is not a mapping; "
-                              "give `wait_timeout_minutes`, or leave it out")
+        wait = restore.get("wait_timeout_minutes", 60) if isinstance(restore, Mapping) else None
+        if not isinstance(restore, Mapping) or set(restore) - {"wait_timeout_minutes"} \
+                or not isinstance(wait, int | float) or isinstance(wait, bool) or wait <= 0:
+            raise ConfigError(f"`restore` of table {self.name!r} in {self.origin} must be a mapping with at most "
+                              f"`wait_timeout_minutes`, a positive number; got {restore!r}")
         api = {"airflow_api_conn_id": self.entry.get("airflow_api_conn_id", AIRFLOW_API_CONN_ID)}
         base_path = self.entry["base_path"]
-        params = {"savepoint": Param(type="string", pattern="^[0-9]{17}$",
+        params = {"savepoint": Param(type="string", pattern="^[0-9]{14}([0-9]{3})?$",
                                      description="the savepoint to restore to (`hudi-ops savepoints` lists them)")}
         with DAG(
             restore_dag_id(self.name), schedule=None, max_active_runs=1, catchup=False, params=params,
@@ -312,7 +322,7 @@ class _Table:
             wait = WritersIdleSensor(
                 task_id="wait_for_writers", writer_dag_ids=writers, base_path=base_path,
                 hoodie_conf=dict(self.entry.get("hoodie_conf") or {}),
-                timeout=60 * float(restore.get("wait_timeout_minutes", 60)), **api)
+                timeout=60 * float(wait), **api)
             run = HudiRestoreOperator(task_id="restore", savepoint="{{ params.savepoint }}",
                                       hoodie_conf=dict(self.entry.get("hoodie_conf") or {}), **self._job_args())
             unpause = UnpauseWritersOperator(task_id="unpause_writers", pause_task_id=pause.task_id,

@@ -19,7 +19,7 @@ from hudi_ops.airflow.operators import HudiSparkJobOperator
 from hudi_ops.errors import InvalidInputError, TableNotFoundError
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.read.pending_plans import CLUSTERING, COMPACTION, pending_cleans
-from hudi_ops.read.service_history import savepointed
+from hudi_ops.read.service_history import require_savepoint, savepointed
 from hudi_ops.read.service_work import (
     ServiceWork,
     archive_work,
@@ -198,8 +198,5 @@ class HudiRestoreOperator(HudiTableServiceOperator):
         return ["--savepoint", str(self.savepoint)]
 
     def work(self, context: Any, meta: MetaClient, options: Mapping[str, str]) -> ServiceWork:
-        savepoints = savepointed(meta)
-        if str(self.savepoint) not in savepoints:
-            raise InvalidInputError(f"{meta.base_path} has no savepoint {self.savepoint} (savepoints: "
-                                    f"{', '.join(sorted(savepoints)) or 'none'}); `hudi-ops savepoints` lists them")
+        require_savepoint(meta, str(self.savepoint))
         return ServiceWork(True, f"restore to {self.savepoint}")

@@ -1,4 +1,6 @@
-"""The "Hudi tables" view: per table of the tables config, its timeline chart, latest commits and file groups.
+"""The "Hudi tables" view: per table of the tables config, its timeline chart, latest commits, file
+groups and table services (pending plans with their file groups, cleans, savepoints, and the slices
+the next clean removes under the table's cleaner settings).
 
 A FastAPI app that Airflow's api-server mounts (see `plugins/hudi_ops_timeline.py`). Every route needs
 an Airflow login: a Bearer token or the UI's session cookie, so the page works inside the UI's iframe.
@@ -32,7 +34,7 @@ from hudi_ops.airflow.lock_state import table_lock_state
 from hudi_ops.airflow.timeline_chart import timeline_svg
 from hudi_ops.errors import HudiOpsError
 from hudi_ops.locks.lock_state import LockState
-from hudi_ops.read.table_overview import TableOverview
+from hudi_ops.read.table_overview import InstantSpan, TableOverview
 
 URL_PREFIX = "/hudi-ops"
 CHART_INSTANTS = 60  # the chart shows the latest instants; older ones are in the JSON
@@ -96,15 +98,53 @@ def table_page(overview: TableOverview, lock: LockState, *, now: datetime) -> st
                    [astuple(g) for g in overview.file_groups], text_columns=2)
     shown = overview.instants[-CHART_INSTANTS:]
     return (
+        _header(overview, lock, shown, now)
+        + f"<h3>Latest commits</h3>{commits}<h3>File groups</h3>{groups}"
+        + _services(overview)
+    )
+
+
+def _header(overview: TableOverview, lock: LockState, shown: tuple[InstantSpan, ...], now: datetime) -> str:
+    return (
         f"<h2>{escape(overview.name)}</h2>"
         f"<p class='meta'>{escape(overview.base_path)} · {escape(overview.table_type)} · "
         f"table version {overview.table_version} · {len(overview.instants)} instants · "
         f"{len(overview.file_groups)} file groups</p><p class='meta'>{escape(lock.describe())}</p>"
         f"<h3>Timeline{f' (the latest {len(shown)})' if len(shown) < len(overview.instants) else ''}</h3>"
         f"{timeline_svg(shown, now=now)}"
-        f"<h3>Latest commits</h3>{commits}"
-        f"<h3>File groups</h3>{groups}"
     )
+
+
+def _services(overview: TableOverview) -> str:
+    plans = _grid(["service", "instant", "state", "file groups"],
+                  [(p.service, p.instant, p.state, _listed(p.file_groups)) for p in overview.pending_plans],
+                  text_columns=4)
+    cleans = _grid(["instant", "completed", "policy", "files removed", "bytes removed", "earliest commit retained"],
+                   [(c.instant, c.completed, c.policy, c.files, c.bytes, c.earliest_commit_to_retain)
+                    for c in reversed(overview.cleans)], text_columns=3)
+    savepoints = _grid(["instant", "by", "comments", "files kept"],
+                       [(s.instant, s.by, s.comments, s.files) for s in overview.savepoints], text_columns=3)
+    nxt = overview.next_clean
+    slices = _grid(["partition", "file id", "base instant", "files", "bytes", "why"],
+                   [(s.partition, s.file_id, s.base_instant, len(s.files), s.bytes, s.why) for s in nxt.slices],
+                   text_columns=3)
+    return (
+        f"<h3>Pending plans</h3>{plans if overview.pending_plans else _none('no compaction or clustering plan')}"
+        f"<h3>Cleans</h3>{cleans if overview.cleans else _none('no clean on the active timeline')}"
+        f"<h3>Savepoints</h3>{savepoints if overview.savepoints else _none('no savepoint')}"
+        f"<h3>Next clean</h3><p class='meta'>{escape(nxt.policy)} · earliest commit to retain "
+        f"{escape(nxt.earliest_commit_to_retain or '-')} · removes {len(nxt.slices)} slice(s), "
+        f"{len(nxt.files)} file(s), {nxt.bytes} bytes</p>{slices if nxt.slices else ''}"
+    )
+
+
+def _listed(items: tuple[object, ...], shown: int = 4) -> str:
+    names = [str(i) for i in items]
+    return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
+
+
+def _none(what: str) -> str:
+    return f"<p class='meta'>{escape(what)}</p>"
 
 
 def create_app() -> FastAPI:
@@ -128,7 +168,7 @@ def create_app() -> FastAPI:
     def tables_page(name: str, user: GetUserDep) -> HTMLResponse:
         entry = _entry(user, name)
         try:
-            overview = TableOverview.load(entry.base_path)
+            overview = TableOverview.load(entry.base_path, clean_options=entry.clean_conf)
         except HudiOpsError as e:
             return _page(name, f"<h2>{escape(name)}</h2><p class='error'>{escape(str(e))}</p>")
         lock = table_lock_state(name, entry.zookeeper_conn_id)
@@ -145,7 +185,7 @@ def create_app() -> FastAPI:
     def api_table(name: str, user: GetUserDep) -> dict[str, object]:
         entry = _entry(user, name)
         try:
-            overview = TableOverview.load(entry.base_path).to_dict()
+            overview = TableOverview.load(entry.base_path, clean_options=entry.clean_conf).to_dict()
         except HudiOpsError as e:
             raise HTTPException(422, str(e)) from e
         return {**overview, "lock": asdict(table_lock_state(name, entry.zookeeper_conn_id))}

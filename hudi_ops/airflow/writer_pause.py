@@ -1,11 +1,12 @@
 """Stopping a table's writers around an operation that must have the table to itself (a restore).
 
-Pausing a DAG stops new runs but not the ones under way, so the pause is followed by a wait until
-the writer DAGs have no queued or running run and no write on the table keeps a live heartbeat (a
-write can outlive its task, a killed spark-submit's for a few heartbeats). Afterwards the DAGs this
-run paused are unpaused, those a person had paused stay so, unless the table was left mid-restore:
-then every writer stays paused, for a person to look at, since a write would land on a table whose
-restore is half done.
+Once a DAG is paused the scheduler starts none of its tasks, but the task instances an executor
+already has run on. So the pause is followed by a wait until the writer DAGs have no queued,
+running, restarting or deferred task instance and no write on the table keeps a live heartbeat (a
+write can outlive its task: a killed spark-submit's beats for a while). Runs that were under way stay
+frozen and go on after the unpause. Afterwards the DAGs this run paused are unpaused, those a person
+had paused stay so, unless the table was left mid-restore: then every writer stays paused, for a
+person to look at, since a write would land on a table whose restore is half done.
 """
 
 from __future__ import annotations
@@ -18,11 +19,10 @@ from airflow.sdk.exceptions import AirflowFailException
 
 from hudi_ops.airflow.airflow_api import DEFAULT_CONN_ID, AirflowApi
 from hudi_ops.config import HoodieConfig
-from hudi_ops.errors import HudiOpsError, TableNotFoundError
-from hudi_ops.format.instant import Action
+from hudi_ops.errors import TableNotFoundError
 from hudi_ops.format.meta_client import MetaClient
-from hudi_ops.read.pending_plans import pending_writes
-from hudi_ops.read.service_work import failed_writes
+from hudi_ops.read.pending_plans import pending_restores
+from hudi_ops.read.service_work import live_writes
 
 
 class PauseWritersOperator(BaseOperator):
@@ -42,7 +42,7 @@ class PauseWritersOperator(BaseOperator):
                     api.set_paused(dag_id, True)
                     paused.append(dag_id)
                     self.log.info("paused %s", dag_id)
-        except HudiOpsError:
+        except Exception:
             for dag_id in paused:  # all or nothing: leave the writers as they were
                 api.set_paused(dag_id, False)
             raise
@@ -50,13 +50,13 @@ class PauseWritersOperator(BaseOperator):
 
 
 class WritersIdleSensor(BaseSensorOperator):
-    """Waits until the writer DAGs have no queued or running run and no write to the table has a
-    live heartbeat."""
+    """Waits until the writer DAGs have no task instance at work and no write to the table has a live
+    heartbeat."""
 
     def __init__(self, *, writer_dag_ids: Sequence[str], base_path: str,
                  hoodie_conf: dict[str, str] | None = None, airflow_api_conn_id: str = DEFAULT_CONN_ID,
                  **kwargs: Any) -> None:
-        kwargs.setdefault("poke_interval", 5)
+        kwargs.setdefault("poke_interval", 10)
         kwargs.setdefault("timeout", 3600)
         super().__init__(**kwargs)
         self.writer_dag_ids, self.base_path = list(writer_dag_ids), base_path
@@ -64,16 +64,15 @@ class WritersIdleSensor(BaseSensorOperator):
 
     def poke(self, context: Any) -> bool:
         api = AirflowApi.from_connection(self.airflow_api_conn_id)
-        active = {d: runs for d in self.writer_dag_ids if (runs := api.active_runs(d))}
+        active = {d: tasks for d in self.writer_dag_ids if (tasks := api.active_tasks(d))}
         if active:
-            self.log.info("writer runs still going: %s", active)
+            self.log.info("writer tasks still at work: %s", active)
             return False
         try:
             meta = MetaClient.open(self.base_path)
         except TableNotFoundError:
             return True
-        timeline = meta.timeline()
-        live = sorted(set(pending_writes(timeline)) - set(failed_writes(meta, HoodieConfig(self.hoodie_conf))))
+        live = live_writes(meta, HoodieConfig(self.hoodie_conf))
         if live:
             self.log.info("writes with a live heartbeat on %s: %s", self.base_path, live)
         return not live
@@ -92,7 +91,7 @@ class UnpauseWritersOperator(BaseOperator):
 
     def execute(self, context: Any) -> list[str]:
         paused = context["ti"].xcom_pull(task_ids=self.pause_task_id) or []
-        unfinished = _pending_restores(self.base_path)
+        unfinished = self._pending_restores()
         if unfinished:
             raise AirflowFailException(
                 f"the restore {', '.join(unfinished)} of {self.base_path} did not complete, so the writers "
@@ -102,16 +101,15 @@ class UnpauseWritersOperator(BaseOperator):
         for dag_id in paused:
             api.set_paused(dag_id, False)
             self.log.info("unpaused %s", dag_id)
-        if context["ti"].xcom_pull(task_ids=self.work_task_id) is None:
+        if context["ti"].xcom_pull(task_ids=self.work_task_id) is None:  # it returns its result when it ran
             raise AirflowFailException(
-                f"{self.work_task_id} did not run to the end, and left {self.base_path} as it was; the writers "
-                f"{', '.join(paused) or '(none paused by this run)'} run again; see {self.work_task_id}'s log")
+                f"{self.work_task_id} did not run, or failed before changing {self.base_path}; the writers "
+                f"{', '.join(paused) or '(none paused by this run)'} run again; the log of the run's failed task "
+                "says why")
         return paused
 
-
-def _pending_restores(base_path: str) -> list[str]:
-    try:
-        timeline = MetaClient.open(base_path).timeline()
-    except TableNotFoundError:
-        return []
-    return sorted(i.requested_time for i in timeline.pending if i.action == Action.RESTORE)
+    def _pending_restores(self) -> list[str]:
+        try:
+            return pending_restores(MetaClient.open(self.base_path).timeline())
+        except TableNotFoundError:
+            return []

@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from hudi_ops.airflow.airflow_api import DEFAULT_CONN_ID as AIRFLOW_API_CONN_ID
 from hudi_ops.airflow.airflow_api import AirflowApi, AirflowApiError
 from hudi_ops.demo.ports import free_port
 
@@ -79,7 +80,11 @@ class LocalAirflow:
         self._airflow("db", "migrate")
         self.port = free_port()
         self.env.update({"AIRFLOW__API__PORT": str(self.port), "AIRFLOW__API__BASE_URL": self.url,
-                         "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{self.url}/execution/"})
+                         "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{self.url}/execution/",
+                         # tasks that pause DAGs (the restore DAG) call this api-server as the admin
+                         f"AIRFLOW_CONN_{AIRFLOW_API_CONN_ID.upper()}": json.dumps(
+                             {"conn_type": "http", "host": "127.0.0.1", "port": self.port, "login": self.USER,
+                              "password": self.password})})
         try:
             for name, args in (("api-server", ["api-server", "--host", "127.0.0.1", "--port", str(self.port)]),
                                ("scheduler", ["scheduler", "--skip-serve-logs"]),

@@ -6,15 +6,18 @@ source data, and runs the repo's DAGs for a `trips` table partitioned by day:
 1. an ingest run loads the first landing file (days 2026-11-20 and -21);
 2. a second landing file (updates to both days and a new day) arrives, and three runs are triggered
    together: that ingest run, a backfill of corrections to 2026-11-20..21 (the same file groups) and
-   a backfill of 2026-11-10..11 (partitions no one else writes).
+   a backfill of 2026-11-10..11 (partitions no one else writes);
+3. the table's services DAG runs Hudi's compaction (scheduled by one task, executed by the next) and
+   a clean that removes the slices the compaction superseded.
 
 Every write is Apache Hudi's, in a spark-submit per Airflow task, and takes the table's ZooKeeper
 lock (Hudi's ZookeeperBasedLockProvider) to start and to commit. The demo holds that same lock from
 Python, as a long table service would, until all three Java writers wait for it: then their writes
 overlap for certain, even on two cores, and the rule of RFC-22 must decide. The ingest and the
 overlapping backfill touch the same file groups, so whichever commits second fails with Hudi's write
-conflict (exit 3) and Airflow retries it. Finally the table is read back with hudi-rs and compared
-with the rows expected from the sources.
+conflict (exit 3) and Airflow retries it. The table is MERGE_ON_READ, so the writers' updates go to
+log files until the compaction. Finally the table is read back with hudi-rs and compared with the
+rows expected from the sources.
 """
 
 from __future__ import annotations
@@ -35,19 +38,21 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
-from hudi_ops.airflow.dag_factory import backfill_dag_id, ingest_dag_id
+from hudi_ops.airflow.dag_factory import backfill_dag_id, ingest_dag_id, services_dag_id, services_pool
 from hudi_ops.demo.local_airflow import LocalAirflow
 from hudi_ops.demo.zookeeper_server import ZookeeperServer, zookeeper_available
+from hudi_ops.format.instant import Action
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.locks.held_lock import HeldLock
 from hudi_ops.locks.occ_options import zookeeper_lock_options
 from hudi_ops.read.pipeline_metadata import pipeline_of
+from hudi_ops.read.service_history import CleanSummary, cleans
 from hudi_ops.read.table_overview import COMPLETED, PENDING, TableOverview
 from hudi_ops.spark.session import LOOPBACK_CONF
 
 REPO = Path(__file__).resolve().parents[2]
 TABLE = "trips"
-INGEST_DAG, BACKFILL_DAG = ingest_dag_id(TABLE), backfill_dag_id(TABLE)
+INGEST_DAG, BACKFILL_DAG, SERVICES_DAG = ingest_dag_id(TABLE), backfill_dag_id(TABLE), services_dag_id(TABLE)
 LOCK_BASE_PATH = "/hudi/locks"
 SPARK_CONF = {"spark.ui.enabled": "false", **LOOPBACK_CONF,
               "spark.driver.memory": "768m"}
@@ -118,8 +123,21 @@ class RunReport:
 
 
 @dataclass(frozen=True)
+class ServicesReport:
+    state: str
+    tasks: dict[str, str]  # task id -> state
+    compaction: str | None  # the compaction's instant
+    clean: CleanSummary | None
+
+    @property
+    def ok(self) -> bool:
+        return self.state == "success" and self.compaction is not None and self.clean is not None
+
+
+@dataclass(frozen=True)
 class Report:
     runs: tuple[RunReport, ...]
+    services: ServicesReport
     overview: TableOverview
     expected_rows: int
     rows: int
@@ -134,7 +152,7 @@ class Report:
 
     @property
     def ok(self) -> bool:
-        return self.table_ok and all(r.state == "success" for r in self.runs)
+        return self.table_ok and all(r.state == "success" for r in self.runs) and self.services.ok
 
 
 class Rfc22Demo:
@@ -150,7 +168,7 @@ class Rfc22Demo:
                          "spark_conf": SPARK_CONF},
             "tables": {TABLE: {
                 "base_path": str(self.table_path), "record_key": "trip_id", "partition_field": "dt",
-                "ordering_field": "ts",
+                "ordering_field": "ts", "table_type": "MERGE_ON_READ",
                 "hoodie_conf": {
                     # writers wait in line for the lock while the demo holds it
                     "hoodie.write.lock.wait_time_ms": "300000",
@@ -160,6 +178,12 @@ class Rfc22Demo:
                 },
                 "ingest": {"source_path": str(self.landing), "schedule": None},
                 "backfill": {"source_path": str(self.history), "max_active_runs": 2},
+                # no schedule: triggered by the writers' commits (paused here until step 3) and by hand
+                "services": {
+                    "compaction": {"hoodie.compact.inline.max.delta.commits": "3"},
+                    "clean": {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS",
+                              "hoodie.cleaner.fileversions.retained": "1"},
+                },
             }},
         }
 
@@ -180,7 +204,11 @@ class Rfc22Demo:
         _write(s.seed, self.landing / "part-0000.parquet")
         for day, rows in (*s.corrections.items(), *s.old.items()):
             _write(rows, self.history / f"dt={day}" / "part-0000.parquet")
-        airflow.wait_for_dags([INGEST_DAG, BACKFILL_DAG])
+        airflow.wait_for_dags([INGEST_DAG, BACKFILL_DAG, SERVICES_DAG])
+        # the services wait for step 3, so that the writers' overlap is RFC-22's alone
+        airflow.client.set_paused(SERVICES_DAG, True)
+        airflow.api("POST", "/api/v2/pools", {"name": services_pool(TABLE), "slots": 1,
+                                              "description": f"Hudi table services of {TABLE}"})
 
         self.say(f"1. {INGEST_DAG}: the first landing file ({len(s.seed)} trips of {', '.join(SEED_DAYS)})")
         seed = ("ingest (first file)", INGEST_DAG, "ingest_1")
@@ -203,7 +231,22 @@ class Rfc22Demo:
             self.say(f"   all {len(runs)} writers wait for the table's ZooKeeper lock: releasing it")
         airflow.wait_for_runs([(d, r) for _, d, r, _ in runs])
         reports = tuple(self._run_report(airflow, *run[:3]) for run in [seed, *runs])
-        return self._check(reports)
+
+        self.say(f"3. {SERVICES_DAG}: Hudi's compaction of the logs, then a clean of the slices it superseded")
+        airflow.trigger(SERVICES_DAG, "services_1")
+        airflow.client.set_paused(SERVICES_DAG, False)
+        airflow.wait_for_runs([(SERVICES_DAG, "services_1")])
+        airflow.client.set_paused(SERVICES_DAG, True)  # the checks that follow see only their own writes
+        return self._check(reports, self._services_report(airflow, "services_1"))
+
+    def _services_report(self, airflow: LocalAirflow, run_id: str) -> ServicesReport:
+        listed = airflow.api("GET", f"/api/v2/dags/{SERVICES_DAG}/dagRuns/{run_id}/taskInstances")
+        tasks = {t["task_id"]: t["state"] for t in listed["task_instances"]}
+        meta = MetaClient.open(self.table_path)
+        compactions = [i.requested_time for i in meta.timeline().completed if i.action == Action.COMMIT]
+        done = cleans(meta)
+        return ServicesReport(airflow.run_state(SERVICES_DAG, run_id), tasks, compactions[-1] if compactions else None,
+                              done[-1] if done else None)
 
     def _table_lock(self, zookeeper: ZookeeperServer) -> HeldLock:
         options = zookeeper_lock_options(zookeeper.host, zookeeper.port, {"base_path": LOCK_BASE_PATH}, TABLE)
@@ -217,7 +260,7 @@ class Rfc22Demo:
         conflicts = tuple(_failure_reason(airflow.task_log(dag_id, run_id, task_id, n)) for n in range(1, tries))
         return RunReport(name, dag_id, run_id, airflow.run_state(dag_id, run_id), tries, conflicts)
 
-    def _check(self, runs: tuple[RunReport, ...]) -> Report:
+    def _check(self, runs: tuple[RunReport, ...], services: ServicesReport) -> Report:
         import hudi
 
         table = pa.Table.from_batches(hudi.HudiTable(str(self.table_path)).read())
@@ -225,8 +268,8 @@ class Rfc22Demo:
         got = {r["trip_id"]: (r["dt"], r["ts"], r["fare"]) for r in rows}
         expected = self.sources.expected()
         return Report(
-            runs=runs, overview=TableOverview.load(self.table_path), expected_rows=len(expected), rows=len(rows),
-            distinct_keys=len(got), missing=len(expected.keys() - got.keys()),
+            runs=runs, services=services, overview=TableOverview.load(self.table_path), expected_rows=len(expected),
+            rows=len(rows), distinct_keys=len(got), missing=len(expected.keys() - got.keys()),
             wrong=sum(1 for k, v in got.items() if expected.get(k) != v), writers=writers(self.table_path),
         )
 
@@ -262,6 +305,14 @@ def print_report(report: Report, say: Callable[[str], None] = print) -> None:
         say(f"   {r.name}: {reason}")
     if not retried:
         say("   none")
+    services = report.services
+    say(f"\n== table services ({services.state})")
+    for task, state in sorted(services.tasks.items()):
+        say(f"   {task:20} {state}")
+    say(f"   compaction {services.compaction or 'none'}")
+    clean = services.clean
+    say(f"   clean {clean.instant}: {clean.policy}, {clean.files} file(s), {clean.bytes} bytes removed"
+        if clean else "   no clean")
     say("\n== timeline (requested -> completed; one column is 1/60 of the whole)")
     spans = report.overview.instants
     if spans:

@@ -144,6 +144,11 @@ class TableProperties:
         """The Avro schema JSON of the table at creation, without meta fields (optional)."""
         return self.values.get(_K.CREATE_SCHEMA.name) or None
 
+    @property
+    def timeline_timezone(self) -> str:
+        """LOCAL (the writers' local time) or UTC: the zone instant times are written in."""
+        return self._get(_K.TIMELINE_TIMEZONE)  # type: ignore[return-value]
+
     # -- helpers -----------------------------------------------------------------------------------
 
     def _get(self, key: ConfigKey[object]) -> object:

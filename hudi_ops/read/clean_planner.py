@@ -76,12 +76,15 @@ class NextClean:
 
 
 def next_clean(meta: MetaClient, options: Mapping[str, str], *, now: dt.datetime | None = None,
-               view: FileSystemView | None = None) -> NextClean:
-    """What a clean with `options` (`hoodie.cleaner.*`) would remove now."""
+               view: FileSystemView | None = None, zone_slack: dt.timedelta = dt.timedelta(0)) -> NextClean:
+    """What a clean with `options` (`hoodie.cleaner.*`) would remove now. By hours, instant times are
+    taken in the table's timeline zone (LOCAL: this machine's); `zone_slack` widens the cut both ways
+    and takes the side that removes the most, for when the writers' zone is unknown."""
     config = HoodieConfig(dict(options))
     policy = config.require(CleanConfig.POLICY)
     view = view or meta.fs_view()
-    earliest = earliest_commit_to_retain(view.timeline, config, now)
+    local = meta.properties.timeline_timezone == "LOCAL"
+    earliest = earliest_commit_to_retain(view.timeline, config, now, local=local, zone_slack=zone_slack)
     saved = savepointed_files(view.timeline)
     out: list[SliceToClean] = []
     by_versions = policy == "KEEP_LATEST_FILE_VERSIONS"
@@ -101,7 +104,8 @@ def next_clean(meta: MetaClient, options: Mapping[str, str], *, now: dt.datetime
     return NextClean(policy, earliest, tuple(out))
 
 
-def earliest_commit_to_retain(timeline: Timeline, config: HoodieConfig, now: dt.datetime | None = None) -> str | None:
+def earliest_commit_to_retain(timeline: Timeline, config: HoodieConfig, now: dt.datetime | None = None, *,
+                              local: bool = False, zone_slack: dt.timedelta = dt.timedelta(0)) -> str | None:
     policy = config.require(CleanConfig.POLICY)
     completed = sorted(i.requested_time for i in timeline.completed_writes())
     if policy == "KEEP_LATEST_COMMITS":
@@ -117,8 +121,18 @@ def earliest_commit_to_retain(timeline: Timeline, config: HoodieConfig, now: dt.
         return nth
     if policy == "KEEP_LATEST_BY_HOURS":
         cutoff = (now or dt.datetime.now(dt.UTC)) - dt.timedelta(hours=config.require(CleanConfig.HOURS_RETAINED))
-        return next((t for t in completed if parse_instant_time(t) >= cutoff), None)
+        at = {t: _instant_moment(t, local) for t in completed}
+        first = next((t for t in completed if at[t] >= cutoff + zone_slack), None)
+        if first is not None or not completed:
+            return first
+        # a cut after every commit retains none; one just before the latest commit retains it alone
+        return completed[-1] if at[completed[-1]] >= cutoff - zone_slack and zone_slack else None
     return None
+
+
+def _instant_moment(instant: str, local: bool) -> dt.datetime:
+    moment = parse_instant_time(instant)  # read as UTC
+    return moment.replace(tzinfo=None).astimezone() if local else moment
 
 
 def savepointed_files(timeline: Timeline) -> set[str]:

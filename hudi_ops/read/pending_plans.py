@@ -70,6 +70,11 @@ def pending_cleans(timeline: Timeline) -> list[str]:
     return sorted(i.requested_time for i in timeline.pending if i.action == Action.CLEAN)
 
 
+def pending_restores(timeline: Timeline) -> list[str]:
+    """Restores begun and not completed: the table is part-way back to a savepoint."""
+    return sorted(i.requested_time for i in timeline.pending if i.action == Action.RESTORE)
+
+
 def pending_writes(timeline: Timeline) -> list[str]:
     """The writes (commits, deltacommits, replacecommits) not completed, oldest first."""
     return sorted(i.requested_time for i in timeline.pending if i.action in Action.WRITE_ACTIONS)

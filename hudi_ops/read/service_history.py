@@ -11,6 +11,7 @@ import posixpath
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from hudi_ops.errors import InvalidInputError
 from hudi_ops.format.commit_metadata import WriteStat
 from hudi_ops.format.instant import Action
 from hudi_ops.format.meta_client import MetaClient
@@ -71,6 +72,14 @@ def cleans(meta: MetaClient) -> list[CleanSummary]:
 def savepointed(meta: MetaClient) -> set[str]:
     """The commits that hold a completed savepoint."""
     return {i.requested_time for i in meta.timeline().completed if i.action == Action.SAVEPOINT}
+
+
+def require_savepoint(meta: MetaClient, instant: str) -> None:
+    """Refuses an instant that holds no savepoint, naming those that do."""
+    held = savepointed(meta)
+    if instant not in held:
+        raise InvalidInputError(f"{meta.base_path} has no savepoint {instant} (savepoints: "
+                                f"{', '.join(sorted(held)) or 'none'}); `hudi-ops savepoints` lists them")
 
 
 def savepoints(meta: MetaClient) -> list[SavepointSummary]:

@@ -108,9 +108,9 @@ def clean_work(meta: MetaClient, options: Mapping[str, str], now: dt.datetime | 
     left = pending_cleans(view.timeline)
     if left:
         return ServiceWork(True, f"{len(left)} pending clean plan(s), oldest {left[0]}")
-    # instant times are in the writers' zone (Hudi's default: local time), unknown here: by hours, a
-    # slice counts as old when it is old in any zone
-    plan = next_clean(meta, options, now=(now or dt.datetime.now(dt.UTC)) + _ANY_ZONE, view=view)
+    # by hours: instant times are in the writers' zone (Hudi's default: their local time), which may not
+    # be this machine's, so the cut may lie anywhere a zone away; the check takes the widest clean
+    plan = next_clean(meta, options, now=now, view=view, zone_slack=_ANY_ZONE)
     if not plan.slices:
         retain = f"earliest commit to retain: {plan.earliest_commit_to_retain}" \
             if plan.earliest_commit_to_retain else "no earliest commit to retain yet"
@@ -120,15 +120,23 @@ def clean_work(meta: MetaClient, options: Mapping[str, str], now: dt.datetime | 
 
 
 def archive_work(meta: MetaClient, options: Mapping[str, str]) -> ServiceWork:
-    """Hudi's archiver starts when more than `hoodie.keep.max.commits` completed commits (or cleans and
-    rollbacks) are on the active timeline; its other rules only ever keep more."""
+    """Hudi's archiver starts when more than `hoodie.keep.max.commits` completed commits, or cleans, or
+    rollbacks are on the active timeline. Its other rules only ever keep more (a savepoint or a pending
+    plan can hold every instant back: then the check stays due and Hudi finds nothing)."""
     keep = HoodieConfig(dict(options)).require(ArchivalConfig.MAX_COMMITS_TO_KEEP)
     completed = meta.timeline().completed
-    commits = sum(1 for i in completed if i.action in Action.WRITE_ACTIONS)
-    cleans = sum(1 for i in completed if i.action in (Action.CLEAN, Action.ROLLBACK))
-    due = max(commits, cleans) > keep
-    return ServiceWork(due, f"{commits} completed commit(s) and {cleans} clean(s) or rollback(s) active, "
-                            f"{'more than' if due else 'at most'} {ArchivalConfig.MAX_COMMITS_TO_KEEP.name}={keep}")
+    counts = {"commit(s)": sum(1 for i in completed if i.action in Action.WRITE_ACTIONS),
+              "clean(s)": sum(1 for i in completed if i.action == Action.CLEAN),
+              "rollback(s)": sum(1 for i in completed if i.action == Action.ROLLBACK)}
+    due = max(counts.values()) > keep
+    return ServiceWork(due, ", ".join(f"{n} completed {what}" for what, n in counts.items()) +
+                       f" active, {'more than' if due else 'at most'} {ArchivalConfig.MAX_COMMITS_TO_KEEP.name}={keep}")
+
+
+def live_writes(meta: MetaClient, config: HoodieConfig, now: dt.datetime | None = None) -> list[str]:
+    """Pending writes whose heartbeat is alive: writers still at work on the table."""
+    failed = set(failed_writes(meta, config, now))
+    return [i for i in pending_writes(meta.timeline()) if i not in failed]
 
 
 def failed_writes(meta: MetaClient, config: HoodieConfig, now: dt.datetime | None = None) -> list[str]:
@@ -148,5 +156,3 @@ def failed_writes(meta: MetaClient, config: HoodieConfig, now: dt.datetime | Non
 HEARTBEAT_FOLDER = ".hoodie/.heartbeat"
 #: the widest distance between a local time and UTC
 _ANY_ZONE = dt.timedelta(hours=14)
-
-

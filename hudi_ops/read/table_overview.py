@@ -1,4 +1,5 @@
-"""A table at a glance: its timeline as spans of time, its live file groups, its latest commits' stats.
+"""A table at a glance: its timeline as spans of time, its live file groups, its latest commits' stats,
+and its table services: pending plans, cleans, savepoints and what the next clean removes.
 
 What an operator asks of a table shared by many pipelines: which writes ran when and overlapped,
 which are still pending, which were rolled back, and what the latest writes did. Read-only; the
@@ -8,13 +9,18 @@ Airflow timeline view and the demo print it.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from datetime import datetime
 
+from hudi_ops.format.fs_view import FileSystemView
 from hudi_ops.format.instant import Action, Instant, State, parse_instant_time
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.format.plans import RollbackMetadata
 from hudi_ops.format.timeline import Timeline
+from hudi_ops.read.clean_planner import NextClean, next_clean
+from hudi_ops.read.pending_plans import SERVICES, PendingPlan, pending_plans
+from hudi_ops.read.service_history import CleanSummary, SavepointSummary, cleans, savepoints
 
 PENDING = "pending"
 COMPLETED = "completed"
@@ -86,17 +92,27 @@ class TableOverview:
     instants: tuple[InstantSpan, ...]
     file_groups: tuple[FileGroupSummary, ...]
     latest_commits: tuple[CommitStats, ...]
+    pending_plans: tuple[PendingPlan, ...]
+    cleans: tuple[CleanSummary, ...]
+    savepoints: tuple[SavepointSummary, ...]
+    next_clean: NextClean
 
     @classmethod
-    def load(cls, base_path: str | os.PathLike[str], *, latest_commits: int = 10) -> TableOverview:
+    def load(cls, base_path: str | os.PathLike[str], *, latest_commits: int = 10,
+             clean_options: Mapping[str, str] | None = None) -> TableOverview:
+        """`clean_options`: the table's cleaner settings (`hoodie.cleaner.*`), for the next clean."""
         meta = MetaClient.open(base_path)
         timeline = meta.timeline()
         props = meta.properties
+        view = meta.fs_view(timeline)
         return cls(
             name=props.table_name, base_path=meta.base_path, table_type=props.table_type,
             table_version=props.table_version, instants=instant_spans(timeline, meta.commit_action),
-            file_groups=tuple(file_group_summaries(meta, timeline)),
+            file_groups=tuple(file_group_summaries(meta, timeline, view)),
             latest_commits=tuple(reversed(commit_stats(timeline)[-latest_commits:])),
+            pending_plans=tuple(p for service in SERVICES for p in pending_plans(timeline, service)),
+            cleans=tuple(cleans(meta)), savepoints=tuple(savepoints(meta)),
+            next_clean=next_clean(meta, clean_options or {}, view=view),
         )
 
     def to_dict(self) -> dict[str, object]:
@@ -127,9 +143,10 @@ def _completed_span(inst: Instant) -> InstantSpan:
     return InstantSpan(inst.requested_time, inst.action, COMPLETED, inst.completion_time)
 
 
-def file_group_summaries(meta: MetaClient, timeline: Timeline) -> list[FileGroupSummary]:
+def file_group_summaries(meta: MetaClient, timeline: Timeline, view: FileSystemView | None = None
+                         ) -> list[FileGroupSummary]:
     out = []
-    for group in meta.fs_view(timeline).file_groups():
+    for group in (view or meta.fs_view(timeline)).file_groups():
         latest = group.latest_slice
         if latest is None:
             continue

@@ -17,9 +17,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from hudi_ops.spark.session import LOOPBACK_CONF
 
+REPO_DAGS = Path(__file__).resolve().parents[2] / "dags"
 HOME = Path(tempfile.mkdtemp(prefix="hudi-ops-airflow-"))
 atexit.register(shutil.rmtree, HOME, ignore_errors=True)
 DAGS = HOME / "dags"
@@ -50,6 +52,29 @@ def dag_in_folder(dag_id: str, source: str) -> Iterator[Any]:
         yield bag.get_dag(dag_id)
     finally:
         path.unlink()
+
+
+@contextlib.contextmanager
+def repo_dags(config: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """The repo's DAG file in the dags folder, reading `config` as its tables config, for the block."""
+    path = tmp_path / "tables.yaml"
+    path.write_text(yaml.safe_dump(config))
+    monkeypatch.setenv("HUDI_OPS_TABLES_CONFIG", str(path))
+    dag_file = DAGS / "hudi_ops_tables.py"
+    shutil.copy(REPO_DAGS / "hudi_ops_tables.py", dag_file)
+    from airflow.dag_processing.dagbag import DagBag
+
+    try:
+        bag = DagBag(dag_folder=str(dag_file))
+        assert bag.import_errors == {}
+        yield bag
+    finally:
+        dag_file.unlink()
+
+
+def run_states(run: Any) -> dict[str, str]:
+    """Task id -> state of a `dag.test()` run."""
+    return {t.task_id: t.state for t in run.get_task_instances()}
 
 
 @pytest.fixture(scope="session")

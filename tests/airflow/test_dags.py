@@ -4,15 +4,10 @@ from __future__ import annotations
 
 import itertools
 import re
-import shutil
-from pathlib import Path
 
 import pytest
-import yaml
 
-from tests.airflow.conftest import DAGS, SPARK_CONF
-
-REPO_DAGS = Path(__file__).resolve().parents[2] / "dags"
+from tests.airflow.conftest import REPO_DAGS, SPARK_CONF, repo_dags
 
 
 def test_the_example_config_gives_an_ingest_and_a_backfill_dag_per_table(airflow_db):
@@ -92,17 +87,8 @@ def table_dags(airflow_db, zookeeper_connection, tmp_path, monkeypatch):
                                    "partition_field": "city", "ordering_field": "ts",
                                    "ingest": {"source_path": str(tmp_path / "landing"), "schedule": "@hourly"},
                                    "backfill": {"max_active_runs": 2}}}}
-    path = tmp_path / "tables.yaml"
-    path.write_text(yaml.safe_dump(config))
-    monkeypatch.setenv("HUDI_OPS_TABLES_CONFIG", str(path))
-    dag_file = DAGS / "hudi_ops_tables.py"
-    shutil.copy(REPO_DAGS / "hudi_ops_tables.py", dag_file)
-    from airflow.dag_processing.dagbag import DagBag
-
-    bag = DagBag(dag_folder=str(dag_file))
-    assert bag.import_errors == {}
-    yield bag
-    dag_file.unlink()
+    with repo_dags(config, tmp_path, monkeypatch) as bag:
+        yield bag
 
 
 @pytest.fixture

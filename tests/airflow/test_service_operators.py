@@ -9,7 +9,7 @@ import pytest
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.read.pending_plans import pending_plans
 from hudi_ops.spark.__main__ import main
-from tests.airflow.conftest import SPARK_CONF, dag_in_folder
+from tests.airflow.conftest import SPARK_CONF, dag_in_folder, run_states
 from tests.tables import Model, read_hudi_rs, trips, write_source
 
 DAG_ID = "hudi_ops_test_services"
@@ -48,10 +48,6 @@ def ingest(spark, table, source, table_type, n, rows):
     assert code == 0
 
 
-def states(run):
-    return {t.task_id: t.state for t in run.get_task_instances()}
-
-
 def test_compaction_is_scheduled_by_one_task_and_executed_by_the_next_through_xcom(
     services_dag, zookeeper_connection, spark, tmp_path, capsys
 ):
@@ -65,7 +61,7 @@ def test_compaction_is_scheduled_by_one_task_and_executed_by_the_next_through_xc
 
     run = services_dag.test(run_conf={"base_path": str(table)})
     assert run.state == "success"
-    assert states(run) == {"schedule_compaction": "success", "execute_compaction": "success",
+    assert run_states(run) == {"schedule_compaction": "success", "execute_compaction": "success",
                            "cluster": "skipped", "clean": "skipped", "archive": "skipped"}
     (scheduled,) = [t for t in run.get_task_instances() if t.task_id == "schedule_compaction"]
     plan = scheduled.xcom_pull(task_ids="schedule_compaction")["instant"]
@@ -81,11 +77,12 @@ def test_services_with_nothing_due_are_skipped_without_starting_spark(
     ingest(spark, table, source, "COPY_ON_WRITE", 0, trips(DAY1, range(10), ts=1))
     capfd.readouterr()
     run = services_dag.test(run_conf={"base_path": str(table)})
-    assert run.state == "success" and set(states(run).values()) == {"skipped"}
+    assert run.state == "success" and set(run_states(run).values()) == {"skipped"}
     log = "".join(capfd.readouterr())
     assert "a COPY_ON_WRITE table has no log files to compact" in log
     assert "no partition written since the last clustering has 2 file group(s) under" in log
-    assert "1 completed commit(s) and 0 clean(s) or rollback(s) active, at most hoodie.keep.max.commits=30" in log
+    assert "1 completed commit(s), 0 completed clean(s), 0 completed rollback(s) active, at most " \
+        "hoodie.keep.max.commits=30" in log
     assert "Spark-Submit cmd" not in log
 
 

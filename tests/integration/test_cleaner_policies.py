@@ -34,6 +34,7 @@ from py4j.protocol import Py4JJavaError
 from hudi_ops.cli import main as cli_main
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.read.clean_planner import next_clean
+from hudi_ops.read.service_work import clean_work
 from tests.integration.lock_options import as_flags
 from tests.integration.processes import run_job
 from tests.integration.test_spark_jobs import ingest_args, run
@@ -216,6 +217,9 @@ def test_keep_latest_by_hours_keeps_what_the_hours_say(spark, tmp_path, capsys, 
     # group keeps its latest slice, however old: fg1 and fg2 keep the second commit's and lose the first's, while
     # fg3, which the second commit did not write, keeps the first's
     before = datetime.now()
+    # the services' check, which cannot know the writers' zone, sees the work too
+    by_hours = {"hoodie.cleaner.policy": "KEEP_LATEST_BY_HOURS", "hoodie.cleaner.hours.retained": "1"}
+    assert clean_work(MetaClient.open(table), by_hours).due
     result = clean(capsys, spark, table, "KEEP_LATEST_BY_HOURS", hours_retained=1)
     expected = keep_latest_by_hours(commits, 1, before)
     assert keep_latest_by_hours(commits, 1, datetime.now()) == expected  # the cut moved past no commit meanwhile

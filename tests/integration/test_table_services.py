@@ -194,6 +194,10 @@ def test_clean_dry_run_reports_what_the_clean_then_removes(spark, tmp_path, caps
     assert planned["bytes"] == sum(before[f][0] for f in old)
     model_plan = next_clean(meta, dict(o.split("=") for o in one_version[1::2]))  # the control plane's model
     assert (set(model_plan.files), model_plan.bytes) == (old, planned["bytes"])
+    assert cli_main(["cleans", str(table), "--next", "--json", *one_version]) == 0  # as the CLI shows it
+    shown = json.loads(capsys.readouterr().out)
+    assert (shown["policy"], shown["files"], shown["bytes"]) == ("KEEP_LATEST_FILE_VERSIONS", 3, planned["bytes"])
+    assert {f for s in shown["slices"] for f in s["files"]} == old
 
     code, cleaned = run(capsys, service("clean", table, *one_version), spark)
     assert code == 0 and cleaned["outcome"] == "completed"

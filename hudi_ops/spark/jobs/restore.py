@@ -12,9 +12,8 @@ from typing import Any
 from hudi_ops.config import HoodieConfig
 from hudi_ops.errors import InvalidInputError
 from hudi_ops.format.meta_client import MetaClient
-from hudi_ops.read.pending_plans import pending_writes
-from hudi_ops.read.service_history import savepointed
-from hudi_ops.read.service_work import failed_writes
+from hudi_ops.read.service_history import require_savepoint
+from hudi_ops.read.service_work import live_writes
 from hudi_ops.spark.jobs.result import ServiceResult, since
 from hudi_ops.spark.jobs.write_client import write_client
 
@@ -22,11 +21,8 @@ from hudi_ops.spark.jobs.write_client import write_client
 def run(args: argparse.Namespace, options: dict[str, str], spark: Callable[[], Any]) -> ServiceResult:
     started = time.perf_counter()
     meta = MetaClient.open(args.base_path)
-    savepoints = savepointed(meta)
-    if args.savepoint not in savepoints:
-        raise InvalidInputError(f"{meta.base_path} has no savepoint {args.savepoint} (savepoints: "
-                                f"{', '.join(sorted(savepoints)) or 'none'}); create one with `savepoint` first")
-    running = [i for i in pending_writes(meta.timeline()) if i not in failed_writes(meta, HoodieConfig(options))]
+    require_savepoint(meta, args.savepoint)
+    running = live_writes(meta, HoodieConfig(options))
     if running:
         raise InvalidInputError(f"writes {', '.join(running)} of {meta.base_path} are running (their heartbeat is "
                                 "alive): a restore under them would lose their commits; pause the table's writers "

@@ -10,7 +10,7 @@ from typing import Any
 
 from hudi_ops.errors import InvalidInputError
 from hudi_ops.format.meta_client import MetaClient
-from hudi_ops.read.service_history import savepointed
+from hudi_ops.read.service_history import require_savepoint, savepointed
 from hudi_ops.spark.jobs.result import ServiceResult, since
 from hudi_ops.spark.jobs.write_client import write_client
 
@@ -23,9 +23,7 @@ def run(args: argparse.Namespace, options: dict[str, str], spark: Callable[[], A
     timeline = meta.timeline()
     savepoints = savepointed(meta)
     if args.delete:
-        if args.delete not in savepoints:
-            raise InvalidInputError(f"{meta.base_path} has no savepoint {args.delete} (savepoints: "
-                                    f"{', '.join(sorted(savepoints)) or 'none'}); `hudi-ops savepoints` lists them")
+        require_savepoint(meta, args.delete)
         with write_client(spark(), meta, options) as client:
             client.java.deleteSavepoint(args.delete)
         return ServiceResult("savepoint", "delete", args.delete, "deleted", durations_ms=since(started))
