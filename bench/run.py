@@ -6,8 +6,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-#: the benchmarks; the folder's other scripts are what they start (spark-submit applications)
-BENCHMARKS = ("upsert_hudi_vs_naive.py", "platform_overhead.py", "commit_contention.py", "services_idle_tick.py")
+#: the benchmarks; the folder's other files are what they start (spark-submit applications) or share
+BENCHMARKS = ("upsert_hudi_vs_naive.py", "platform_overhead.py", "commit_contention.py", "services_idle_tick.py",
+              "mor_vs_cow.py", "clean_planning.py")
 
 
 def main() -> int:

@@ -87,8 +87,18 @@ class Storage:
         """Files (not folders) directly inside `rel_dir`; empty when the folder does not exist."""
         return [f for f, is_dir in self._list(rel_dir) if not is_dir]
 
-    def walk_files(self, rel_dir: str = "") -> list[FileInfo]:
-        """Every file below `rel_dir`, at any depth, in one listing call."""
+    def walk_files(self, rel_dir: str = "", *, skip_dot_folders: bool = False) -> list[FileInfo]:
+        """Every file below `rel_dir`, at any depth, in one listing call; with `skip_dot_folders`, one
+        per folder of `rel_dir`'s own, leaving out those whose name starts with a dot (a table's
+        `.hoodie`, which holds most of its files once the metadata table grows)."""
+        if skip_dot_folders:
+            out = []
+            for info, is_dir in self._list(rel_dir):
+                if not is_dir:
+                    out.append(info)
+                elif not posixpath.basename(info.path).startswith("."):
+                    out += self.walk_files(info.path)
+            return out
         base = self.full_path(rel_dir).rstrip("/")
         selector = pafs.FileSelector(base, allow_not_found=True, recursive=True)
         out = []

@@ -25,7 +25,7 @@ from hudi_ops.storage import Storage
 def list_data_files(storage: Storage) -> tuple[list[BaseFile], list[LogFile]]:
     """Base and log files of the table, skipping `.hoodie` and temp files."""
     bases, logs = [], []
-    for f in storage.walk_files(""):
+    for f in storage.walk_files("", skip_dot_folders=True):
         if _is_hidden_path(f.path):
             continue
         partition = posixpath.dirname(f.path)

@@ -101,16 +101,16 @@ def clean_work(meta: MetaClient, options: Mapping[str, str], now: dt.datetime | 
     """Due when there are failed writes to roll back, a clean plan left pending, or slices Hudi's
     policy removes (hudi_ops.read.clean_planner)."""
     config = HoodieConfig(dict(options))
-    failed = failed_writes(meta, config, now)
+    timeline = meta.timeline()
+    failed = failed_writes(meta, config, now, timeline=timeline)
     if failed:  # Hudi's clean rolls back failed writes first (LAZY)
         return ServiceWork(True, f"{len(failed)} failed write(s) to roll back, oldest {failed[0]}")
-    view = meta.fs_view()
-    left = pending_cleans(view.timeline)
+    left = pending_cleans(timeline)
     if left:
         return ServiceWork(True, f"{len(left)} pending clean plan(s), oldest {left[0]}")
     # by hours: instant times are in the writers' zone (Hudi's default: their local time), which may not
     # be this machine's, so the cut may lie anywhere a zone away; the check takes the widest clean
-    plan = next_clean(meta, options, now=now, view=view, zone_slack=_ANY_ZONE)
+    plan = next_clean(meta, options, now=now, view=meta.fs_view(timeline), zone_slack=_ANY_ZONE)
     if not plan.slices:
         retain = f"earliest commit to retain: {plan.earliest_commit_to_retain}" \
             if plan.earliest_commit_to_retain else "no earliest commit to retain yet"
@@ -139,13 +139,14 @@ def live_writes(meta: MetaClient, config: HoodieConfig, now: dt.datetime | None 
     return [i for i in pending_writes(meta.timeline()) if i not in failed]
 
 
-def failed_writes(meta: MetaClient, config: HoodieConfig, now: dt.datetime | None = None) -> list[str]:
+def failed_writes(meta: MetaClient, config: HoodieConfig, now: dt.datetime | None = None, *,
+                  timeline: Timeline | None = None) -> list[str]:
     """Pending writes whose heartbeat expired (or never started): what LAZY cleaning rolls back."""
     interval_ms = config.require(HeartbeatConfig.INTERVAL_MS)
     expiry_ms = interval_ms * config.require(HeartbeatConfig.TOLERABLE_MISSES)  # Hudi's own bound
     now_ms = (now or dt.datetime.now(dt.UTC)).timestamp() * 1000
     out = []
-    for instant in pending_writes(meta.timeline()):
+    for instant in pending_writes(timeline or meta.timeline()):
         beat = meta.storage.file_info(f"{HEARTBEAT_FOLDER}/{instant}")
         if beat is None or now_ms - beat.mtime_ms > expiry_ms:
             out.append(instant)
