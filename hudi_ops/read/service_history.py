@@ -16,6 +16,7 @@ from hudi_ops.format.commit_metadata import WriteStat
 from hudi_ops.format.instant import Action
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.format.plans import CleanMetadata, SavepointMetadata
+from hudi_ops.format.timeline import Timeline
 
 
 @dataclass(frozen=True)
@@ -45,13 +46,13 @@ class SavepointSummary:
         return {"instant": self.instant, "by": self.by, "comments": self.comments, "files": self.files}
 
 
-def cleans(meta: MetaClient) -> list[CleanSummary]:
+def cleans(meta: MetaClient, timeline: Timeline | None = None) -> list[CleanSummary]:
     """The completed cleans on the active timeline, oldest first."""
-    timeline = meta.timeline()
+    timeline = timeline or meta.timeline()
     done = [i for i in timeline.completed if i.action == Action.CLEAN]
     if not done:
         return []
-    sizes = written_file_sizes(meta)
+    sizes = written_file_sizes(meta, timeline)
     out = []
     for inst in done:
         data = timeline.read_bytes(inst)
@@ -82,8 +83,8 @@ def require_savepoint(meta: MetaClient, instant: str) -> None:
                                 f"{', '.join(sorted(held)) or 'none'}); `hudi-ops savepoints` lists them")
 
 
-def savepoints(meta: MetaClient) -> list[SavepointSummary]:
-    timeline = meta.timeline()
+def savepoints(meta: MetaClient, timeline: Timeline | None = None) -> list[SavepointSummary]:
+    timeline = timeline or meta.timeline()
     out = []
     for inst in timeline.completed:
         if inst.action == Action.SAVEPOINT:
@@ -93,7 +94,7 @@ def savepoints(meta: MetaClient) -> list[SavepointSummary]:
     return out
 
 
-def written_file_sizes(meta: MetaClient) -> dict[str, int]:
+def written_file_sizes(meta: MetaClient, timeline: Timeline | None = None) -> dict[str, int]:
     """Table-relative path -> size, from every write's statistics (the largest seen: a log file grows)."""
     sizes: dict[str, int] = {}
 
@@ -102,7 +103,7 @@ def written_file_sizes(meta: MetaClient) -> dict[str, int]:
             if s.path and s.file_size_in_bytes > sizes.get(s.path, 0):
                 sizes[s.path] = s.file_size_in_bytes
 
-    timeline = meta.timeline()
+    timeline = timeline or meta.timeline()
     for inst in timeline.completed:
         if inst.action in Action.WRITE_ACTIONS:
             add(timeline.commit_metadata(inst).write_stats())

@@ -135,8 +135,9 @@ def archive_work(meta: MetaClient, options: Mapping[str, str]) -> ServiceWork:
 
 def live_writes(meta: MetaClient, config: HoodieConfig, now: dt.datetime | None = None) -> list[str]:
     """Pending writes whose heartbeat is alive: writers still at work on the table."""
-    failed = set(failed_writes(meta, config, now))
-    return [i for i in pending_writes(meta.timeline()) if i not in failed]
+    timeline = meta.timeline()
+    failed = set(failed_writes(meta, config, now, timeline=timeline))
+    return [i for i in pending_writes(timeline) if i not in failed]
 
 
 def failed_writes(meta: MetaClient, config: HoodieConfig, now: dt.datetime | None = None, *,
