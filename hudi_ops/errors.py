@@ -70,6 +70,11 @@ class ClusteringUpdateConflictError(WriteConflictError):
         )
 
 
+class ConcurrentJobError(HudiOpsError):
+    """Another job is doing the same thing right now (executing the same plan, creating the same table):
+    nothing of this job is visible; retry once it is done."""
+
+
 class LockAcquisitionError(HudiOpsError):
     """The table lock could not be taken in time."""
 
@@ -87,8 +92,8 @@ EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CONFLICT, EXIT_LOCK_TIMEOUT = 0, 1, 2
 
 
 def exit_code(error: HudiOpsError) -> int:
-    """2 bad input, 3 write conflict (retryable), 4 lock timeout (retryable), 1 anything else."""
-    if isinstance(error, WriteConflictError):
+    """2 bad input, 3 write conflict or concurrent job (retryable), 4 lock timeout (retryable), 1 anything else."""
+    if isinstance(error, WriteConflictError | ConcurrentJobError):
         return EXIT_CONFLICT
     if isinstance(error, LockAcquisitionError):
         return EXIT_LOCK_TIMEOUT

@@ -18,7 +18,7 @@ from hudi_ops.config import (
     HeartbeatConfig,
     HoodieConfig,
 )
-from hudi_ops.format.instant import Action
+from hudi_ops.format.instant import Action, State
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.format.timeline import Timeline
 from hudi_ops.read.clean_planner import next_clean
@@ -150,6 +150,26 @@ def failed_writes(meta: MetaClient, config: HoodieConfig, now: dt.datetime | Non
     for instant in pending_writes(timeline or meta.timeline()):
         beat = meta.storage.file_info(f"{HEARTBEAT_FOLDER}/{instant}")
         if beat is None or now_ms - beat.mtime_ms > expiry_ms:
+            out.append(instant)
+    return out
+
+
+def starting_writes(meta: MetaClient, config: HoodieConfig, now: dt.datetime | None = None, *,
+                    timeline: Timeline | None = None) -> list[str]:
+    """Pending writes without a heartbeat file whose requested instant is younger than a heartbeat's
+    expiry: a writer between its requested instant and its first beat. Hudi's LAZY rollback takes a
+    missing heartbeat file for an expired one (its last beat reads as 0), so it would roll such a
+    live write back; Hudi's own writers beat before they request, others may not."""
+    timeline = timeline or meta.timeline()
+    expiry_ms = config.require(HeartbeatConfig.INTERVAL_MS) * config.require(HeartbeatConfig.TOLERABLE_MISSES)
+    now_ms = (now or dt.datetime.now(dt.UTC)).timestamp() * 1000
+    requested = {i.requested_time: i for i in timeline.instants if i.state is State.REQUESTED}
+    out = []
+    for instant in pending_writes(timeline):
+        if meta.storage.file_info(f"{HEARTBEAT_FOLDER}/{instant}") is not None or instant not in requested:
+            continue
+        made = meta.storage.file_info(timeline.path_of(requested[instant]))
+        if made is not None and now_ms - made.mtime_ms <= expiry_ms:
             out.append(instant)
     return out
 

@@ -1,10 +1,11 @@
 """Apache Hudi's Spark bundle: which one hudi-ops runs, where its jar is, and fetching it with Maven.
 
 Every SparkSession, spark-submit, test and the docker image takes its jars from `hudi_jars()`:
-`$HUDI_OPS_HUDI_JARS` (comma-separated jars, e.g. a cluster's own Hudi) when set, else the bundle
-below in the jar cache (`$HUDI_OPS_JARS_DIR`, by default `.cache/jars` in a source checkout and
-`~/.cache/hudi-ops/jars` otherwise), which `python -m hudi_ops.spark.hudi_bundle fetch` fills with
-Maven, so every run after the first is offline.
+`$HUDI_OPS_HUDI_JARS` (comma-separated jars, e.g. a cluster's own Hudi) when set, else the bundle of
+the release `$HUDI_OPS_HUDI_VERSION` names (default `DEFAULT_RELEASE`) in the jar cache
+(`$HUDI_OPS_JARS_DIR`, by default `.cache/jars` in a source checkout and `~/.cache/hudi-ops/jars`
+otherwise), which `python -m hudi_ops.spark.hudi_bundle fetch` fills with Maven, so every run after
+the first is offline.
 
 `python -m hudi_ops.spark.hudi_bundle` prints the jars, `... fetch` fetches the bundle first.
 """
@@ -38,9 +39,17 @@ class MavenArtifact:
 
 #: The Spark line of the bundle; pyspark in pyproject.toml is pinned to a release of it.
 SPARK_LINE = "3.5"
-HUDI_SPARK_BUNDLE = MavenArtifact("org.apache.hudi", f"hudi-spark{SPARK_LINE}-bundle_2.12", "1.2.0")
+#: Hudi releases whose Spark 3.5 bundle Maven serves here and that write table version 9.
+RELEASES = ("1.1.1", "1.2.0")
+#: The newest release that passes the soak (tests/integration/test_soak.py) with the metadata table on.
+#: 1.2.0 fails a metadata-table append in any JVM that read the metadata table's log blocks before its
+#: first append (its first compaction, every 10 commits): `ArrayIndexOutOfBoundsException` in
+#: `HoodieMetadataPayload.getInsertValue`, whose fast path compares schemas by identity while 1.2.0's
+#: write handles intern them in a second cache (README, "Versions").
+DEFAULT_RELEASE = "1.1.1"
 
 JARS_ENV = "HUDI_OPS_HUDI_JARS"
+VERSION_ENV = "HUDI_OPS_HUDI_VERSION"
 CACHE_ENV = "HUDI_OPS_JARS_DIR"
 _CHECKOUT = Path(__file__).resolve().parents[2]
 
@@ -53,6 +62,20 @@ def jars_dir() -> Path:
     return Path.home() / ".cache" / "hudi-ops" / "jars"
 
 
+def hudi_release() -> str:
+    """The Hudi release chosen by `$HUDI_OPS_HUDI_VERSION`, or the default."""
+    chosen = os.environ.get(VERSION_ENV, "").strip() or DEFAULT_RELEASE
+    if chosen not in RELEASES:
+        raise ConfigError(f"{VERSION_ENV}={chosen} is not a Hudi release hudi-ops runs; use one of "
+                          f"{', '.join(RELEASES)}, or set {JARS_ENV} to the jars of another Hudi")
+    return chosen
+
+
+def hudi_spark_bundle(release: str | None = None) -> MavenArtifact:
+    """Hudi's Spark bundle of `release` (default: the chosen one)."""
+    return MavenArtifact("org.apache.hudi", f"hudi-spark{SPARK_LINE}-bundle_2.12", release or hudi_release())
+
+
 def hudi_jars() -> tuple[str, ...]:
     """The jars that put Apache Hudi on Spark's classpath, as absolute paths."""
     chosen = os.environ.get(JARS_ENV, "").strip()
@@ -63,16 +86,19 @@ def hudi_jars() -> tuple[str, ...]:
             raise ConfigError(f"{JARS_ENV} names jars that do not exist: {', '.join(missing)}; "
                               "point it at the cluster's Hudi Spark bundle, or unset it to use hudi-ops' own")
         return jars
-    bundle = jars_dir() / HUDI_SPARK_BUNDLE.jar_name
+    artifact = hudi_spark_bundle()
+    bundle = jars_dir() / artifact.jar_name
     if not bundle.is_file():
-        raise ConfigError(f"Hudi's Spark bundle {HUDI_SPARK_BUNDLE.coordinates} is not in {bundle.parent}; fetch it "
+        raise ConfigError(f"Hudi's Spark bundle {artifact.coordinates} is not in {bundle.parent}; fetch it "
                           "with `python -m hudi_ops.spark.hudi_bundle fetch` (make does), or set "
                           f"{JARS_ENV} to the jars of a Hudi you already have")
     return (str(bundle.resolve()),)
 
 
-def fetch(dest: Path | None = None, artifact: MavenArtifact = HUDI_SPARK_BUNDLE) -> Path:
-    """Copy the artifact from Maven (its own settings and repositories) into `dest`, unless already there."""
+def fetch(dest: Path | None = None, artifact: MavenArtifact | None = None) -> Path:
+    """Copy the artifact (default: the chosen Hudi bundle) from Maven (its own settings and repositories)
+    into `dest`, unless already there."""
+    artifact = artifact or hudi_spark_bundle()
     folder = dest or jars_dir()
     target = folder / artifact.jar_name
     if target.is_file():

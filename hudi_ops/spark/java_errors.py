@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from hudi_ops.errors import (
     ClusteringUpdateConflictError,
+    ConcurrentJobError,
     ConfigError,
     HudiOpsError,
     InvalidInputError,
@@ -26,6 +27,7 @@ from hudi_ops.errors import (
 from hudi_ops.format.file_group import FileGroupId
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.read.pending_plans import CLUSTERING, pending_plans
+from hudi_ops.storage import Storage
 
 _HUDI_EXCEPTION = "org.apache.hudi.exception."
 
@@ -100,11 +102,36 @@ def _clustering_update(message: str, context: JobContext) -> HudiOpsError:
     return ClusteringUpdateConflictError(str(group), plan)
 
 
+#: Hudi 1.2's refusal to execute a plan whose last executor's heartbeat has not expired (PR #18012)
+_PLAN_HEARTBEAT = re.compile(r"Cannot execute instant (\S+) due to heartbeat by concurrent writer")
+
+
 def _lock(message: str, _: JobContext) -> HudiOpsError:
+    busy = _PLAN_HEARTBEAT.search(message)
+    if busy:  # a HoodieLockException too, but the lock was taken: the plan is another job's for now
+        return ConcurrentJobError(
+            f"Hudi refused to execute plan {busy.group(1)}: its last executor's heartbeat has not expired yet "
+            "(hoodie.client.heartbeat.interval_in_ms x (hoodie.client.heartbeat.tolerable.misses + 1)), so another "
+            "job may still be running it; nothing was written: retry after that time")
     return LockAcquisitionError(
         f"the table lock was not acquired ({message.strip()[:300]}); another writer or a table service held it "
         "for longer than hoodie.write.lock.wait_time_ms: retry, or raise that wait"
     )
+
+
+#: what Hudi's rollback says when another process rolled the same instant back first
+_ROLLED_BACK_ELSEWHERE = ("Could not delete instant", "No pending rollback instants found")
+
+
+def _rollback(message: str, context: JobContext, failure: JavaFailure) -> HudiOpsError | None:
+    text = "\n".join(m for _, m in failure.chain)
+    if not any(s in text for s in _ROLLED_BACK_ELSEWHERE):
+        return None
+    return ConcurrentJobError(
+        f"another process rolled back the same failed write of {context.base_path} at the same time "
+        f"({message.strip().splitlines()[0][:200]}); nothing is lost: retry. hudi-ops' clean and rollback-failed "
+        "jobs take turns; a writer's inline clean (hoodie.clean.automatic) does not, so leave cleaning to the "
+        "services DAG when several pipelines write the table")
 
 
 def _bad_key(message: str, context: JobContext) -> HudiOpsError:
@@ -124,6 +151,9 @@ def _bad_schema(message: str, _: JobContext) -> HudiOpsError:
 
 
 def _no_table(message: str, context: JobContext) -> HudiOpsError:
+    if Storage.for_uri(context.base_path).is_dir(".hoodie"):  # .hoodie/ without hoodie.properties yet
+        return ConcurrentJobError(f"another writer is creating the table at {context.base_path} (its .hoodie/ is "
+                                  "there, its hoodie.properties not yet); nothing was written: retry")
     return TableNotFoundError(context.base_path)
 
 
@@ -168,6 +198,9 @@ _RULES: tuple[tuple[tuple[str, ...], Callable[[str, JobContext], HudiOpsError]],
 
 def hudi_ops_error(failure: JavaFailure, context: JobContext) -> HudiOpsError:
     """The hudi-ops error for a Java failure: a known class's error, else a plain one (exit 1)."""
+    rollback = failure.find(_HUDI_EXCEPTION + "HoodieRollbackException")
+    if rollback is not None and (raced := _rollback(rollback, context, failure)) is not None:
+        return raced
     for classes, make in _RULES:
         message = failure.find(*classes)
         if message is not None:

@@ -12,7 +12,7 @@ import time
 
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.locks.held_lock import HeldLock
-from hudi_ops.locks.plan_lock import plan_lock
+from hudi_ops.locks.job_locks import plan_lock
 from hudi_ops.spark.__main__ import main
 from tests.integration.lock_options import as_flags, occ_options
 from tests.integration.processes import Job

@@ -12,6 +12,7 @@ from hudi_ops.errors import (
     EXIT_CONFLICT,
     EXIT_FAILED,
     EXIT_LOCK_TIMEOUT,
+    ConcurrentJobError,
     ConfigError,
     InvalidInputError,
     LockAcquisitionError,
@@ -43,10 +44,17 @@ LOCK = ((H + "HoodieLockException", "FAILED_TO_ACQUIRE lock atZkBasePath = /hudi
 MISSING_FIELD = ((H + "MissingSchemaFieldException", "Schema validation failed due to missing field. Fields "
                   "missing from incoming schema: {trips_record.fare}\nwriterSchema: {...}"),)
 CONFIG = ((H + "HoodieException", "Config conflict(key\tcurrent value\texisting value):\nRecordKey:\tfare\ttrip_id"),)
-ROLLBACK = (
+ROLLBACK_RACE = (
     (H + "HoodieRollbackException", "Failed to rollback /data/trips commits 20261123231635613"),
     (H + "HoodieIOException", "Could not delete instant [==>20261123231635613__commit__INFLIGHT]"),
 )
+ROLLBACK_RACE_LATE = ((H + "HoodieRollbackException", "No pending rollback instants found to execute rollback"),)
+#: Hudi 1.2 (PR #18012): a plan whose last executor's heartbeat is alive, refused under the table's lock
+PLAN_HEARTBEAT = ((H + "HoodieLockException", "Cannot execute instant 20261124101010101 due to heartbeat by "
+                   "concurrent writer/job"),)
+NO_TABLE = ((H + "TableNotFoundException", "Hoodie table not found in path /data/trips/.hoodie"),)
+OTHER = ((H + "HoodieUpsertException", "Failed to upsert for commit time 20261123231635613"),
+         ("java.lang.ArrayIndexOutOfBoundsException", "Index 9 out of bounds for length 7"))
 
 
 CLUSTERING_UPDATE = (
@@ -92,10 +100,33 @@ def test_schema_and_config_refusals_are_bad_input():
 
 
 def test_anything_else_fails_plainly_naming_the_root_cause():
-    error = hudi_ops_error(JavaFailure(ROLLBACK), CONTEXT)
+    error = hudi_ops_error(JavaFailure(OTHER), CONTEXT)
     assert exit_code(error) == EXIT_FAILED
-    assert str(error).startswith(f"the Spark job failed: {H}HoodieIOException: Could not delete instant")
-    assert "in org.apache.hudi.exception.HoodieRollbackException" in str(error)
+    assert str(error).startswith("the Spark job failed: java.lang.ArrayIndexOutOfBoundsException: Index 9")
+    assert f"in {H}HoodieUpsertException" in str(error)
+
+
+@pytest.mark.parametrize("chain", [ROLLBACK_RACE, ROLLBACK_RACE_LATE], ids=["instant gone", "rollback done"])
+def test_a_rollback_another_process_finished_first_is_a_retryable_concurrent_job(chain):
+    error = hudi_ops_error(JavaFailure(chain), CONTEXT)
+    assert isinstance(error, ConcurrentJobError) and exit_code(error) == EXIT_CONFLICT
+    assert "rolled back the same failed write of /data/trips" in str(error) and "nothing is lost" in str(error)
+
+
+def test_a_plan_held_by_a_live_executor_heartbeat_is_retry_later_not_a_lock_timeout():
+    error = hudi_ops_error(JavaFailure(PLAN_HEARTBEAT), CONTEXT)
+    assert isinstance(error, ConcurrentJobError) and exit_code(error) == EXIT_CONFLICT
+    assert "plan 20261124101010101" in str(error) and "heartbeat has not expired" in str(error)
+    assert "wait_time_ms" not in str(error)
+
+
+def test_a_table_half_created_by_another_writer_is_retryable_and_a_missing_one_bad_input(tmp_path):
+    missing = hudi_ops_error(JavaFailure(NO_TABLE), JobContext(str(tmp_path / "t")))
+    assert exit_code(missing) == EXIT_BAD_INPUT
+    (tmp_path / "t" / ".hoodie").mkdir(parents=True)  # the other writer's first step
+    creating = hudi_ops_error(JavaFailure(NO_TABLE), JobContext(str(tmp_path / "t")))
+    assert isinstance(creating, ConcurrentJobError) and exit_code(creating) == EXIT_CONFLICT
+    assert "another writer is creating the table" in str(creating)
 
 
 def test_a_python_error_is_not_a_java_failure():

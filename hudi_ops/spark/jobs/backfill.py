@@ -22,6 +22,7 @@ from hudi_ops.spark.jobs import hudi_write
 from hudi_ops.spark.jobs.input_schema import check_input_schema
 from hudi_ops.spark.jobs.result import JobResult
 from hudi_ops.spark.jobs.source_frame import arrow_schema, read_source
+from hudi_ops.spark.jobs.table_creation import TableCreation
 from hudi_ops.spark.jobs.target import resolve_target
 from hudi_ops.storage import Storage
 
@@ -42,6 +43,12 @@ def parse_day(text: str, flag: str) -> dt.date:
 
 def run(args: argparse.Namespace, options: dict[str, str], spark: Callable[[], Any]) -> JobResult:
     """`spark` starts the session, called only when there is work."""
+    with TableCreation(args.target_base_path, options, args.target_table or "table") as creation:
+        return _backfill(args, options, spark, creation)
+
+
+def _backfill(args: argparse.Namespace, options: dict[str, str], spark: Callable[[], Any],
+              creation: TableCreation) -> JobResult:
     started = time.perf_counter()
     first, last = window(args.start, args.end)
     target = resolve_target(args.target_base_path, options, **args.table_flags)
@@ -56,7 +63,7 @@ def run(args: argparse.Namespace, options: dict[str, str], spark: Callable[[], A
         done = None
     days = [(first + dt.timedelta(days=n)).isoformat() for n in range((last - first).days + 1)]
     batches = [(day, source_files(source, f"dt={day}", args.source_format)) for day in days if not done or day > done]
-    frames = [(day, read_source(spark(), source, files, args.source_format)) for day, files in batches if files]
+    frames = [(day, read_source(spark(), source, files, args.source_format, target)) for day, files in batches if files]
     checked = target
     for day, frame in frames:  # every day before the first is written; a new table's days against the first
         columns = arrow_schema(frame)
@@ -71,6 +78,7 @@ def run(args: argparse.Namespace, options: dict[str, str], spark: Callable[[], A
             target, args.op, options, job="backfill",
             extra_metadata={BACKFILL_CHECKPOINT_KEY: backfill_checkpoint(**checkpoint, day=day)})
         written = hudi_write.write(spark(), frame, target, write_options, run_id, source.uri)
+        creation.done()  # the table exists: other writers need not wait for the other days
         result = result.plus(written, checkpoint=day)
     total = round((time.perf_counter() - started) * 1000, 1)
     return dataclasses.replace(result, durations_ms={"total": total})

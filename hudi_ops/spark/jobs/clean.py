@@ -11,6 +11,7 @@ planner skips them. The files and bytes a clean removes are measured from its pl
 from __future__ import annotations
 
 import argparse
+import contextlib
 import posixpath
 import time
 from collections.abc import Callable, Iterable
@@ -22,6 +23,7 @@ from hudi_ops.format.instant import Action, State
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.format.plans import CleanerPlan
 from hudi_ops.read.pending_plans import pending_cleans
+from hudi_ops.spark.jobs.failed_writes import rollback_guard
 from hudi_ops.spark.jobs.result import ServiceResult, since
 from hudi_ops.spark.jobs.write_client import WriteClient, write_client
 
@@ -38,7 +40,8 @@ def run(args: argparse.Namespace, options: dict[str, str], spark: Callable[[], A
         return ServiceResult("clean", args.mode, reason="no pending clean plan", details={"policy": policy},
                              durations_ms=since(started))
     nothing = "the policy keeps every file slice: nothing to clean"
-    with write_client(spark(), meta, options) as client:
+    guard = contextlib.nullcontext(()) if args.mode == "schedule" else rollback_guard(meta, options)
+    with guard as warnings, write_client(spark(), meta, options) as client:
         scheduled = None
         if args.mode != "execute":
             made = client.java.scheduleTableService(client.none(), _clean_service(client))
@@ -61,7 +64,8 @@ def run(args: argparse.Namespace, options: dict[str, str], spark: Callable[[], A
     done = meta.timeline()
     left = [i for i, _ in plans if done.completed_instant(i) is None]
     result = _result(args, meta, plans[-1][0], "completed", files, started, policy, sized)
-    return replace(result, warnings=(f"clean plan(s) {', '.join(left)} still pending",)) if left else result
+    still = (f"clean plan(s) {', '.join(left)} still pending",) if left else ()
+    return replace(result, warnings=(*warnings, *still))
 
 
 def _clean_service(client: WriteClient) -> Any:

@@ -19,19 +19,25 @@ from hudi_ops.spark.jobs import hudi_write
 from hudi_ops.spark.jobs.input_schema import check_input_schema
 from hudi_ops.spark.jobs.result import JobResult
 from hudi_ops.spark.jobs.source_frame import arrow_schema, read_source
+from hudi_ops.spark.jobs.table_creation import TableCreation
 from hudi_ops.spark.jobs.target import resolve_target
 from hudi_ops.storage import Storage
 
 
 def run(args: argparse.Namespace, options: dict[str, str], spark: Callable[[], Any]) -> JobResult:
     """`spark` starts the session, called only when there is work."""
+    with TableCreation(args.target_base_path, options, args.target_table or "table"):
+        return _ingest(args, options, spark)
+
+
+def _ingest(args: argparse.Namespace, options: dict[str, str], spark: Callable[[], Any]) -> JobResult:
     started = time.perf_counter()
     target = resolve_target(args.target_base_path, options, **args.table_flags)
     source = Storage.for_uri(args.source_path)
     work = ingest_work(args.target_base_path, source, args.source_format)
     if not work.files:
         return JobResult("ingest", checkpoint=work.checkpoint, reason=f"nothing to ingest: {work.describe()}")
-    frame = read_source(spark(), source, work.files, args.source_format)
+    frame = read_source(spark(), source, work.files, args.source_format, target)
     check_input_schema(arrow_schema(frame), target, options, f"the source ({len(work.files)} file(s))",
                        keys_only=args.op == "DELETE")
     run_id, write_options = hudi_write.write_options(

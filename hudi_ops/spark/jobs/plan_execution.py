@@ -18,7 +18,7 @@ from typing import Any
 from hudi_ops.errors import InvalidInputError, TableServiceError
 from hudi_ops.format.instant import parse_instant_time
 from hudi_ops.format.meta_client import MetaClient
-from hudi_ops.locks.plan_lock import has_zookeeper_lock, plan_lock
+from hudi_ops.locks.job_locks import has_zookeeper_lock, plan_lock
 from hudi_ops.read.pending_plans import PendingPlan, pending_plans
 from hudi_ops.read.table_overview import commit_stats_of
 from hudi_ops.spark.jobs.result import ServiceResult, since

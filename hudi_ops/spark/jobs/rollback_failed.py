@@ -12,6 +12,7 @@ from hudi_ops.config import FailedWritesConfig, HoodieConfig
 from hudi_ops.errors import ConfigError
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.read.pending_plans import pending_writes
+from hudi_ops.spark.jobs.failed_writes import rollback_guard
 from hudi_ops.spark.jobs.result import ServiceResult, since
 from hudi_ops.spark.jobs.write_client import write_client
 
@@ -27,13 +28,17 @@ def run(args: argparse.Namespace, options: dict[str, str], spark: Callable[[], A
     before = _pending_writes(meta)
     if not before:
         return ServiceResult("rollback-failed", reason="no pending write", durations_ms=since(started))
-    with write_client(spark(), meta, options) as client:
-        client.java.rollbackFailedWrites(client.table().getMetaClient())
+    with rollback_guard(meta, options) as warnings:
+        before = _pending_writes(meta)  # what another rollback left
+        if before:
+            with write_client(spark(), meta, options) as client:
+                client.java.rollbackFailedWrites(client.table().getMetaClient())
     rolled_back = sorted(before - _pending_writes(meta))
     if not rolled_back:
-        return ServiceResult("rollback-failed", reason=f"{len(before)} pending write(s), all with a live heartbeat",
-                             durations_ms=since(started))
-    return ServiceResult("rollback-failed", instant=rolled_back[-1], outcome="completed",
+        why = f"{len(before)} pending write(s), all with a live heartbeat" if before else \
+            "no pending write: another process rolled them back"
+        return ServiceResult("rollback-failed", reason=why, warnings=warnings, durations_ms=since(started))
+    return ServiceResult("rollback-failed", instant=rolled_back[-1], outcome="completed", warnings=warnings,
                          details={"rolled_back": rolled_back}, durations_ms=since(started))
 
 

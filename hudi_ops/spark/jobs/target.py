@@ -42,6 +42,10 @@ class TargetTable:
     def exists(self) -> bool:
         return self.schema is not None
 
+    def takes_column(self, name: str) -> bool:
+        """Whether the table is partitioned by the column or already has it."""
+        return name in self.partition_fields or (self.schema is not None and name in self.schema.names)
+
     def hudi_options(self) -> dict[str, str]:
         out = {TABLE_NAME: self.name, TABLE_TYPE: self.table_type, RECORD_KEY: ",".join(self.record_key_fields),
                PARTITION_PATH: ",".join(self.partition_fields)}

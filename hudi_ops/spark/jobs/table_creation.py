@@ -1,0 +1,55 @@
+"""The first write of a new table, one writer at a time.
+
+Two pipelines started on a table that does not exist yet (an ingest beside a backfill that creates it)
+would race inside Hudi: one creates `.hoodie/`, the other finds it without hoodie.properties and fails.
+A writer that finds no table holds the creation lock until its first commit; one that waited finds
+the table made and writes to it as to any other.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping
+from types import TracebackType
+
+from hudi_ops.errors import TableNotFoundError
+from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.locks.held_lock import HeldLock
+from hudi_ops.locks.job_locks import creation_lock, has_zookeeper_lock
+
+#: how long a writer waits for another to create the table: a first write's length
+CREATION_WAIT_S = 600.0
+
+
+def table_exists(base_path: str) -> bool:
+    try:
+        MetaClient.open(base_path)
+        return True
+    except TableNotFoundError:
+        return False
+
+
+class TableCreation:
+    """`with TableCreation(base_path, options, name) as creation: ...; creation.done()` once the first
+    commit completed (a backfill writes on without the lock); leaving the block ends it too."""
+
+    def __init__(self, base_path: str, options: Mapping[str, str], table_name: str) -> None:
+        self.base_path, self.options, self.table_name = base_path, options, table_name
+        self._held: HeldLock | None = None
+
+    def __enter__(self) -> TableCreation:
+        if has_zookeeper_lock(self.options) and not table_exists(self.base_path):
+            held = creation_lock(self.options, self.table_name, CREATION_WAIT_S)
+            held.__enter__()
+            self._held = held
+        return self
+
+    def done(self) -> None:
+        held, self._held = self._held, None
+        if held is not None:
+            held.__exit__(None, None, None)
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        with contextlib.suppress(Exception):  # the job's own error matters more than the release's
+            self.done()

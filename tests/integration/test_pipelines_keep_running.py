@@ -1,0 +1,158 @@
+"""What a chaos run of concurrent pipelines found stopping them, each fixed and pinned here:
+
+- a backfill of `dt=` folders no longer adds a `dt` column that the steady ingest's files lack;
+- two processes rolling back one failed write take turns instead of failing each other;
+- a cleaner leaves alone a write that is between its requested instant and its first heartbeat;
+- two first writers of a new table: the second waits for the table instead of failing.
+
+Tables are judged by hudi-rs and Spark's Hudi reader against the plain model.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pyarrow as pa
+
+from hudi_ops.format.instant import Action, State
+from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.locks.job_locks import cleaner_lock, creation_lock
+from hudi_ops.read.table_overview import ROLLED_BACK, instant_spans
+from hudi_ops.spark.__main__ import main
+from tests.integration.lock_options import HEARTBEAT_EXPIRY_S, as_flags, occ_options
+from tests.integration.processes import Job
+from tests.integration.test_spark_jobs import ingest_args, run
+from tests.tables import Model, job_result, read_hudi_rs, read_spark, trips, write_source
+
+DAY1, DAY2 = "2026-11-20", "2026-11-21"
+#: trips without `dt`, partitioned by city: the landing files' schema, and the history's
+CITY_TRIPS = pa.schema([("trip_id", pa.string()), ("city", pa.string()), ("ts", pa.int64()), ("fare", pa.float64())])
+CITY_COLUMNS = tuple(CITY_TRIPS.names)
+
+
+def city_trips(prefix, ids, *, ts, city="sf"):
+    return [{"trip_id": f"{prefix}-{i:04d}", "city": city, "ts": ts, "fare": float(i + ts)} for i in ids]
+
+
+def spans(table):
+    meta = MetaClient.open(table)
+    return {s.requested_time: s for s in instant_spans(meta.timeline(), meta.commit_action)}
+
+
+def test_a_backfill_of_day_folders_adds_no_column_and_the_ingest_runs_on(spark, tmp_path, capsys):
+    table, landing, history = tmp_path / "trips", tmp_path / "landing", tmp_path / "history"
+    flags = ["--target-base-path", str(table), "--target-table", "trips", "--record-key-field", "trip_id",
+             "--partition-path-field", "city", "--source-ordering-field", "ts"]
+    model = Model()
+    first = city_trips("live", range(10), ts=1)
+    write_source(landing / "a.parquet", first, CITY_TRIPS)
+    assert run(capsys, ["ingest", *flags, "--source-path", str(landing)], spark)[0] == 0
+    model.upsert(first)
+
+    old = {day: city_trips(day, range(5), ts=1, city=city) for day, city in ((DAY1, "sf"), (DAY2, "nyc"))}
+    for day, rows in old.items():  # the day is in the folder's name only
+        write_source(history / f"dt={day}" / "part-0.parquet", rows, CITY_TRIPS)
+    code, result = run(capsys, ["backfill", *flags, "--source-path", str(history), "--start", DAY1,
+                                "--end", DAY2], spark)
+    assert code == 0 and result["commits"] == 2, result
+    model.upsert(old[DAY1]).upsert(old[DAY2])
+    assert "dt" not in MetaClient.open(table).table_schema().names  # the folder selected the day, no more
+
+    later = city_trips("live", range(5, 15), ts=2)
+    write_source(landing / "b.parquet", later, CITY_TRIPS)  # the landing schema, unchanged
+    code, result = run(capsys, ["ingest", *flags, "--source-path", str(landing)], spark)
+    assert code == 0 and (result["updates"], result["inserts"]) == (5, 5), result
+    model.upsert(later)
+    assert read_hudi_rs(table, CITY_COLUMNS) == read_spark(spark, table, CITY_COLUMNS) == model.expected(CITY_COLUMNS)
+
+
+def failed_write(spark, capsys, tmp_path, zookeeper):
+    """A table whose last write failed mid-way (a null key: Hudi leaves its instant inflight), with the
+    options of its writers; returns (table, options, the failed instant, the model)."""
+    table, source = tmp_path / "trips", tmp_path / "landing"
+    options = occ_options(zookeeper.url)
+    model = Model().upsert(trips(DAY1, range(10), ts=1))
+    write_source(source / "a.parquet", trips(DAY1, range(10), ts=1))
+    assert run(capsys, ingest_args(table, source, *as_flags(options)), spark)[0] == 0
+    bad = trips(DAY1, range(10, 12), ts=2)
+    write_source(source / "b.parquet", [*bad, {**bad[0], "trip_id": None}])
+    assert run(capsys, ingest_args(table, source, *as_flags(options)), spark)[0] == 2
+    (failed,) = [i.requested_time for i in MetaClient.open(table).timeline().pending]
+    return table, options, failed, model
+
+
+def test_two_processes_rolling_back_one_failed_write_both_succeed(spark, tmp_path, capsys, zookeeper):
+    table, options, failed, model = failed_write(spark, capsys, tmp_path, zookeeper)
+    time.sleep(HEARTBEAT_EXPIRY_S)
+    jobs = []
+    # both reach the cleaner's lock before either rolls anything back: they overlap for certain
+    with cleaner_lock(options, "trips", wait_s=30) as lock:
+        for name, job in (("clean", "clean"), ("rollback", "rollback-failed")):
+            jobs.append(Job.start([job, "--base-path", str(table), *as_flags(options)], tmp_path / f"{name}.log"))
+        lock.wait_for_waiters(2, timeout_s=240)
+    (clean_code, clean), (rollback_code, rollback) = (job.finish() for job in jobs)
+    assert (clean_code, rollback_code) == (0, 0), (clean, rollback)
+    rolled = (rollback.get("details") or {}).get("rolled_back", [])
+    cleaned_first = not rolled  # whoever came second found nothing left to roll back
+    assert rolled == ([] if cleaned_first else [failed])
+    if cleaned_first:
+        assert rollback["reason"] == "no pending write: another process rolled them back"
+    assert spans(table)[failed].status == ROLLED_BACK
+    rollbacks = [i for i in MetaClient.open(table).timeline().completed if i.action == Action.ROLLBACK]
+    assert len(rollbacks) == 1  # one rollback of the failed write, not two
+    assert read_hudi_rs(table) == read_spark(spark, table) == model.expected()
+
+
+def test_a_cleaner_leaves_a_write_alone_until_its_first_heartbeat_and_rolls_it_back_once_it_stops(
+        spark, tmp_path, capsys, zookeeper):
+    table, source = tmp_path / "trips", tmp_path / "landing"
+    options = occ_options(zookeeper.url)
+    write_source(source / "a.parquet", trips(DAY1, range(10), ts=1))
+    assert run(capsys, ingest_args(table, source, *as_flags(options)), spark)[0] == 0
+    meta = MetaClient.open(table)
+    newest = max(i.requested_time for i in meta.timeline())
+    starting = str(int(newest) + 1000)  # a writer's instant: requested, its first heartbeat not yet beaten
+    timeline = meta.timeline()
+    (table / ".hoodie" / timeline.folder.rsplit("/", 1)[-1] / f"{starting}.commit.requested").write_bytes(b"")
+    assert MetaClient.open(table).timeline().pending[-1].state is State.REQUESTED
+
+    heartbeat = table / ".hoodie" / ".heartbeat" / starting
+    done: list[int] = []
+    cleaner = threading.Thread(target=lambda: done.append(main(
+        ["clean", "--base-path", str(table), *as_flags(options)], spark=spark)))
+    cleaner.start()
+    time.sleep(1.0)  # the cleaner has started, and Hudi would take the missing heartbeat for an expired one
+    heartbeat.parent.mkdir(exist_ok=True)
+    while cleaner.is_alive():  # the writer's first beat, then one every 300 ms
+        heartbeat.write_bytes(b"")
+        time.sleep(0.3)
+    cleaner.join()
+    assert done == [0], job_result(capsys.readouterr().out)
+    assert starting in {i.requested_time for i in MetaClient.open(table).timeline().pending}  # left alone
+
+    time.sleep(HEARTBEAT_EXPIRY_S)  # the writer stopped beating: now it has failed
+    assert main(["clean", "--base-path", str(table), *as_flags(options)], spark=spark) == 0
+    capsys.readouterr()
+    assert starting not in {i.requested_time for i in MetaClient.open(table).timeline().pending}
+    assert spans(table)[starting].status == ROLLED_BACK
+
+
+def test_two_first_writers_of_a_new_table_both_commit(spark, tmp_path, zookeeper):
+    table, landing, history = tmp_path / "trips", tmp_path / "landing", tmp_path / "history"
+    options = occ_options(zookeeper.url)
+    live, old = trips(DAY2, range(10), ts=2), trips(DAY1, range(10), ts=1)
+    write_source(landing / "a.parquet", live)
+    write_source(history / f"dt={DAY1}" / "part-0.parquet", old)
+    backfill = ["backfill", "--target-base-path", str(table), "--target-table", "trips", "--source-path",
+                str(history), "--record-key-field", "trip_id", "--partition-path-field", "dt",
+                "--source-ordering-field", "ts", "--start", DAY1, "--end", DAY1, *as_flags(options)]
+    ingest = ingest_args(table, landing, *as_flags(options))
+    # both find no table and line up to create it; released together, one creates it, the other waits
+    with creation_lock(options, "trips", wait_s=30) as lock:
+        jobs = [Job.start(args, tmp_path / f"{args[0]}.log") for args in (backfill, ingest)]
+        lock.wait_for_waiters(2, timeout_s=240)
+    results = [job.finish() for job in jobs]
+    assert [code for code, _ in results] == [0, 0], results
+    assert sorted(r["inserts"] for _, r in results) == [10, 10]
+    assert read_hudi_rs(table) == read_spark(spark, table) == Model().upsert(live).upsert(old).expected()
