@@ -299,3 +299,9 @@ class FailedWritesConfig:
     multi-writer table) by a clean once their heartbeat expired."""
 
     POLICY = str_key("hoodie.cleaner.policy.failed.writes", "EAGER", choices=("EAGER", "LAZY", "NEVER"))
+
+
+#: what a writer stops doing inline when a separate job (the services DAG) runs the service
+INLINE_SERVICE_OFF = {"compaction": {"hoodie.compact.inline": "false", "hoodie.compact.schedule.inline": "false"},
+                      "clustering": {"hoodie.clustering.inline": "false", "hoodie.clustering.schedule.inline": "false"},
+                      "clean": {"hoodie.clean.automatic": "false"}}

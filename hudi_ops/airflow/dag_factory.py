@@ -49,6 +49,7 @@ from hudi_ops.airflow.service_operators import (
     HudiRestoreOperator,
 )
 from hudi_ops.airflow.writer_pause import PauseWritersOperator, UnpauseWritersOperator, WritersIdleSensor
+from hudi_ops.config import INLINE_SERVICE_OFF
 from hudi_ops.errors import ConfigError
 from hudi_ops.sources import SOURCE_FORMATS
 from hudi_ops.spark.jobs.hudi_write import OPERATIONS
@@ -83,10 +84,6 @@ def _tables(config: Mapping[str, Any], origin: str) -> Mapping[str, Any]:
 INGEST_DAG_PREFIX, BACKFILL_DAG_PREFIX, SERVICES_DAG_PREFIX, RESTORE_DAG_PREFIX = (
     "hudi_ingest__", "hudi_backfill__", "hudi_services__", "hudi_restore__")
 SERVICES = ("compaction", "clustering", "clean")
-#: what a writer stops doing inline when the services DAG runs the service
-INLINE_SERVICE_OFF = {"compaction": {"hoodie.compact.inline": "false", "hoodie.compact.schedule.inline": "false"},
-                      "clustering": {"hoodie.clustering.inline": "false", "hoodie.clustering.schedule.inline": "false"},
-                      "clean": {"hoodie.clean.automatic": "false"}}
 
 
 def ingest_dag_id(table: str) -> str:

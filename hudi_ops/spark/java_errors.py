@@ -76,7 +76,8 @@ class JavaFailure:
 
 
 _INSTANT = re.compile(r"instantTime=(\d+)")
-_FILE_GROUP = re.compile(r"HoodieFileGroupId\(partitionPath=([^,]*), fileId=([^)]+)\)")
+#: Hudi 1.2 prints `HoodieFileGroupId(partitionPath=p, fileId=f)`, 1.1 `HoodieFileGroupId{partitionPath='p', fileId='f'}`
+_FILE_GROUP = re.compile(r"HoodieFileGroupId[({]partitionPath='?([^,']*)'?, fileId='?([^)}']+)'?[)}]")
 _KEY_FIELD = re.compile(r'for field:\s*"?([^"\s]+)"?')
 _UNREADABLE_FILE = re.compile(r"(?:reading file|Could not read footer for file:?|is not a Parquet file)\s*:?\s*(\S+)")
 

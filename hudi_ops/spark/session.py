@@ -19,6 +19,13 @@ HUDI_SESSION_CONF = {
 #: a driver that talks to no one but itself (local mode, tests, the demo): nothing on other interfaces
 LOOPBACK_CONF = {"spark.driver.bindAddress": "127.0.0.1", "spark.driver.host": "127.0.0.1"}
 _HUDI_DATASOURCE = "org.apache.hudi.DefaultSource"
+#: Initialised before anything touches the metadata table. Hudi 1.2.0's metadata-table appends take a
+#: fast path only when the write schema is the very object this class interned when it was loaded
+#: (`HoodieMetadataPayload.getInsertValue`), but its write handles intern a parsed copy in another
+#: cache; in a JVM whose first metadata-table compaction parsed the schema before the class was
+#: loaded, every later append fails (`ArrayIndexOutOfBoundsException`, apache/hudi#19559). Loading it
+#: first fixes the driver's JVM, which is the executors' in local mode (README, "Versions").
+_METADATA_PAYLOAD = "org.apache.hudi.metadata.HoodieMetadataPayload"
 EMBEDDED_TIMELINE_SERVER = "hoodie.embed.timeline.server"
 
 
@@ -65,10 +72,12 @@ def require_hudi(session: Any) -> None:
     from py4j.protocol import Py4JJavaError
 
     jvm = session.sparkContext._jvm
+    loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
     try:
-        jvm.java.lang.Thread.currentThread().getContextClassLoader().loadClass(_HUDI_DATASOURCE)
+        loader.loadClass(_HUDI_DATASOURCE)
     except Py4JJavaError:
         raise ConfigError(
             f"Apache Hudi is not on this Spark session's classpath ({_HUDI_DATASOURCE} is missing): pass Hudi's "
             f"Spark bundle with --jars (`python -m hudi_ops.spark.hudi_bundle` prints it; {JARS_ENV} overrides it)"
         ) from None
+    jvm.java.lang.Class.forName(_METADATA_PAYLOAD, True, loader)

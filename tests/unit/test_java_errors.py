@@ -57,16 +57,18 @@ OTHER = ((H + "HoodieUpsertException", "Failed to upsert for commit time 2026112
          ("java.lang.ArrayIndexOutOfBoundsException", "Index 9 out of bounds for length 7"))
 
 
-CLUSTERING_UPDATE = (
-    (H + "HoodieUpsertException", "Failed to upsert for commit time 20261124020101000"),
-    (H + "HoodieClusteringUpdateException", "Not allowed to update the clustering file group HoodieFileGroupId("
-     "partitionPath=2026-11-20, fileId=08582bf1-d324-45b5-82e4-ab802248c989-0). For pending clustering "
-     "operations, we are not going to support update for now."),
-)
+def clustering_update(file_group: str) -> tuple[tuple[str, str], ...]:
+    return ((H + "HoodieUpsertException", "Failed to upsert for commit time 20261124020101000"),
+            (H + "HoodieClusteringUpdateException", f"Not allowed to update the clustering file group {file_group}. "
+             "For pending clustering operations, we are not going to support update for now."))
 
 
-def test_an_update_refused_under_a_pending_clustering_is_a_retryable_conflict_naming_the_file_group():
-    error = hudi_ops_error(JavaFailure(CLUSTERING_UPDATE), CONTEXT)  # no table here: the plan stays unnamed
+@pytest.mark.parametrize("file_group", [
+    "HoodieFileGroupId(partitionPath=2026-11-20, fileId=08582bf1-d324-45b5-82e4-ab802248c989-0)",  # Hudi 1.2
+    "HoodieFileGroupId{partitionPath='2026-11-20', fileId='08582bf1-d324-45b5-82e4-ab802248c989-0'}",  # 1.1
+], ids=["1.2", "1.1"])
+def test_an_update_refused_under_a_pending_clustering_is_a_retryable_conflict_naming_the_file_group(file_group):
+    error = hudi_ops_error(JavaFailure(clustering_update(file_group)), CONTEXT)  # no table: the plan stays unnamed
     assert isinstance(error, WriteConflictError) and exit_code(error) == EXIT_CONFLICT
     assert "file group 2026-11-20/08582bf1-d324-45b5-82e4-ab802248c989-0" in str(error)
     assert "retry once the clustering has run" in str(error)
