@@ -10,7 +10,7 @@ JARS := .cache/jars/.fetched-$(or $(HUDI_OPS_HUDI_VERSION),default)
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
-.PHONY: venv jars demo test lint bench clean
+.PHONY: venv jars demo test soak chaos lint bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -32,6 +32,14 @@ demo: $(STAMP) $(JARS)
 test: $(STAMP) $(JARS)
 	$(VENV)/bin/ruff check hudi_ops tests bench dags plugins
 	$(PY) -m pytest -q
+
+# the soaks with every job a spark-submit of its own (make test runs the 40-commit ones in one session)
+soak: $(STAMP) $(JARS)
+	HUDI_OPS_SOAK_RUNNER=spark-submit $(PY) -m pytest -q tests/integration/test_soak.py
+
+# concurrent pipelines on one table under kills and ZooKeeper restarts (tests/chaos); `make chaos SEED=7` repeats a run
+chaos: $(STAMP) $(JARS)
+	$(PY) -m tests.chaos $(if $(SEED),--seed $(SEED))
 
 bench: $(STAMP) $(JARS)
 	$(PY) bench/run.py

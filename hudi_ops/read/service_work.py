@@ -143,8 +143,7 @@ def live_writes(meta: MetaClient, config: HoodieConfig, now: dt.datetime | None 
 def failed_writes(meta: MetaClient, config: HoodieConfig, now: dt.datetime | None = None, *,
                   timeline: Timeline | None = None) -> list[str]:
     """Pending writes whose heartbeat expired (or never started): what LAZY cleaning rolls back."""
-    interval_ms = config.require(HeartbeatConfig.INTERVAL_MS)
-    expiry_ms = interval_ms * config.require(HeartbeatConfig.TOLERABLE_MISSES)  # Hudi's own bound
+    expiry_ms = heartbeat_expiry_ms(config)
     now_ms = (now or dt.datetime.now(dt.UTC)).timestamp() * 1000
     out = []
     for instant in pending_writes(timeline or meta.timeline()):
@@ -161,7 +160,7 @@ def starting_writes(meta: MetaClient, config: HoodieConfig, now: dt.datetime | N
     missing heartbeat file for an expired one (its last beat reads as 0), so it would roll such a
     live write back; Hudi's own writers beat before they request, others may not."""
     timeline = timeline or meta.timeline()
-    expiry_ms = config.require(HeartbeatConfig.INTERVAL_MS) * config.require(HeartbeatConfig.TOLERABLE_MISSES)
+    expiry_ms = heartbeat_expiry_ms(config)
     now_ms = (now or dt.datetime.now(dt.UTC)).timestamp() * 1000
     requested = {i.requested_time: i for i in timeline.instants if i.state is State.REQUESTED}
     out = []
@@ -172,6 +171,11 @@ def starting_writes(meta: MetaClient, config: HoodieConfig, now: dt.datetime | N
         if made is not None and now_ms - made.mtime_ms <= expiry_ms:
             out.append(instant)
     return out
+
+
+def heartbeat_expiry_ms(config: HoodieConfig) -> int:
+    """How long after its last beat Hudi takes a writer for failed: interval x tolerable misses."""
+    return config.require(HeartbeatConfig.INTERVAL_MS) * config.require(HeartbeatConfig.TOLERABLE_MISSES)
 
 
 #: where Hudi's writers keep their heartbeat files, one per instant

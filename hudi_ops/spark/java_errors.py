@@ -26,7 +26,7 @@ from hudi_ops.errors import (
 )
 from hudi_ops.format.file_group import FileGroupId
 from hudi_ops.format.meta_client import MetaClient
-from hudi_ops.read.pending_plans import CLUSTERING, pending_plans
+from hudi_ops.read.pending_plans import CLUSTERING, pending_plans, pending_writes
 from hudi_ops.storage import Storage
 
 _HUDI_EXCEPTION = "org.apache.hudi.exception."
@@ -76,7 +76,7 @@ class JavaFailure:
 
 
 _INSTANT = re.compile(r"instantTime=(\d+)")
-#: Hudi 1.2 prints `HoodieFileGroupId(partitionPath=p, fileId=f)`, 1.1 `HoodieFileGroupId{partitionPath='p', fileId='f'}`
+#: `HoodieFileGroupId(partitionPath=p, fileId=f)` in Hudi 1.2, `HoodieFileGroupId{partitionPath='p', fileId='f'}` in 1.1
 _FILE_GROUP = re.compile(r"HoodieFileGroupId[({]partitionPath='?([^,']*)'?, fileId='?([^)}']+)'?[)}]")
 _KEY_FIELD = re.compile(r'for field:\s*"?([^"\s]+)"?')
 _UNREADABLE_FILE = re.compile(r"(?:reading file|Could not read footer for file:?|is not a Parquet file)\s*:?\s*(\S+)")
@@ -112,7 +112,7 @@ def _lock(message: str, _: JobContext) -> HudiOpsError:
     if busy:  # a HoodieLockException too, but the lock was taken: the plan is another job's for now
         return ConcurrentJobError(
             f"Hudi refused to execute plan {busy.group(1)}: its last executor's heartbeat has not expired yet "
-            "(hoodie.client.heartbeat.interval_in_ms x (hoodie.client.heartbeat.tolerable.misses + 1)), so another "
+            "(hoodie.client.heartbeat.interval_in_ms x hoodie.client.heartbeat.tolerable.misses), so another "
             "job may still be running it; nothing was written: retry after that time")
     return LockAcquisitionError(
         f"the table lock was not acquired ({message.strip()[:300]}); another writer or a table service held it "
@@ -120,13 +120,24 @@ def _lock(message: str, _: JobContext) -> HudiOpsError:
     )
 
 
-#: what Hudi's rollback says when another process rolled the same instant back first
-_ROLLED_BACK_ELSEWHERE = ("Could not delete instant", "No pending rollback instants found")
+#: what Hudi's rollback says when another process rolled the same instant back first: it found no
+#: rollback left to run, or failed to delete an instant file (`[==>20261123231635613__commit__INFLIGHT]`)
+#: of a write that is no longer pending (a write still pending means the storage refused the delete)
+_NOTHING_LEFT = "No pending rollback instants found"
+_UNDELETED = re.compile(r"Could not delete instant \[(?:==>)?(\d+)__")
 
 
 def _rollback(message: str, context: JobContext, failure: JavaFailure) -> HudiOpsError | None:
     text = "\n".join(m for _, m in failure.chain)
-    if not any(s in text for s in _ROLLED_BACK_ELSEWHERE):
+    undeleted = _UNDELETED.search(text)
+    if undeleted:
+        try:
+            pending = set(pending_writes(MetaClient.open(context.base_path).timeline()))
+        except HudiOpsError:
+            return None
+        if undeleted.group(1) in pending:
+            return None
+    elif _NOTHING_LEFT not in text:
         return None
     return ConcurrentJobError(
         f"another process rolled back the same failed write of {context.base_path} at the same time "

@@ -22,7 +22,7 @@ from hudi_ops.read.table_overview import ROLLED_BACK, instant_spans
 from hudi_ops.spark.__main__ import main
 from tests.integration.lock_options import HEARTBEAT_EXPIRY_S, as_flags, occ_options
 from tests.integration.processes import Job
-from tests.integration.test_spark_jobs import ingest_args, run
+from tests.integration.test_spark_jobs import failed_write, ingest_args, run
 from tests.tables import Model, job_result, read_hudi_rs, read_spark, trips, write_source
 
 DAY1, DAY2 = "2026-11-20", "2026-11-21"
@@ -67,23 +67,9 @@ def test_a_backfill_of_day_folders_adds_no_column_and_the_ingest_runs_on(spark, 
     assert read_hudi_rs(table, CITY_COLUMNS) == read_spark(spark, table, CITY_COLUMNS) == model.expected(CITY_COLUMNS)
 
 
-def failed_write(spark, capsys, tmp_path, zookeeper):
-    """A table whose last write failed mid-way (a null key: Hudi leaves its instant inflight), with the
-    options of its writers; returns (table, options, the failed instant, the model)."""
-    table, source = tmp_path / "trips", tmp_path / "landing"
-    options = occ_options(zookeeper.url)
-    model = Model().upsert(trips(DAY1, range(10), ts=1))
-    write_source(source / "a.parquet", trips(DAY1, range(10), ts=1))
-    assert run(capsys, ingest_args(table, source, *as_flags(options)), spark)[0] == 0
-    bad = trips(DAY1, range(10, 12), ts=2)
-    write_source(source / "b.parquet", [*bad, {**bad[0], "trip_id": None}])
-    assert run(capsys, ingest_args(table, source, *as_flags(options)), spark)[0] == 2
-    (failed,) = [i.requested_time for i in MetaClient.open(table).timeline().pending]
-    return table, options, failed, model
-
-
 def test_two_processes_rolling_back_one_failed_write_both_succeed(spark, tmp_path, capsys, zookeeper):
-    table, options, failed, model = failed_write(spark, capsys, tmp_path, zookeeper)
+    options = occ_options(zookeeper.url)
+    table, failed, model = failed_write(spark, capsys, tmp_path, options)
     time.sleep(HEARTBEAT_EXPIRY_S)
     jobs = []
     # both reach the cleaner's lock before either rolls anything back: they overlap for certain

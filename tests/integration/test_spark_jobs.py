@@ -31,6 +31,20 @@ def run(capsys, argv, spark):
     return code, job_result(capsys.readouterr().out)
 
 
+def failed_write(spark, capsys, tmp_path, options):
+    """A table whose last write, with `options`, failed mid-way (a null key: Hudi leaves its instant
+    inflight); returns (table, the failed instant, the model)."""
+    table, source = tmp_path / "trips", tmp_path / "landing"
+    model = Model().upsert(trips(DAY1, range(10), ts=1))
+    write_source(source / "a.parquet", trips(DAY1, range(10), ts=1))
+    assert run(capsys, ingest_args(table, source, *as_flags(options)), spark)[0] == 0
+    bad = trips(DAY1, range(10, 12), ts=2)
+    write_source(source / "b.parquet", [*bad, {**bad[0], "trip_id": None}])
+    assert run(capsys, ingest_args(table, source, *as_flags(options)), spark)[0] == 2
+    (failed,) = [i.requested_time for i in MetaClient.open(table).timeline().pending]
+    return table, failed, model
+
+
 class NoSpark:
     """A session that must not be used: a run with nothing to do never starts Spark."""
 

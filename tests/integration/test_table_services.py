@@ -21,7 +21,7 @@ from hudi_ops.read.service_work import (
 )
 from hudi_ops.read.table_overview import ROLLED_BACK, instant_spans
 from tests.integration.lock_options import HEARTBEAT_EXPIRY_S, as_flags, occ_options
-from tests.integration.test_spark_jobs import NoSpark, ingest_args, run
+from tests.integration.test_spark_jobs import NoSpark, failed_write, ingest_args, run
 from tests.tables import Model, read_hudi_rs, read_spark, tree, trips, write_source
 
 DAY1, DAY2 = "2026-11-20", "2026-11-21"
@@ -224,14 +224,8 @@ def test_an_unknown_clean_policy_is_refused_naming_hudis_policies(tmp_path, caps
 def test_with_inline_cleaning_off_the_clean_service_rolls_back_a_failed_write(spark, tmp_path, capsys, zookeeper):
     """Writers of a table with a services DAG run no clean inline, so LAZY rollbacks of failed writes
     are the clean service's: due once the heartbeat expired, done even when no file is to be removed."""
-    table, source = tmp_path / "trips", tmp_path / "landing"
     options = {**occ_options(zookeeper.url), "hoodie.clean.automatic": "false"}
-    write_source(source / "a.parquet", trips(DAY1, range(10), ts=1))
-    assert run(capsys, ingest_args(table, source, *as_flags(options)), spark)[0] == 0
-    batch = trips(DAY1, range(10, 15), ts=2)
-    write_source(source / "b.parquet", [*batch, {**batch[0], "trip_id": None}])  # Hudi refuses it mid-write
-    assert run(capsys, ingest_args(table, source, *as_flags(options)), spark)[0] == 2
-    (failed,) = [i.requested_time for i in MetaClient.open(table).timeline().pending]
+    table, failed, _ = failed_write(spark, capsys, tmp_path, options)
 
     time.sleep(HEARTBEAT_EXPIRY_S)
     work = clean_work(MetaClient.open(table), options)
@@ -281,15 +275,8 @@ def test_a_restore_to_a_missing_savepoint_exits_2_and_changes_nothing(spark, tmp
 
 
 def test_rollback_failed_waits_for_the_heartbeat_then_rolls_the_failed_write_back(spark, tmp_path, capsys, zookeeper):
-    table, source = tmp_path / "trips", tmp_path / "landing"
     options = {**occ_options(zookeeper.url), "hoodie.clean.automatic": "false"}
-    model = Model().upsert(trips(DAY1, range(10), ts=1))
-    write_source(source / "a.parquet", trips(DAY1, range(10), ts=1))
-    assert run(capsys, ingest_args(table, source, *as_flags(options)), spark)[0] == 0
-    batch = trips(DAY1, range(10, 15), ts=2)
-    write_source(source / "b.parquet", [*batch, {**batch[0], "trip_id": None}])
-    assert run(capsys, ingest_args(table, source, *as_flags(options)), spark)[0] == 2
-    (failed,) = [i.requested_time for i in MetaClient.open(table).timeline().pending]
+    table, failed, model = failed_write(spark, capsys, tmp_path, options)
 
     time.sleep(HEARTBEAT_EXPIRY_S)
     code, result = run(capsys, service("rollback-failed", table, *as_flags(options)), spark)

@@ -108,11 +108,30 @@ def test_anything_else_fails_plainly_naming_the_root_cause():
     assert f"in {H}HoodieUpsertException" in str(error)
 
 
+def table_with_pending(path, *pending: str) -> JobContext:
+    """A bare table folder whose timeline holds the given pending commits."""
+    (path / ".hoodie" / "timeline").mkdir(parents=True)
+    (path / ".hoodie" / "hoodie.properties").write_text(
+        "hoodie.table.name=trips\nhoodie.table.type=COPY_ON_WRITE\nhoodie.table.version=9\n"
+        "hoodie.timeline.layout.version=2\nhoodie.timeline.path=timeline\n")
+    for instant in pending:
+        (path / ".hoodie" / "timeline" / f"{instant}.commit.requested").write_bytes(b"")
+    return JobContext(str(path))
+
+
 @pytest.mark.parametrize("chain", [ROLLBACK_RACE, ROLLBACK_RACE_LATE], ids=["instant gone", "rollback done"])
-def test_a_rollback_another_process_finished_first_is_a_retryable_concurrent_job(chain):
-    error = hudi_ops_error(JavaFailure(chain), CONTEXT)
+def test_a_rollback_another_process_finished_first_is_a_retryable_concurrent_job(chain, tmp_path):
+    context = table_with_pending(tmp_path / "trips")  # the failed write is no longer pending
+    error = hudi_ops_error(JavaFailure(chain), context)
     assert isinstance(error, ConcurrentJobError) and exit_code(error) == EXIT_CONFLICT
-    assert "rolled back the same failed write of /data/trips" in str(error) and "nothing is lost" in str(error)
+    assert f"rolled back the same failed write of {context.base_path}" in str(error)
+    assert "nothing is lost" in str(error)
+
+
+def test_an_instant_file_the_storage_would_not_delete_is_no_race(tmp_path):
+    context = table_with_pending(tmp_path / "trips", "20261123231635613")  # still pending: nobody rolled it back
+    error = hudi_ops_error(JavaFailure(ROLLBACK_RACE), context)
+    assert exit_code(error) == EXIT_FAILED and "Could not delete instant" in str(error)
 
 
 def test_a_plan_held_by_a_live_executor_heartbeat_is_retry_later_not_a_lock_timeout():

@@ -23,7 +23,7 @@ from hudi_ops.format.instant import Action, State
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.format.plans import CleanerPlan
 from hudi_ops.read.pending_plans import pending_cleans
-from hudi_ops.spark.jobs.failed_writes import rollback_guard
+from hudi_ops.spark.jobs.failed_writes import rollback_turn
 from hudi_ops.spark.jobs.result import ServiceResult, since
 from hudi_ops.spark.jobs.write_client import WriteClient, write_client
 
@@ -40,8 +40,9 @@ def run(args: argparse.Namespace, options: dict[str, str], spark: Callable[[], A
         return ServiceResult("clean", args.mode, reason="no pending clean plan", details={"policy": policy},
                              durations_ms=since(started))
     nothing = "the policy keeps every file slice: nothing to clean"
-    guard = contextlib.nullcontext(()) if args.mode == "schedule" else rollback_guard(meta, options)
-    with guard as warnings, write_client(spark(), meta, options) as client:
+    # scheduling rolls nothing back; executing a clean does first (LAZY)
+    turn = contextlib.nullcontext(None) if args.mode == "schedule" else rollback_turn(meta, options)
+    with turn as rollbacks, write_client(spark(), meta, options) as client:
         scheduled = None
         if args.mode != "execute":
             made = client.java.scheduleTableService(client.none(), _clean_service(client))
@@ -57,7 +58,9 @@ def run(args: argparse.Namespace, options: dict[str, str], spark: Callable[[], A
         sized = _sizes(meta, files)  # measured before Hudi deletes them
         # runs the pending plans without planning another; with or without one, Hudi's clean also rolls
         # back failed writes (LAZY)
+        rollbacks.spare_starting_writes()
         client.java.clean(False)
+    warnings = rollbacks.warnings
     if not plans:
         return ServiceResult("clean", args.mode, reason=nothing, details={"policy": policy},
                              durations_ms=since(started))

@@ -3,8 +3,9 @@ only starting.
 
 Hudi's clean rolls back every pending write whose heartbeat expired. Two processes doing that at once
 fail each other (one deletes the instant the other is about to), and a write whose heartbeat file is
-not there yet counts as expired. So a clean or rollback-failed job holds the cleaner's lock and first
-waits until every pending write either beats or has been silent for a whole heartbeat expiry.
+not there yet counts as expired. So a clean or rollback-failed job holds the cleaner's lock, and right
+before Hudi rolls anything back it waits until every pending write either beats or has been silent
+for a whole heartbeat expiry.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 
 from hudi_ops.config import FailedWritesConfig, HoodieConfig
 from hudi_ops.format.meta_client import MetaClient
@@ -23,22 +25,32 @@ CLEANER_WAIT_S = 600.0
 _POLL_S = 0.1
 
 
-@contextlib.contextmanager
-def rollback_guard(meta: MetaClient, options: Mapping[str, str]) -> Iterator[tuple[str, ...]]:
-    """The block may roll back failed writes; yields the warnings to report."""
-    config = HoodieConfig(dict(options))
-    if config.get(FailedWritesConfig.POLICY) != "LAZY":  # EAGER: Hudi's clean rolls nothing back
-        yield ()
-        return
-    if has_zookeeper_lock(options):
-        guard: contextlib.AbstractContextManager[object] = cleaner_lock(
-            options, meta.properties.table_name, CLEANER_WAIT_S)
-        warnings: tuple[str, ...] = ()
-    else:
-        guard = contextlib.nullcontext()
-        warnings = ("no ZooKeeper lock is configured: nothing stops another process from rolling back the same "
-                    "failed writes at the same time",)
-    with guard:
-        while starting_writes(meta, config):  # each one beats or ages past the expiry: the loop ends
+@dataclass(frozen=True)
+class RollbackTurn:
+    """This process's turn to roll back failed writes; `warnings` are for the job's result."""
+
+    meta: MetaClient
+    config: HoodieConfig
+    warnings: tuple[str, ...] = ()
+
+    def spare_starting_writes(self) -> None:
+        """Call right before Hudi's rollback: returns once no pending write is between its requested
+        instant and its first heartbeat (each one beats or ages past the expiry, so this ends)."""
+        if self.config.get(FailedWritesConfig.POLICY) != "LAZY":  # EAGER: Hudi's clean rolls nothing back
+            return
+        while starting_writes(self.meta, self.config):
             time.sleep(_POLL_S)
-        yield warnings
+
+
+@contextlib.contextmanager
+def rollback_turn(meta: MetaClient, options: Mapping[str, str]) -> Iterator[RollbackTurn]:
+    """The block may roll back failed writes: it holds the cleaner's lock when there is a ZooKeeper lock."""
+    config = HoodieConfig(dict(options))
+    if config.get(FailedWritesConfig.POLICY) != "LAZY":
+        yield RollbackTurn(meta, config)
+    elif has_zookeeper_lock(options):
+        with cleaner_lock(options, meta.properties.table_name, CLEANER_WAIT_S):
+            yield RollbackTurn(meta, config)
+    else:
+        yield RollbackTurn(meta, config, ("no ZooKeeper lock is configured: nothing stops another process from "
+                                          "rolling back the same failed writes at the same time",))

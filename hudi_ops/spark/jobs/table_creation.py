@@ -12,10 +12,11 @@ import contextlib
 from collections.abc import Mapping
 from types import TracebackType
 
-from hudi_ops.errors import TableNotFoundError
+from hudi_ops.errors import InvalidTableError, TableNotFoundError
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.locks.held_lock import HeldLock
 from hudi_ops.locks.job_locks import creation_lock, has_zookeeper_lock
+from hudi_ops.storage import Storage
 
 #: how long a writer waits for another to create the table: a first write's length
 CREATION_WAIT_S = 600.0
@@ -42,6 +43,14 @@ class TableCreation:
             held = creation_lock(self.options, self.table_name, CREATION_WAIT_S)
             held.__enter__()
             self._held = held
+            if table_exists(self.base_path):  # made by the writer we waited for
+                self.done()
+            elif Storage.for_uri(self.base_path).is_dir(".hoodie"):
+                self.done()  # nobody is creating it now: a first writer died half-way
+                raise InvalidTableError(
+                    f"{self.base_path} has a .hoodie/ folder but no hoodie.properties: a first write died while "
+                    "Hudi was creating the table, and nothing was committed; remove that .hoodie/ folder and "
+                    "run again")
         return self
 
     def done(self) -> None:

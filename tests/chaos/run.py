@@ -1,0 +1,545 @@
+"""A chaos run: RFC-22's pipelines on one MERGE_ON_READ table at once, each job a real spark-submit
+under the ZooKeeper lock, while the harness kills jobs and restarts ZooKeeper.
+
+Pipelines: a steady ingest (one landing file per batch), two day-by-day backfills whose windows
+overlap each other and the ingest's days (and share a few keys: corrections of the same trips), and
+the table services as the services DAG runs them (a Python check first, a job only when there is
+work). Each job is re-run as Airflow would: a kill, exit 3 (conflict) and 4 (lock) are retried with
+backoff; exit 1 or 2 stops the run as a finding.
+
+Every row carries its batch, and every batch a unique ordering value, so the model is the batches
+applied by ordering field whatever order they committed in. Snapshots read with hudi-rs during the
+run must hold no key twice and no row of a batch whose commit had not completed; at the end the
+table must equal the model in hudi-rs and Spark's reader, with every failed write rolled back, every
+plan executed once, every committed file present and no lock node left.
+
+Kills are classified after the fact: the killed writer's instant is the pending one whose heartbeat
+stopped at the kill; markers under `.hoodie/.temp/<instant>` mean it had started writing data files;
+its batch on the timeline means the kill came during or after the commit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import posixpath
+import random
+import signal
+import threading
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from hudi_ops.config import INLINE_SERVICE_OFF
+from hudi_ops.errors import TableNotFoundError
+from hudi_ops.format.file_names import BaseFileName
+from hudi_ops.format.instant import Action
+from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.format.plans import CleanMetadata
+from hudi_ops.read.pending_plans import CLUSTERING, COMPACTION, pending_plans, pending_writes
+from hudi_ops.read.pipeline_metadata import BACKFILL_CHECKPOINT_KEY, INGEST_CHECKPOINT_KEY
+from hudi_ops.read.service_work import clean_work, clustering_schedule_work, compaction_schedule_work
+from tests.integration.lock_options import as_flags, occ_options
+from tests.integration.processes import Job
+from tests.tables import Model, job_result, read_hudi_rs, read_spark, write_source
+
+SCHEMA = pa.schema([("trip_id", pa.string()), ("dt", pa.string()), ("ts", pa.int64()), ("fare", pa.float64()),
+                    ("batch", pa.string())])
+COLUMNS = tuple(SCHEMA.names)
+#: the backfills' files lack `dt`: the folder names the day
+HISTORY_SCHEMA = SCHEMA.remove(SCHEMA.get_field_index("dt"))
+DAYS = tuple(f"2026-10-{d:02d}" for d in range(1, 13))
+#: the backfills' days in the order they run them: both start in their overlap, which the ingest writes too
+WINDOWS = {"backfill-a": DAYS[7::-1], "backfill-b": DAYS[4:12]}
+INGEST_DAYS = DAYS[6:10]
+TABLE = "trips"
+PIPELINES = ("ingest", *WINDOWS, "services")
+#: heartbeats every 2 s, expired after 3 misses: short enough that killed writes are rolled back
+#: within the run, long enough that a writer's beat is never that late on two loaded cores
+HEARTBEAT = {"hoodie.client.heartbeat.interval_in_ms": "2000", "hoodie.client.heartbeat.tolerable.misses": "3"}
+HEARTBEAT_EXPIRY_S = 2.0 * (3 + 1) + 1.0
+#: what the services DAG sets: compaction after two delta commits, cleans keeping four commits
+SERVICE_CONF = {"hoodie.compact.inline.max.delta.commits": "2", "hoodie.cleaner.commits.retained": "4"}
+RETRYABLE = (3, 4)
+
+
+@dataclass(frozen=True)
+class ChaosSize:
+    commits: int = 20  # per pipeline: batches of each writer, completed services at least as many
+    rows: int = 6  # per batch
+    zookeeper_restarts: int = 2
+    #: between kills: about one job in four dies, as in the runs that found the issues
+    kill_gap_s: tuple[float, float] = (20.0, 50.0)
+    max_tries: int = 30  # a batch that needs more has starved: a finding
+
+    @classmethod
+    def core(cls) -> ChaosSize:
+        """The small run in `make test`."""
+        return cls(commits=3, rows=4, zookeeper_restarts=1, kill_gap_s=(20.0, 40.0))
+
+
+class ChaosFailure(AssertionError):
+    """The run found a problem: the message says what and where (job logs are kept)."""
+
+
+@dataclass
+class Running:
+    job: Job
+    pipeline: str
+    batch: str
+    started: float  # time.time()
+    killed: bool = False
+
+
+@dataclass
+class Figures:
+    seed: int
+    jobs: int = 0
+    commits: Counter[str] = field(default_factory=Counter)
+    tries: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
+    kills: Counter[str] = field(default_factory=Counter)
+    retried: Counter[str] = field(default_factory=Counter)  # by the error's class
+    zookeeper_restarts: int = 0
+    snapshots: int = 0
+    rows_checked: int = 0
+    lost: int = 0
+    doubled: int = 0
+    failed_writes_rolled_back: int = 0
+    plans_executed: Counter[str] = field(default_factory=Counter)
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "seed": self.seed, "seconds": round(self.seconds), "jobs": self.jobs, "commits": dict(self.commits),
+            "kills": sum(self.kills.values()), "kills_by_phase": dict(self.kills),
+            "zookeeper_restarts": self.zookeeper_restarts,
+            "conflicts_retried": sum(n for k, n in self.retried.items() if k != "LockAcquisitionError"),
+            "lock_waits": self.retried["LockAcquisitionError"], "retried_by_error": dict(self.retried),
+            "tries_per_batch": {p: {"max": max(t), "mean": round(sum(t) / len(t), 2)}
+                                for p, t in sorted(self.tries.items()) if t},
+            "failed_writes_rolled_back": self.failed_writes_rolled_back,
+            "plans_executed": dict(self.plans_executed), "snapshots": self.snapshots,
+            "rows_checked": self.rows_checked, "lost": self.lost, "doubled": self.doubled,
+        }
+
+
+class ChaosRun:
+    """`ChaosRun(workdir, zookeeper, seed, size).run(spark)` returns the figures or raises ChaosFailure."""
+
+    def __init__(self, workdir: Path, zookeeper: Any, seed: int, size: ChaosSize) -> None:
+        self.work, self.zookeeper, self.size = Path(workdir), zookeeper, size
+        # one generator per thread, so that a seed repeats each pipeline's data and the chaos's schedule
+        self.rng = {name: random.Random(f"{seed}:{name}") for name in (*PIPELINES, "killer", "snapshots", "zookeeper")}
+        self.table = self.work / TABLE
+        self.logs = self.work / "logs"
+        self.logs.mkdir(parents=True, exist_ok=True)
+        self.lock_options = {**occ_options(zookeeper.url, f"chaos-{seed}"), **HEARTBEAT}
+        self.figures = Figures(seed)
+        self.model = Model()
+        self.batches: dict[str, list[dict[str, Any]]] = {}
+        self.committed: set[str] = set()  # batches seen on the timeline
+        self._running: dict[int, Running] = {}
+        self._mutex = threading.Lock()
+        self._stop = threading.Event()  # the chaos (kills, restarts, snapshots) ends
+        self._abort = threading.Event()  # a finding: everything ends
+        self._writers_done = threading.Event()
+        self._failure: BaseException | None = None
+
+    # -- the run ---------------------------------------------------------------------------------
+
+    def run(self, spark: Callable[[], Any]) -> Figures:
+        started = time.monotonic()
+        writers = [self._thread(self._ingest), *(self._thread(self._backfill, name) for name in WINDOWS)]
+        others = [self._thread(self._services), self._thread(self._killer), self._thread(self._snapshots),
+                  self._thread(self._zookeeper_restarts)]
+        for t in (*writers, *others):
+            t.start()
+        for t in writers:
+            t.join()
+        self._writers_done.set()
+        others[0].join()  # the services finish their rounds
+        self._stop.set()
+        for t in others[1:]:
+            t.join()
+        if self._failure is not None:
+            raise self._failure
+        self._finish(spark())
+        self.figures.seconds = time.monotonic() - started
+        return self.figures
+
+    def _thread(self, target: Callable[..., None], *args: Any) -> threading.Thread:
+        def guarded() -> None:
+            try:
+                target(*args)
+            except BaseException as e:  # the first failure stops the run; the others are its echoes
+                with self._mutex:
+                    self._failure = self._failure or e
+                self._abort.set()
+                self._stop.set()
+                self._kill_all()
+
+        return threading.Thread(target=guarded, name=f"chaos-{target.__name__}{args}", daemon=True)
+
+    # -- writers ---------------------------------------------------------------------------------
+
+    def _rows(self, pipeline: str, n: int, keys: list[str], days: list[str]) -> list[dict[str, Any]]:
+        batch = f"{pipeline}-{n:04d}"
+        ts = n * len(PIPELINES) + PIPELINES.index(pipeline)  # one per batch: the model never depends on commit order
+        rng = self.rng[pipeline]
+        rows = [{"trip_id": k, "dt": d, "ts": ts, "fare": round(rng.uniform(5, 80), 2), "batch": batch}
+                for k, d in zip(keys, days, strict=True)]
+        self.batches[batch] = rows
+        return rows
+
+    def _writer_flags(self) -> list[str]:
+        options = dict(self.lock_options)
+        for off in INLINE_SERVICE_OFF.values():  # the services pipeline runs them
+            options.update(off)
+        return ["--target-base-path", str(self.table), "--target-table", TABLE, "--table-type", "MERGE_ON_READ",
+                "--record-key-field", "trip_id", "--partition-path-field", "dt", "--source-ordering-field", "ts",
+                *as_flags(options)]
+
+    def _ingest(self) -> None:
+        landing = self.work / "landing"
+        known: list[tuple[str, str]] = []
+        for n in range(self.size.commits):
+            if self._abort.is_set():
+                return
+            batch, rng = f"ingest-{n:04d}", self.rng["ingest"]
+            updates = rng.sample(known, min(len(known), self.size.rows // 2))
+            new = [(f"live-{n:04d}-{i}", rng.choice(INGEST_DAYS)) for i in range(self.size.rows - len(updates))]
+            known += new
+            pairs = updates + new
+            rows = self._rows("ingest", n, [k for k, _ in pairs], [d for _, d in pairs])
+            write_source(landing / f"{batch}.parquet", rows, SCHEMA)
+            self._until_done("ingest", batch, ["ingest", "--source-path", str(landing), *self._writer_flags()])
+
+    def _backfill(self, name: str) -> None:
+        window = WINDOWS[name]
+        for n in range(self.size.commits):
+            if self._abort.is_set():
+                return
+            batch, day = f"{name}-{n:04d}", window[n % len(window)]
+            own = [f"{name}-{day}-{n:04d}-{i}" for i in range(self.size.rows - 1)]
+            shared = [f"old-{day}-{self.rng[name].randrange(3)}"]  # a correction both backfills may make
+            rows = self._rows(name, n, own + shared, [day] * self.size.rows)
+            root = self.work / "history" / batch
+            write_source(root / f"dt={day}" / "part-0.parquet", [{k: v for k, v in r.items() if k != "dt"}
+                                                                  for r in rows], HISTORY_SCHEMA)
+            self._until_done(name, batch, ["backfill", "--source-path", str(root), "--start", day, "--end", day,
+                                           "--run-id", batch, *self._writer_flags()])
+
+    # -- table services --------------------------------------------------------------------------
+
+    def _services(self) -> None:
+        options = {**self.lock_options, **SERVICE_CONF}
+        flags = ["--base-path", str(self.table), *as_flags(options)]
+        rounds = 0
+        while not self._abort.is_set():
+            done = self._writers_done.is_set()
+            if done and (self.figures.commits["services"] >= self.size.commits or rounds > 4 * self.size.commits):
+                return
+            rounds += 1
+            try:
+                meta = MetaClient.open(self.table)
+            except TableNotFoundError:
+                time.sleep(1.0)
+                continue
+            for job in self._due_services(meta, options, rounds):
+                if self._abort.is_set():
+                    return
+                result = self._until_done("services", f"{job[0]}-{rounds:04d}", [*job, *flags])
+                if result.get("outcome") == "completed":
+                    with self._mutex:
+                        self.figures.commits["services"] += 1
+            time.sleep(0.5 if done else 2.0)
+
+    def _due_services(self, meta: MetaClient, options: dict[str, str], rounds: int) -> Iterator[list[str]]:
+        """What the services DAG would run now: each service only when its Python check finds work."""
+        timeline = meta.timeline()
+        for job, service, schedule_work, every in (("compact", COMPACTION, compaction_schedule_work, 1),
+                                                   ("cluster", CLUSTERING, clustering_schedule_work, 3)):
+            if pending_plans(timeline, service):
+                yield [job, "--mode", "execute"]
+            elif rounds % every == 0 and schedule_work(meta, options).due:
+                yield [job, "--mode", "scheduleAndExecute"]
+        if clean_work(meta, options).due:  # failed writes to roll back count too
+            yield ["clean"]
+
+    # -- running jobs as Airflow would ------------------------------------------------------------
+
+    def _until_done(self, pipeline: str, batch: str, args: list[str]) -> dict[str, Any]:
+        for tries in range(1, self.size.max_tries + 1):
+            if self._abort.is_set():
+                raise ChaosFailure("stopped by another finding")
+            log = self.logs / f"{batch}-{tries:02d}.log"
+            job = Job.start(args, log)
+            entry = Running(job, pipeline, batch, time.time())
+            with self._mutex:
+                self._running[job.process.pid] = entry
+                self.figures.jobs += 1
+            code = job.process.wait()
+            with self._mutex:
+                del self._running[job.process.pid]
+            if entry.killed and code == -signal.SIGKILL:
+                continue  # as Airflow retries a task whose process died
+            try:
+                result = job_result(log.read_text())
+            except AssertionError:
+                raise ChaosFailure(f"{pipeline} {batch} exited {code} without a result line (log {log})") from None
+            if code == 0:
+                if pipeline != "services":
+                    with self._mutex:
+                        self.figures.commits[pipeline] += 1
+                        self.figures.tries[pipeline].append(tries)
+                return result
+            if code not in RETRYABLE:
+                raise ChaosFailure(f"{pipeline} {batch} exited {code}: {result.get('message')} (log {log})")
+            with self._mutex:
+                self.figures.retried[result.get("error", "?")] += 1
+            self._abort.wait(min(8.0, 0.5 * 2 ** tries) * self.rng[pipeline].uniform(0.5, 1.0))  # backoff, jitter
+        raise ChaosFailure(f"{pipeline} {batch} did not succeed in {self.size.max_tries} tries: starved")
+
+    def _kill_all(self) -> None:
+        with self._mutex:
+            entries = list(self._running.values())
+        for entry in entries:
+            entry.killed = True
+            _killpg(entry.job)
+
+    # -- chaos -----------------------------------------------------------------------------------
+
+    def _killer(self) -> None:
+        rng = self.rng["killer"]
+        while not self._stop.wait(rng.uniform(*self.size.kill_gap_s)):
+            with self._mutex:
+                candidates = sorted(self._running.values(), key=lambda r: (r.pipeline, r.batch))
+            if not candidates:
+                continue
+            victim = rng.choice(candidates)
+            if victim.pipeline != "services":
+                self._refresh_committed()
+            retry_of_committed = victim.batch in self.committed
+            before = self._pending_heartbeats()
+            killed_at = time.time()
+            victim.killed = True  # a job that exits on its own meanwhile keeps its result (its code is no SIGKILL)
+            if not _killpg(victim.job):
+                continue
+            self._stop.wait(HEARTBEAT_EXPIRY_S / 3)
+            phase = "a retry of a committed batch" if retry_of_committed else self._phase(victim, before, killed_at)
+            with self._mutex:
+                self.figures.kills[phase] += 1
+
+    def _pending_heartbeats(self) -> dict[str, float]:
+        """Each writer's last beat, by instant (a writer deletes its file when it completes)."""
+        beats = {}
+        try:
+            for p in (self.table / ".hoodie" / ".heartbeat").iterdir():
+                with contextlib.suppress(FileNotFoundError):
+                    beats[p.name] = p.stat().st_mtime
+        except FileNotFoundError:
+            pass
+        return beats
+
+    def _phase(self, victim: Running, before: dict[str, float], killed_at: float) -> str:
+        if victim.pipeline == "services":
+            return f"{victim.batch.split('-')[0]} service"
+        self._refresh_committed()
+        if victim.batch in self.committed:
+            return "during or after the commit"
+        now = self._pending_heartbeats()
+        beat = float(HEARTBEAT["hoodie.client.heartbeat.interval_in_ms"]) / 1000
+        since = time.strftime("%Y%m%d%H%M%S", time.localtime(victim.started))  # Hudi's instants: local time
+        # beating when the kill came, still there and silent since: an instant the victim requested
+        stopped = [i for i, m in before.items() if i >= since and m > killed_at - 2 * beat and i in now
+                   and now[i] <= killed_at + 0.2]
+        if not stopped:
+            return "before its write began"
+        markers = self.table / ".hoodie" / ".temp" / max(stopped)
+        wrote = markers.is_dir() and any(p.is_file() for p in markers.rglob("*"))
+        return "after data files, before the commit" if wrote else "before any data file"
+
+    def _zookeeper_restarts(self) -> None:
+        restarts = self.size.zookeeper_restarts
+        total = self.size.commits * (1 + len(WINDOWS))
+        for n in range(1, restarts + 1):
+            while sum(self.figures.commits[p] for p in ("ingest", *WINDOWS)) < total * n / (restarts + 1):
+                if self._stop.wait(0.5):
+                    return
+            self.zookeeper.stop()
+            self._stop.wait(self.rng["zookeeper"].uniform(1.0, 4.0))
+            self.zookeeper.start()
+            with self._mutex:
+                self.figures.zookeeper_restarts += 1
+
+    # -- checks ----------------------------------------------------------------------------------
+
+    def _snapshots(self) -> None:
+        while not self._stop.wait(self.rng["snapshots"].uniform(1.0, 3.0)):
+            if (self.table / ".hoodie" / "hoodie.properties").is_file():
+                self._check_snapshot()
+
+    def _check_snapshot(self) -> None:
+        rows = [dict(zip(COLUMNS, r, strict=True)) for r in read_hudi_rs(self.table, COLUMNS)]
+        self._refresh_committed()  # after the read: a superset of what it could see
+        self._check_rows(rows, "a hudi-rs snapshot during the run")
+        uncommitted = {r["batch"] for r in rows} - self.committed
+        if uncommitted:
+            self._refresh_committed(archived=True)
+            uncommitted -= self.committed
+        if uncommitted:
+            raise ChaosFailure(f"a snapshot shows rows of batches whose commit never completed: {sorted(uncommitted)}")
+        with self._mutex:
+            self.figures.snapshots += 1
+
+    def _check_rows(self, rows: list[dict[str, Any]], where: str) -> None:
+        keys = Counter(r["trip_id"] for r in rows)
+        doubled = sorted(k for k, n in keys.items() if n > 1)
+        with self._mutex:
+            self.figures.rows_checked += len(rows)
+            self.figures.doubled += len(doubled)
+        if doubled:
+            raise ChaosFailure(f"{where} holds keys twice: {doubled[:10]}")
+        for r in rows:
+            if r["batch"] not in self.batches or r not in self.batches[r["batch"]]:
+                raise ChaosFailure(f"{where} holds a row no batch wrote: {r}")
+
+    def _refresh_committed(self, *, archived: bool = False) -> None:
+        try:
+            meta = MetaClient.open(self.table)
+        except TableNotFoundError:  # not created yet
+            return
+        for _ in range(5):
+            try:  # archival may move an instant away between the listing and its read: list again
+                extras = [m.extra_metadata for _, m in meta.timeline().newest_writes()]
+                break
+            except FileNotFoundError:
+                continue
+        else:
+            raise ChaosFailure("the timeline kept changing under five reads of it")
+        if archived:
+            extras += [a.commit_metadata().extra_metadata for a in meta.archived_timeline()
+                       if a.action in Action.WRITE_ACTIONS and a.metadata]
+        found = {b for extra in extras if (b := _batch_of(extra))}
+        with self._mutex:
+            self.committed |= found
+
+    def _finish(self, spark: Any) -> None:
+        """After the pipelines: failed writes rolled back, plans executed, then the end state judged."""
+        time.sleep(HEARTBEAT_EXPIRY_S)  # every killed write's heartbeat has expired
+        flags = ["--base-path", str(self.table), *as_flags({**self.lock_options, **SERVICE_CONF})]
+        self._until_done("services", "clean-final", ["clean", *flags])
+        meta = MetaClient.open(self.table)
+        left = pending_writes(meta.timeline())
+        if left:
+            raise ChaosFailure(f"failed writes not rolled back after their heartbeats expired: {left}")
+        self.figures.failed_writes_rolled_back = (
+            sum(1 for i in meta.timeline().completed if i.action == Action.ROLLBACK)
+            + sum(1 for a in meta.archived_timeline() if a.action == Action.ROLLBACK))
+        for job, service in (("compact", COMPACTION), ("cluster", CLUSTERING)):
+            for _ in range(len(pending_plans(MetaClient.open(self.table).timeline(), service))):
+                self._until_done("services", f"{job}-final", [job, "--mode", "execute", *flags])
+            left = pending_plans(MetaClient.open(self.table).timeline(), service)
+            if left:
+                raise ChaosFailure(f"{service} plans still pending after executing each: {left}")
+        self._check_plans_ran_once()
+        self._check_committed_files_exist()
+        self._refresh_committed(archived=True)
+        never = sorted(set(self.batches) - self.committed)
+        if never:
+            raise ChaosFailure(f"batches whose jobs succeeded have no commit: {never}")
+        for rows in self.batches.values():
+            self.model.upsert(rows)
+        expected = self.model.expected(COLUMNS)
+        got = read_hudi_rs(self.table, COLUMNS)
+        self._check_rows([dict(zip(COLUMNS, r, strict=True)) for r in got], "the final hudi-rs read")
+        spark_rows = read_spark(spark, self.table, COLUMNS)
+        self.figures.lost = len(set(expected) - set(got))
+        if got != expected or spark_rows != expected:
+            raise ChaosFailure(f"the final table differs from the model: hudi-rs has {len(got)} rows, Spark "
+                               f"{len(spark_rows)}, the model {len(expected)}; missing "
+                               f"{sorted(set(expected) - set(got))[:5]}, extra {sorted(set(got) - set(expected))[:5]}")
+        self._check_no_lock_node_left()
+
+    def _check_plans_ran_once(self) -> None:
+        """A plan executed twice leaves two base files of one file group at the plan's instant."""
+        meta = MetaClient.open(self.table)
+        timeline = meta.timeline()
+        for inst in timeline.completed:
+            if inst.action in (Action.COMMIT, Action.REPLACE_COMMIT):
+                self.figures.plans_executed["compaction" if inst.action == Action.COMMIT else "clustering"] += 1
+        bases: Counter[tuple[str, str, str]] = Counter()
+        for path in self.table.rglob("*.parquet"):
+            if ".hoodie" in path.relative_to(self.table).parts:
+                continue
+            name = BaseFileName.parse(path.name)
+            bases[(str(path.parent.relative_to(self.table)), name.file_id, name.instant_time)] += 1
+        twice = [k for k, n in bases.items() if n > 1]
+        if twice:
+            raise ChaosFailure(f"file groups with two base files of one instant (a plan or write run twice): {twice}")
+
+    def _check_committed_files_exist(self) -> None:
+        meta = MetaClient.open(self.table)
+        timeline = meta.timeline()
+        cleaned: set[str] = set()
+        for inst in timeline.completed:
+            if inst.action == Action.CLEAN and (data := timeline.read_bytes(inst)):
+                for p in CleanMetadata.from_avro_bytes(data).partition_metadata.values():
+                    cleaned |= {posixpath.join(p.partition_path, posixpath.basename(f)) for f in p.success_delete_files}
+        missing = []
+        for inst in timeline.completed:
+            if inst.action not in Action.WRITE_ACTIONS:
+                continue
+            for stat in timeline.commit_metadata(inst).write_stats():
+                if stat.path and stat.path not in cleaned and not (self.table / stat.path).is_file():
+                    missing.append(f"{inst.requested_time}: {stat.path}")
+        if missing:
+            raise ChaosFailure(f"files of completed instants are missing: {missing[:10]}")
+
+    def _check_no_lock_node_left(self) -> None:
+        """Killed jobs' lock nodes go with their ZooKeeper sessions; none may outlive them."""
+        from kazoo.client import KazooClient
+
+        base = self.lock_options["hoodie.write.lock.zookeeper.base_path"]
+        key = self.lock_options["hoodie.write.lock.zookeeper.lock_key"]
+        session_s = int(self.lock_options["hoodie.write.lock.zookeeper.session_timeout_ms"]) / 1000
+        client = KazooClient(hosts=self.zookeeper.url)
+        client.start(timeout=15)
+        try:
+            deadline = time.monotonic() + 2 * session_s + 5
+            while True:
+                locks = [n for n in client.get_children(base) if n == key or n.startswith(key + ".")]
+                held = {n: client.get_children(f"{base}/{n}") for n in locks}
+                held = {n: c for n, c in held.items() if c}
+                if not held:
+                    return
+                if time.monotonic() > deadline:
+                    raise ChaosFailure(f"lock nodes left behind in ZooKeeper: {held}")
+                time.sleep(1.0)
+        finally:
+            client.stop()
+            client.close()
+
+
+def _killpg(job: Job) -> bool:
+    try:
+        os.killpg(job.process.pid, signal.SIGKILL)
+        return True
+    except ProcessLookupError:
+        return False
+
+
+def _batch_of(extra: dict[str, str]) -> str | None:
+    """The harness's batch a commit wrote: an ingest's file, or a backfill's run."""
+    if value := extra.get(INGEST_CHECKPOINT_KEY):
+        return posixpath.basename(json.loads(value)["position"].split(":", 1)[1]).removesuffix(".parquet")
+    if value := extra.get(BACKFILL_CHECKPOINT_KEY):
+        return json.loads(value)["run"]
+    return None
+

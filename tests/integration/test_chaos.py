@@ -1,0 +1,22 @@
+"""The core of `make chaos` in `make test`: an ingest, two backfills and the table services on one
+MERGE_ON_READ table at once, as separate spark-submits under the ZooKeeper lock, with kills and a
+ZooKeeper restart; nothing lost, nothing doubled, nothing uncommitted ever visible (tests/chaos/run.py)."""
+
+from __future__ import annotations
+
+import json
+import random
+
+from tests.chaos.run import ChaosRun, ChaosSize
+
+
+def test_a_small_chaos_run_loses_and_doubles_nothing(tmp_path, zookeeper, spark):
+    seed = random.SystemRandom().randrange(1, 10**6)
+    print(f"chaos seed {seed}")  # pytest shows it with a failure: `python -m tests.chaos --seed N` repeats the run
+    size = ChaosSize.core()
+    figures = ChaosRun(tmp_path, zookeeper, seed, size).run(lambda: spark)
+    print(json.dumps(figures.to_dict()))
+    # the run raises on a lost, doubled or uncommitted row; here: it did what it set out to do
+    assert all(figures.commits[p] == size.commits for p in ("ingest", "backfill-a", "backfill-b")), figures.commits
+    assert figures.commits["services"] >= 1 and figures.zookeeper_restarts == size.zookeeper_restarts
+    assert sum(figures.kills.values()) >= 1 and figures.snapshots >= 10
