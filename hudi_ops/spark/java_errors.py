@@ -146,6 +146,29 @@ def _rollback(message: str, context: JobContext, failure: JavaFailure) -> HudiOp
         "services DAG when several pipelines write the table")
 
 
+#: an instant file of the active timeline that a job listed and then could not open
+_MISSING_INSTANT = re.compile(r"File \S*/\.hoodie/timeline/(\d+)(?:_\d+)?\.\w+ does not exist")
+
+
+def _archived_under_the_job(failure: JavaFailure, context: JobContext) -> HudiOpsError | None:
+    """Hudi reads the metadata of every completed commit on the active timeline it loaded when it
+    builds a file-group reader (`TableSchemaResolver.getTableInternalSchemaFromCommitMetadata`), so a
+    concurrent job's archival between that load and the read fails the job. Nothing of it is visible."""
+    missing = _MISSING_INSTANT.search(failure.find("java.io.FileNotFoundException") or "")
+    if missing is None:
+        return None
+    try:
+        timeline = MetaClient.open(context.base_path).timeline()
+    except HudiOpsError:
+        return None
+    if any(i.requested_time == missing.group(1) for i in timeline):  # still there: the storage lost it
+        return None
+    return ConcurrentJobError(
+        f"another job archived instant {missing.group(1)} of {context.base_path} while this job read the "
+        "timeline (Hudi reads every completed commit's metadata when it starts reading file groups); nothing "
+        "of this job is visible: retry")
+
+
 def _bad_key(message: str, context: JobContext) -> HudiOpsError:
     found = _KEY_FIELD.search(message)
     field = found.group(1) if found else ", ".join(context.record_key_fields) or "the record key"
@@ -213,6 +236,8 @@ def hudi_ops_error(failure: JavaFailure, context: JobContext) -> HudiOpsError:
     rollback = failure.find(_HUDI_EXCEPTION + "HoodieRollbackException")
     if rollback is not None and (raced := _rollback(rollback, context, failure)) is not None:
         return raced
+    if (archived := _archived_under_the_job(failure, context)) is not None:
+        return archived
     for classes, make in _RULES:
         message = failure.find(*classes)
         if message is not None:

@@ -152,3 +152,24 @@ def test_a_table_half_created_by_another_writer_is_retryable_and_a_missing_one_b
 
 def test_a_python_error_is_not_a_java_failure():
     assert JavaFailure.of(ValueError("no Java here")) is None
+
+
+def archived_under_the_job(table_path) -> tuple[tuple[str, str], ...]:
+    """What Hudi 1.1.1 raised in a chaos run: a compaction read a commit that a writer had just archived."""
+    missing = f"File file:{table_path}/.hoodie/timeline/20261125092701051_20261125092719915.deltacommit does not exist"
+    return ((H + "HoodieCompactionException", "Could not compact /t"),
+            (H + "HoodieIOException", "Could not read commit details from /t/.hoodie/timeline/2026..."),
+            ("java.io.FileNotFoundException", missing))
+
+
+def test_a_commit_archived_while_the_job_read_the_timeline_is_a_retryable_concurrent_job(tmp_path):
+    context = table_with_pending(tmp_path / "trips")
+    error = hudi_ops_error(JavaFailure(archived_under_the_job(context.base_path)), context)
+    assert isinstance(error, ConcurrentJobError) and exit_code(error) == EXIT_CONFLICT
+    assert "archived instant 20261125092701051" in str(error) and "retry" in str(error)
+
+
+def test_an_instant_file_missing_while_still_on_the_timeline_is_no_archival(tmp_path):
+    context = table_with_pending(tmp_path / "trips", "20261125092701051")
+    error = hudi_ops_error(JavaFailure(archived_under_the_job(context.base_path)), context)
+    assert exit_code(error) == EXIT_FAILED
