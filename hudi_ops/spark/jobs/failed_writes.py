@@ -31,14 +31,13 @@ class RollbackTurn:
 
     meta: MetaClient
     config: HoodieConfig
+    lazy: bool  # EAGER: Hudi's clean rolls nothing back
     warnings: tuple[str, ...] = ()
 
     def spare_starting_writes(self) -> None:
         """Call right before Hudi's rollback: returns once no pending write is between its requested
         instant and its first heartbeat (each one beats or ages past the expiry, so this ends)."""
-        if self.config.get(FailedWritesConfig.POLICY) != "LAZY":  # EAGER: Hudi's clean rolls nothing back
-            return
-        while starting_writes(self.meta, self.config):
+        while self.lazy and starting_writes(self.meta, self.config):
             time.sleep(_POLL_S)
 
 
@@ -47,10 +46,10 @@ def rollback_turn(meta: MetaClient, options: Mapping[str, str]) -> Iterator[Roll
     """The block may roll back failed writes: it holds the cleaner's lock when there is a ZooKeeper lock."""
     config = HoodieConfig(dict(options))
     if config.get(FailedWritesConfig.POLICY) != "LAZY":
-        yield RollbackTurn(meta, config)
+        yield RollbackTurn(meta, config, lazy=False)
     elif has_zookeeper_lock(options):
         with cleaner_lock(options, meta.properties.table_name, CLEANER_WAIT_S):
-            yield RollbackTurn(meta, config)
+            yield RollbackTurn(meta, config, lazy=True)
     else:
-        yield RollbackTurn(meta, config, ("no ZooKeeper lock is configured: nothing stops another process from "
+        yield RollbackTurn(meta, config, True, ("no ZooKeeper lock is configured: nothing stops another process from "
                                           "rolling back the same failed writes at the same time",))
