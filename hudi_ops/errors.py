@@ -75,6 +75,11 @@ class ConcurrentJobError(HudiOpsError):
     nothing of this job is visible; retry once it is done."""
 
 
+class RollbackRaceError(ConcurrentJobError):
+    """Another process rolled back the same failed write first. For a job whose purpose is that rollback
+    (a clean, rollback-failed) the work is done: it reports success with a warning."""
+
+
 class LockAcquisitionError(HudiOpsError):
     """The table lock could not be taken in time."""
 

@@ -78,6 +78,13 @@ class Storage:
         except OSError as e:
             raise StorageError(f"cannot read {self.uri_of(rel)}: {e}") from e
 
+    def delete_dir(self, rel: str) -> None:
+        """Remove the folder and everything in it (only for what no commit refers to)."""
+        try:
+            self.fs.delete_dir(self.full_path(rel))
+        except OSError as e:
+            raise StorageError(f"cannot remove {self.uri_of(rel)}: {e}") from e
+
     def file_info(self, rel: str) -> FileInfo | None:
         """The file at `rel`, None when there is none."""
         i = self.fs.get_file_info(self.full_path(rel))

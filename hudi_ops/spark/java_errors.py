@@ -21,6 +21,7 @@ from hudi_ops.errors import (
     HudiOpsError,
     InvalidInputError,
     LockAcquisitionError,
+    RollbackRaceError,
     TableNotFoundError,
     WriteConflictError,
 )
@@ -124,7 +125,7 @@ def _lock(message: str, _: JobContext) -> HudiOpsError:
 #: rollback left to run, or failed to delete an instant file (`[==>20261123231635613__commit__INFLIGHT]`)
 #: of a write that is no longer pending (a write still pending means the storage refused the delete)
 _NOTHING_LEFT = "No pending rollback instants found"
-_UNDELETED = re.compile(r"Could not delete instant \[(?:==>)?(\d+)__")
+_UNDELETED = re.compile(r"Could not delete instant \[(?:==>)?(\d+)__(?:commit|deltacommit|replacecommit)__")
 
 
 def _rollback(message: str, context: JobContext, failure: JavaFailure) -> HudiOpsError | None:
@@ -139,9 +140,9 @@ def _rollback(message: str, context: JobContext, failure: JavaFailure) -> HudiOp
             return None
     elif _NOTHING_LEFT not in text:
         return None
-    return ConcurrentJobError(
+    return RollbackRaceError(
         f"another process rolled back the same failed write of {context.base_path} at the same time "
-        f"({message.strip().splitlines()[0][:200]}); nothing is lost: retry. hudi-ops' clean and rollback-failed "
+        f"({message.strip().splitlines()[0][:200]}); nothing is lost. hudi-ops' clean and rollback-failed "
         "jobs take turns; a writer's inline clean (hoodie.clean.automatic) does not, so leave cleaning to the "
         "services DAG when several pipelines write the table")
 
@@ -188,7 +189,9 @@ def _bad_schema(message: str, _: JobContext) -> HudiOpsError:
 def _no_table(message: str, context: JobContext) -> HudiOpsError:
     if Storage.for_uri(context.base_path).is_dir(".hoodie"):  # .hoodie/ without hoodie.properties yet
         return ConcurrentJobError(f"another writer is creating the table at {context.base_path} (its .hoodie/ is "
-                                  "there, its hoodie.properties not yet); nothing was written: retry")
+                                  "there, its hoodie.properties not yet); nothing was written: retry. If it "
+                                  "persists, a first writer died while creating it: with a ZooKeeper lock the next "
+                                  "writer clears it; without one, remove that .hoodie/ folder")
     return TableNotFoundError(context.base_path)
 
 

@@ -3,6 +3,7 @@
 - a backfill of `dt=` folders no longer adds a `dt` column that the steady ingest's files lack;
 - two processes rolling back one failed write take turns instead of failing each other;
 - a cleaner leaves alone a write that is between its requested instant and its first heartbeat;
+- a first writer that died while Hudi created the table is cleared by the next (under the creation lock);
 - two first writers of a new table: the second waits for the table instead of failing.
 
 Tables are judged by hudi-rs and Spark's Hudi reader against the plain model.
@@ -15,7 +16,7 @@ import time
 
 import pyarrow as pa
 
-from hudi_ops.format.instant import Action, State
+from hudi_ops.format.instant import Action
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.locks.job_locks import cleaner_lock, creation_lock
 from hudi_ops.read.table_overview import ROLLED_BACK, instant_spans
@@ -90,38 +91,80 @@ def test_two_processes_rolling_back_one_failed_write_both_succeed(spark, tmp_pat
     assert read_hudi_rs(table) == read_spark(spark, table) == model.expected()
 
 
-def test_a_cleaner_leaves_a_write_alone_until_its_first_heartbeat_and_rolls_it_back_once_it_stops(
-        spark, tmp_path, capsys, zookeeper):
-    table, source = tmp_path / "trips", tmp_path / "landing"
-    options = occ_options(zookeeper.url)
+#: a heartbeat expiry (3 s x 4) far longer than a clean in the shared session takes to reach its rollback
+SLOW_HEARTBEAT = {"hoodie.client.heartbeat.interval_in_ms": "3000", "hoodie.client.heartbeat.tolerable.misses": "4"}
+SLOW_EXPIRY_S = 12.0
+
+
+def starting_write(spark, capsys, table, source, options) -> str:
+    """A table with one commit, then a write's requested instant and no heartbeat: a writer that has
+    requested its instant and not beaten yet, which Hudi's LAZY rollback takes for an expired one."""
     write_source(source / "a.parquet", trips(DAY1, range(10), ts=1))
     assert run(capsys, ingest_args(table, source, *as_flags(options)), spark)[0] == 0
-    meta = MetaClient.open(table)
-    newest = max(i.requested_time for i in meta.timeline())
-    starting = str(int(newest) + 1000)  # a writer's instant: requested, its first heartbeat not yet beaten
-    timeline = meta.timeline()
+    timeline = MetaClient.open(table).timeline()
+    newest = max(i.requested_time for i in timeline)
+    starting = time.strftime('%Y%m%d%H%M%S', time.localtime()) + '999'
+    assert starting > newest
     (table / ".hoodie" / timeline.folder.rsplit("/", 1)[-1] / f"{starting}.commit.requested").write_bytes(b"")
-    assert MetaClient.open(table).timeline().pending[-1].state is State.REQUESTED
+    assert MetaClient.open(table).timeline().pending[-1].requested_time == starting
+    return starting
+
+
+def test_a_cleaner_leaves_a_write_alone_that_beats_for_the_first_time_late_in_its_expiry(
+        spark, tmp_path, capsys, zookeeper):
+    table, source = tmp_path / "trips", tmp_path / "landing"
+    options = {**occ_options(zookeeper.url), **SLOW_HEARTBEAT}
+    starting = starting_write(spark, capsys, table, source, options)
+    requested_at = time.monotonic()
 
     heartbeat = table / ".hoodie" / ".heartbeat" / starting
     done: list[int] = []
     cleaner = threading.Thread(target=lambda: done.append(main(
         ["clean", "--base-path", str(table), *as_flags(options)], spark=spark)))
     cleaner.start()
-    time.sleep(1.0)  # the cleaner has started, and Hudi would take the missing heartbeat for an expired one
+    # Half the expiry without a beat: a clean that did not wait would have rolled the write back by now
+    time.sleep(SLOW_EXPIRY_S / 2)
+    assert starting in {i.requested_time for i in MetaClient.open(table).timeline().pending}
     heartbeat.parent.mkdir(exist_ok=True)
     while cleaner.is_alive():  # the writer's first beat, then one every 300 ms
         heartbeat.write_bytes(b"")
         time.sleep(0.3)
     cleaner.join()
     assert done == [0], job_result(capsys.readouterr().out)
+    assert time.monotonic() - requested_at < SLOW_EXPIRY_S  # it beat, so the cleaner went on before the expiry
     assert starting in {i.requested_time for i in MetaClient.open(table).timeline().pending}  # left alone
 
-    time.sleep(HEARTBEAT_EXPIRY_S)  # the writer stopped beating: now it has failed
+    time.sleep(SLOW_EXPIRY_S)  # the writer stopped beating: now it has failed
     assert main(["clean", "--base-path", str(table), *as_flags(options)], spark=spark) == 0
     capsys.readouterr()
     assert starting not in {i.requested_time for i in MetaClient.open(table).timeline().pending}
     assert spans(table)[starting].status == ROLLED_BACK
+
+
+def test_a_write_that_never_beats_is_rolled_back_only_once_its_expiry_has_passed(spark, tmp_path, capsys, zookeeper):
+    table, source = tmp_path / "trips", tmp_path / "landing"
+    options = {**occ_options(zookeeper.url), **SLOW_HEARTBEAT}
+    starting = starting_write(spark, capsys, table, source, options)
+    requested = (table / ".hoodie" / "timeline" / f"{starting}.commit.requested").stat().st_mtime
+    assert main(["clean", "--base-path", str(table), *as_flags(options)], spark=spark) == 0
+    capsys.readouterr()
+    finished = time.time()
+    assert spans(table)[starting].status == ROLLED_BACK
+    assert finished - requested >= SLOW_EXPIRY_S  # the clean waited out the write's expiry before rolling it back
+
+
+def test_a_first_writer_that_died_while_hudi_created_the_table_does_not_stop_the_next(
+        spark, tmp_path, capsys, zookeeper):
+    table, source = tmp_path / "trips", tmp_path / "landing"
+    options = occ_options(zookeeper.url)
+    # what Hudi leaves when killed after its first folders and before hoodie.properties
+    for folder in (".hoodie/.aux/.bootstrap", ".hoodie/.schema", ".hoodie/timeline/history"):
+        (table / folder).mkdir(parents=True)
+    batch = trips(DAY1, range(10), ts=1)
+    write_source(source / "a.parquet", batch)
+    code, result = run(capsys, ingest_args(table, source, *as_flags(options)), spark)
+    assert (code, result["inserts"]) == (0, 10), result
+    assert read_hudi_rs(table) == read_spark(spark, table) == Model().upsert(batch).expected()
 
 
 def test_two_first_writers_of_a_new_table_both_commit(spark, tmp_path, zookeeper):

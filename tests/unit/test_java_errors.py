@@ -16,6 +16,7 @@ from hudi_ops.errors import (
     ConfigError,
     InvalidInputError,
     LockAcquisitionError,
+    RollbackRaceError,
     WriteConflictError,
     exit_code,
 )
@@ -120,10 +121,12 @@ def table_with_pending(path, *pending: str) -> JobContext:
 
 
 @pytest.mark.parametrize("chain", [ROLLBACK_RACE, ROLLBACK_RACE_LATE], ids=["instant gone", "rollback done"])
-def test_a_rollback_another_process_finished_first_is_a_retryable_concurrent_job(chain, tmp_path):
+def test_a_rollback_another_process_finished_first_is_a_race_the_rolling_back_jobs_accept(chain, tmp_path):
     context = table_with_pending(tmp_path / "trips")  # the failed write is no longer pending
     error = hudi_ops_error(JavaFailure(chain), context)
-    assert isinstance(error, ConcurrentJobError) and exit_code(error) == EXIT_CONFLICT
+    # clean and rollback-failed report success with it as a warning; any other job (whose own work was
+    # not done) retries
+    assert isinstance(error, RollbackRaceError) and exit_code(error) == EXIT_CONFLICT
     assert f"rolled back the same failed write of {context.base_path}" in str(error)
     assert "nothing is lost" in str(error)
 
@@ -132,6 +135,13 @@ def test_an_instant_file_the_storage_would_not_delete_is_no_race(tmp_path):
     context = table_with_pending(tmp_path / "trips", "20261123231635613")  # still pending: nobody rolled it back
     error = hudi_ops_error(JavaFailure(ROLLBACK_RACE), context)
     assert exit_code(error) == EXIT_FAILED and "Could not delete instant" in str(error)
+
+
+def test_a_clean_or_rollback_instant_that_could_not_be_deleted_is_no_race(tmp_path):
+    context = table_with_pending(tmp_path / "trips")
+    chain = ((H + "HoodieRollbackException", "Failed to rollback /data/trips commits 20261123231635613"),
+             (H + "HoodieIOException", "Could not delete instant [==>20261123231635613__rollback__INFLIGHT]"))
+    assert exit_code(hudi_ops_error(JavaFailure(chain), context)) == EXIT_FAILED
 
 
 def test_a_plan_held_by_a_live_executor_heartbeat_is_retry_later_not_a_lock_timeout():

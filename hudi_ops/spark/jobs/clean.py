@@ -19,6 +19,7 @@ from dataclasses import replace
 from typing import Any
 
 from hudi_ops.config import CleanConfig, HoodieConfig
+from hudi_ops.errors import RollbackRaceError
 from hudi_ops.format.instant import Action, State
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.format.plans import CleanerPlan
@@ -42,24 +43,32 @@ def run(args: argparse.Namespace, options: dict[str, str], spark: Callable[[], A
     nothing = "the policy keeps every file slice: nothing to clean"
     # scheduling rolls nothing back; executing a clean does first (LAZY)
     turn = contextlib.nullcontext(None) if args.mode == "schedule" else rollback_turn(meta, options)
-    with turn as rollbacks, write_client(spark(), meta, options) as client:
-        scheduled = None
-        if args.mode != "execute":
-            made = client.java.scheduleTableService(client.none(), _clean_service(client))
-            scheduled = made.get() if made.isPresent() else None
-        plans = _pending_cleans(meta)
-        if args.mode == "schedule":
-            if scheduled is None:
-                return ServiceResult("clean", args.mode, reason=nothing, details={"policy": policy},
-                                     durations_ms=since(started))
-            plan = next(p for i, p in plans if i == scheduled)
-            return _result(args, meta, scheduled, "scheduled", _plan_files(meta, plan), started, policy)
-        files = [f for _, plan in plans for f in _plan_files(meta, plan)]
-        sized = _sizes(meta, files)  # measured before Hudi deletes them
-        # runs the pending plans without planning another; with or without one, Hudi's clean also rolls
-        # back failed writes (LAZY)
-        rollbacks.spare_starting_writes()
-        client.java.clean(False)
+    try:
+        with turn as rollbacks, write_client(spark(), meta, options) as client:
+            scheduled = None
+            if args.mode != "execute":
+                made = client.java.scheduleTableService(client.none(), _clean_service(client))
+                scheduled = made.get() if made.isPresent() else None
+            plans = _pending_cleans(meta)
+            if args.mode == "schedule":
+                if scheduled is None:
+                    return ServiceResult("clean", args.mode, reason=nothing, details={"policy": policy},
+                                         durations_ms=since(started))
+                plan = next(p for i, p in plans if i == scheduled)
+                return _result(args, meta, scheduled, "scheduled", _plan_files(meta, plan), started, policy)
+            files = [f for _, plan in plans for f in _plan_files(meta, plan)]
+            sized = _sizes(meta, files)  # measured before Hudi deletes them
+            # runs the pending plans without planning another; with or without one, Hudi's clean also rolls
+            # back failed writes (LAZY)
+            rollbacks.spare_starting_writes()
+            client.java.clean(False)
+    except RollbackRaceError as raced:  # the failed write is rolled back all the same: the clean's aim
+        left = [i for i, _ in _pending_cleans(meta)]
+        return ServiceResult("clean", args.mode, outcome="rolled back by another process",
+                             reason="another process rolled back the failed write this clean was rolling back",
+                             warnings=(str(raced), *([f"clean plan(s) {', '.join(left)} still pending: the next "
+                                                       "clean runs them"] if left else [])),
+                             details={"policy": policy}, durations_ms=since(started))
     warnings = rollbacks.warnings
     if not plans:
         return ServiceResult("clean", args.mode, reason=nothing, details={"policy": policy},

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hudi_ops.config import FailedWritesConfig, HoodieConfig
-from hudi_ops.errors import ConfigError
+from hudi_ops.errors import ConfigError, RollbackRaceError
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.read.pending_plans import pending_writes
 from hudi_ops.spark.jobs.failed_writes import rollback_turn
@@ -28,20 +28,25 @@ def run(args: argparse.Namespace, options: dict[str, str], spark: Callable[[], A
     before = _pending_writes(meta)
     if not before:
         return ServiceResult("rollback-failed", reason="no pending write", durations_ms=since(started))
+    raced: tuple[str, ...] = ()
     with rollback_turn(meta, options) as turn:
         before = _pending_writes(meta)  # what another rollback left
         if before:
-            with write_client(spark(), meta, options) as client:
-                turn.spare_starting_writes()
-                client.java.rollbackFailedWrites(client.table().getMetaClient())
+            try:
+                with write_client(spark(), meta, options) as client:
+                    turn.spare_starting_writes()
+                    client.java.rollbackFailedWrites(client.table().getMetaClient())
+            except RollbackRaceError as e:  # rolled back all the same, which is what this job is for
+                raced = (str(e),)
+    warnings = (*turn.warnings, *raced)
     timeline = meta.timeline()
     # gone from the pending ones without completing: rolled back (a write may also have completed meanwhile)
     rolled_back = sorted(i for i in before - set(pending_writes(timeline)) if timeline.completed_instant(i) is None)
     if not rolled_back:
         why = f"{len(before)} pending write(s), all with a live heartbeat" if before else \
             "no pending write: another process rolled them back"
-        return ServiceResult("rollback-failed", reason=why, warnings=turn.warnings, durations_ms=since(started))
-    return ServiceResult("rollback-failed", instant=rolled_back[-1], outcome="completed", warnings=turn.warnings,
+        return ServiceResult("rollback-failed", reason=why, warnings=warnings, durations_ms=since(started))
+    return ServiceResult("rollback-failed", instant=rolled_back[-1], outcome="completed", warnings=warnings,
                          details={"rolled_back": rolled_back}, durations_ms=since(started))
 
 

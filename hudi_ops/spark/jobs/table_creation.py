@@ -9,6 +9,8 @@ the table made and writes to it as to any other.
 from __future__ import annotations
 
 import contextlib
+import posixpath
+import re
 from collections.abc import Mapping
 from types import TracebackType
 
@@ -20,6 +22,25 @@ from hudi_ops.storage import Storage
 
 #: how long a writer waits for another to create the table: a first write's length
 CREATION_WAIT_S = 600.0
+
+
+#: `20261125092701051.deltacommit.requested`, `20261125092701051_20261125092719915.deltacommit`
+_INSTANT_FILE = re.compile(r"^\d{14,17}(?:_\d{14,17})?\.[a-z_]+(?:\.(?:requested|inflight))?$")
+
+
+def _clear_dead_creation(storage: Storage) -> None:
+    """A `.hoodie/` without hoodie.properties, found under the creation lock, is a first writer's that died
+    while Hudi created the table (the living one would hold the lock). Hudi cannot write on from it, and
+    before hoodie.properties there is no instant, so no commit: it is removed and the table made anew."""
+    if not storage.is_dir(".hoodie"):
+        return
+    instants = [f.path for folder in (".hoodie", ".hoodie/timeline") for f in storage.list_files(folder)
+                if _INSTANT_FILE.match(posixpath.basename(f.path))]
+    if instants:
+        raise InvalidTableError(
+            f"{storage.uri} has instants ({', '.join(instants[:3])}) but no .hoodie/hoodie.properties; restore "
+            "that file from a backup or a copy of the table, or move the table aside and write a new one")
+    storage.delete_dir(".hoodie")
 
 
 def table_exists(base_path: str) -> bool:
@@ -43,14 +64,14 @@ class TableCreation:
             held = creation_lock(self.options, self.table_name, CREATION_WAIT_S)
             held.__enter__()
             self._held = held
-            if table_exists(self.base_path):  # made by the writer we waited for
+            try:
+                if table_exists(self.base_path):  # made by the writer we waited for
+                    self.done()
+                else:
+                    _clear_dead_creation(Storage.for_uri(self.base_path))
+            except BaseException:
                 self.done()
-            elif Storage.for_uri(self.base_path).is_dir(".hoodie"):
-                self.done()  # nobody is creating it now: a first writer died half-way
-                raise InvalidTableError(
-                    f"{self.base_path} has a .hoodie/ folder but no hoodie.properties: a first write died while "
-                    "Hudi was creating the table, and nothing was committed; remove that .hoodie/ folder and "
-                    "run again")
+                raise
         return self
 
     def done(self) -> None:
