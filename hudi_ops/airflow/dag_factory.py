@@ -16,6 +16,7 @@
           compaction: {hoodie.compact.inline.max.delta.commits: "5"}      # MERGE_ON_READ only
           clustering: {hoodie.clustering.plan.strategy.small.file.limit: "104857600"}
           clean: {hoodie.cleaner.policy: KEEP_LATEST_COMMITS, hoodie.cleaner.commits.retained: "10"}
+          archive: {hoodie.keep.max.commits: "30"}  # optional: with any service, the DAG archives last
     defaults: {spark_conn_id: spark_default, zookeeper_conn_id: hudi_zookeeper_default,
                airflow_api_conn_id: hudi_ops_airflow_api, spark_conf: {...}}
 
@@ -23,9 +24,11 @@ Every DAG of a table uses the same ZooKeeper connection, hence the same lock. In
 a time; backfill runs (triggered with Params validated by JSON schema) may run side by side. The
 services DAG schedules and executes each service as separate tasks in the table's pool
 (`hudi_services__<table>`, create it with one slot), and the table's writers then leave those
-services to it instead of running them inline. A `hudi_restore__<table>` DAG (triggered with the
-savepoint as a Param) pauses the table's writer DAGs through Airflow's REST API (connection
-`airflow_api_conn_id`), waits for their runs and writes to end, restores, and unpauses them.
+services to it instead of running them inline; it also archives (after the others), and nothing
+else does: archival deletes instant files that a concurrent job may be reading. A
+`hudi_restore__<table>` DAG (triggered with the savepoint as a Param) pauses the table's writer
+DAGs through Airflow's REST API (connection `airflow_api_conn_id`), waits for their runs and writes
+to end, restores, and unpauses them.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from hudi_ops.airflow.airflow_api import DEFAULT_CONN_ID as AIRFLOW_API_CONN_ID
 from hudi_ops.airflow.hook import HudiHook
 from hudi_ops.airflow.operators import HudiBackfillOperator, HudiIngestOperator, table_asset
 from hudi_ops.airflow.service_operators import (
+    HudiArchiveOperator,
     HudiCleanOperator,
     HudiClusteringOperator,
     HudiCompactionOperator,
@@ -84,6 +88,8 @@ def _tables(config: Mapping[str, Any], origin: str) -> Mapping[str, Any]:
 INGEST_DAG_PREFIX, BACKFILL_DAG_PREFIX, SERVICES_DAG_PREFIX, RESTORE_DAG_PREFIX = (
     "hudi_ingest__", "hudi_backfill__", "hudi_services__", "hudi_restore__")
 SERVICES = ("compaction", "clustering", "clean")
+#: what the services DAG runs besides: archival, in one place (INLINE_SERVICE_OFF)
+ARCHIVE = "archive"
 
 
 def ingest_dag_id(table: str) -> str:
@@ -170,7 +176,7 @@ class _Table:
         if not isinstance(services, Mapping):
             raise ConfigError(f"`services` of table {self.name!r} in {self.origin} is not a mapping; "
                               f"give some of {', '.join(SERVICES)} (and a schedule)")
-        unknown = set(services) - {*SERVICES, "schedule"}
+        unknown = set(services) - {*SERVICES, ARCHIVE, "schedule"}
         if unknown:
             raise ConfigError(f"unknown service(s) {', '.join(sorted(unknown))} for table {self.name!r} in "
                               f"{self.origin}; use {', '.join(SERVICES)}")
@@ -184,17 +190,22 @@ class _Table:
         return {k: str(v) for k, v in {**dict(self.entry.get("hoodie_conf") or {}),
                                        **dict(self.services.get("clean") or {})}.items()}
 
+    def has_services_dag(self) -> bool:
+        return any(s in self.services for s in SERVICES)
+
     def writer_conf(self) -> dict[str, str]:
         """The table's options for its writers; services the services DAG runs are off inline (a writer
-        running a plan inline would not take the plan's lock)."""
-        conf = dict(self.entry.get("hoodie_conf") or {})
-        for service in SERVICES:
-            if service not in self.services:
+        running a plan inline would not take the plan's lock), archival too when there is that DAG."""
+        return self._inline_off(dict(self.entry.get("hoodie_conf") or {}), "its writers")
+
+    def _inline_off(self, conf: dict[str, str], whose: str) -> dict[str, str]:
+        for service in (*SERVICES, ARCHIVE):
+            if service not in self.services and not (service == ARCHIVE and self.has_services_dag()):
                 continue
             for key, value in INLINE_SERVICE_OFF[service].items():
                 if str(conf.get(key, value)).lower() != value:
                     raise ConfigError(f"table {self.name!r} in {self.origin} runs {service} in its services DAG "
-                                      f"but sets {key}={conf[key]} for its writers; drop that setting")
+                                      f"but sets {key}={conf[key]} for {whose}; drop that setting")
                 conf[key] = value
         return conf
 
@@ -259,9 +270,9 @@ class _Table:
 
     def services_dag(self) -> DAG | None:
         services = self.services
-        if not any(s in services for s in SERVICES):
+        if not self.has_services_dag():
             return None
-        base_conf = dict(self.entry.get("hoodie_conf") or {})
+        base_conf = self._inline_off(dict(self.entry.get("hoodie_conf") or {}), "its services")
         args = {**self._job_args(), "pool": services_pool(self.name)}
         asset = table_asset(self.entry["base_path"])
         cron = services.get("schedule")
@@ -283,14 +294,18 @@ class _Table:
                     schedule_task >> execute_task
                     executed.append(execute_task)
             if "clean" in services:
-                clean = HudiCleanOperator(task_id="clean", hoodie_conf=self.clean_conf(), trigger_rule="none_failed",
-                                          **args)
+                clean = HudiCleanOperator(task_id="clean", hoodie_conf=self._inline_off(self.clean_conf(), "its clean"),
+                                          trigger_rule="none_failed", **args)
                 executed >> clean  # cleans after compaction and clustering, which leave old slices behind
+                executed = [clean]
+            archive = HudiArchiveOperator(task_id="archive", trigger_rule="none_failed", **args,
+                                          hoodie_conf={**base_conf, **dict(services.get(ARCHIVE) or {})})
+            executed >> archive  # last: it keeps what the clean's policy still needs
         return dag
 
     def writer_dag_ids(self) -> list[str]:
         """The table's DAGs that write to it: what a restore stops."""
-        services = any(s in self.services for s in SERVICES)
+        services = self.has_services_dag()
         return [dag_id for section, dag_id in (("ingest", ingest_dag_id(self.name)),
                                                ("backfill", backfill_dag_id(self.name)))
                 if self.entry.get(section)] + ([services_dag_id(self.name)] if services else [])

@@ -147,9 +147,15 @@ class Timeline:
         return parsed
 
     def newest_writes(self) -> Iterator[tuple[Instant, CommitMetadata]]:
-        """Completed writes with their commit metadata, the latest completed first."""
+        """Completed writes with their commit metadata, the latest completed first. An instant archived
+        since this timeline was listed is left out: Hudi's archiver writes it to the archived timeline
+        before it deletes the file, so a reader that goes on there finds it."""
         for inst in sorted(self.completed_writes(), key=self.completion_time, reverse=True):
-            yield inst, self.commit_metadata(inst)
+            try:
+                metadata = self.commit_metadata(inst)
+            except FileNotFoundError:
+                continue
+            yield inst, metadata
 
 
 _CACHE_SIZE = 4096

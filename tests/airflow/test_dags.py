@@ -33,15 +33,21 @@ def test_a_table_with_services_gets_a_services_dag_and_its_writers_leave_those_s
     assert [a.uri for a in services.timetable.asset_condition.objects] == \
         ["file:///opt/hudi-ops/data/hudi/trips"]  # every commit of the table's writers triggers a run
     tasks = {t.task_id: t for t in services.tasks}
-    assert set(tasks) == {"schedule_clustering", "execute_clustering", "clean"}
+    assert set(tasks) == {"schedule_clustering", "execute_clustering", "clean", "archive"}
     assert {t.pool for t in tasks.values()} == {"hudi_services__trips"}
     assert tasks["execute_clustering"].plan_task_id == "schedule_clustering"
     assert tasks["clean"].upstream_task_ids == {"execute_clustering"}
+    assert tasks["archive"].upstream_task_ids == {"clean"}
     assert tasks["clean"].hoodie_conf["hoodie.cleaner.commits.retained"] == "10"
+    # archival deletes instant files that concurrent jobs read: only the archive task does it
+    for task in ("schedule_clustering", "execute_clustering", "clean"):
+        assert tasks[task].hoodie_conf["hoodie.archive.automatic"] == "false"
+    assert "hoodie.archive.automatic" not in tasks["archive"].hoodie_conf
     for writer in (bag.get_dag("hudi_ingest__trips").get_task("ingest"),
                    bag.get_dag("hudi_backfill__trips").get_task("backfill")):
         assert writer.hoodie_conf["hoodie.clean.automatic"] == "false"
         assert writer.hoodie_conf["hoodie.clustering.inline"] == "false"
+        assert writer.hoodie_conf["hoodie.archive.automatic"] == "false"
         assert "hoodie.compact.inline" not in writer.hoodie_conf  # compaction is not one of its services
 
 

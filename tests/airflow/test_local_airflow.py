@@ -72,8 +72,9 @@ def test_an_ingest_and_a_backfill_on_the_same_file_groups_both_succeed_one_after
 def test_the_services_dag_compacts_the_logs_then_cleans_the_slices_the_compaction_superseded(scenario):
     demo, airflow, report = scenario
     services = report.services
-    assert (services.state, services.tasks) == ("success", dict.fromkeys(
-        ["schedule_compaction", "execute_compaction", "clean"], "success"))
+    assert (services.state, services.tasks) == ("success", {
+        **dict.fromkeys(["schedule_compaction", "execute_compaction", "clean"], "success"),
+        "archive": "skipped"})  # a handful of commits: nothing to archive yet
     meta = MetaClient.open(demo.table_path)
     timeline = meta.timeline()
     assert timeline.completed_instant(services.compaction).action == "commit"

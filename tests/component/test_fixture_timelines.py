@@ -351,3 +351,15 @@ def test_v8_mor_log_completing_after_the_compaction_request_joins_the_new_slice(
     rs_slices = hudi.HudiTable(str(path)).get_file_slices(hudi.HudiReadOptions(hudi_options=LISTING))
     rs_chennai = next(s for s in rs_slices if s.partition_path == "city=chennai")
     assert list(rs_chennai.log_file_names) == [lf.name.file_name for lf in chennai.latest_slice.log_files]
+
+
+def test_a_commit_archived_while_the_newest_writes_are_read_is_left_out(private_copy):
+    """Hudi's archiver writes instants to the archived timeline, then deletes their files: a reader that
+    listed the active timeline before goes on without the vanished ones instead of failing."""
+    meta = MetaClient.open(private_copy(V8_TRIPS))
+    timeline = meta.timeline()
+    writes = sorted(timeline.completed_writes(), key=timeline.completion_time)
+    oldest = writes[0]
+    Path(meta.storage.full_path(timeline.path_of(oldest))).unlink()  # what the archiver does last
+    read = [inst.requested_time for inst, _ in timeline.newest_writes()]
+    assert read == [i.requested_time for i in reversed(writes[1:])]
