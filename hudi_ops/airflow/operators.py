@@ -116,7 +116,10 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         if code == EXIT_BAD_INPUT:
             return AirflowFailException(f"bad input (exit {code}), not retried: {message}")
         if code in (EXIT_CONFLICT, EXIT_LOCK_TIMEOUT):
-            what = "write conflict" if code == EXIT_CONFLICT else "lock timeout"
+            # exit 3: a write conflict, or another job doing the same thing (a plan, a rollback, a new table)
+            error = (hook.result or {}).get("error")
+            what = "lock timeout" if code == EXIT_LOCK_TIMEOUT else "write conflict" \
+                if error in (None, "WriteConflictError", "ClusteringUpdateConflictError") else "concurrent job"
             return AirflowException(f"{what} (exit {code}), retried with backoff: {message}")
         return error
 

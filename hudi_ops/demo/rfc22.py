@@ -286,7 +286,7 @@ def writers(table_path: Path) -> dict[str, str]:
 
 
 def _failure_reason(log: str) -> str:
-    for marker in ("write conflict (exit 3)", "lock timeout (exit 4)"):
+    for marker in ("write conflict (exit 3)", "concurrent job (exit 3)", "lock timeout (exit 4)"):
         at = log.find(marker)
         if at >= 0:
             return log[at:].splitlines()[0][:300]
