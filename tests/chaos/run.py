@@ -25,7 +25,9 @@ import json
 import os
 import posixpath
 import random
+import re
 import signal
+import subprocess
 import threading
 import time
 from collections import Counter, defaultdict
@@ -44,7 +46,7 @@ from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.format.plans import CleanMetadata
 from hudi_ops.read.pending_plans import CLUSTERING, COMPACTION, pending_plans, pending_writes
 from hudi_ops.read.pipeline_metadata import BACKFILL_CHECKPOINT_KEY, INGEST_CHECKPOINT_KEY
-from hudi_ops.read.service_work import clean_work, clustering_schedule_work, compaction_schedule_work
+from hudi_ops.read.service_work import archive_work, clean_work, clustering_schedule_work, compaction_schedule_work
 from tests.integration.lock_options import as_flags, occ_options
 from tests.integration.processes import Job
 from tests.tables import Model, job_result, read_hudi_rs, read_spark, write_source
@@ -63,10 +65,18 @@ PIPELINES = ("ingest", *WINDOWS, "services")
 #: heartbeats every 2 s, expired after 3 misses: short enough that killed writes are rolled back
 #: within the run, long enough that a writer's beat is never that late on two loaded cores
 HEARTBEAT = {"hoodie.client.heartbeat.interval_in_ms": "2000", "hoodie.client.heartbeat.tolerable.misses": "3"}
-HEARTBEAT_EXPIRY_S = 2.0 * (3 + 1) + 1.0
+HEARTBEAT_EXPIRY_S = (int(HEARTBEAT["hoodie.client.heartbeat.interval_in_ms"]) / 1000
+                      * (int(HEARTBEAT["hoodie.client.heartbeat.tolerable.misses"]) + 1) + 1.0)
 #: what the services DAG sets: compaction after two delta commits, cleans keeping four commits
 SERVICE_CONF = {"hoodie.compact.inline.max.delta.commits": "2", "hoodie.cleaner.commits.retained": "4"}
 RETRYABLE = (3, 4)
+#: longer than any job takes on two loaded cores: a job still running then hangs, a finding
+JOB_TIMEOUT_S = 900.0
+#: what Hudi logs (INFO) when a writer has taken the table lock to commit its instant (the metadata
+#: table's own first instants, 00000000000000000 and on, are not the data write's)
+COMMIT_LOCK_TAKEN = re.compile(r"State change started for Option\{val=\[==>(?!0{6})\d+__(?:delta)?commit__INFLIGHT")
+#: the kill phases, as the run classifies them
+DURING_COMMIT = "during the commit (table lock held)"
 
 
 @dataclass(frozen=True)
@@ -77,11 +87,19 @@ class ChaosSize:
     #: between kills: about one job in four dies, as in the runs that found the issues
     kill_gap_s: tuple[float, float] = (20.0, 50.0)
     max_tries: int = 30  # a batch that needs more has starved: a finding
+    #: completed compactions, clusterings and cleans the services pipeline must reach (default: `commits`)
+    service_commits: int | None = None
+    #: of the kills, the share aimed at a writer in its commit (it holds the table lock for it)
+    at_commit: float = 0.3
+
+    @property
+    def services_needed(self) -> int:
+        return self.commits if self.service_commits is None else self.service_commits
 
     @classmethod
     def core(cls) -> ChaosSize:
         """The small run in `make test`."""
-        return cls(commits=3, rows=4, zookeeper_restarts=1, kill_gap_s=(20.0, 40.0))
+        return cls(commits=3, rows=4, zookeeper_restarts=1, kill_gap_s=(20.0, 40.0), service_commits=1)
 
 
 class ChaosFailure(AssertionError):
@@ -169,6 +187,13 @@ class ChaosRun:
             t.join()
         if self._failure is not None:
             raise self._failure
+        made = self.figures.commits
+        short = {p: made[p] for p in ("ingest", *WINDOWS) if made[p] < self.size.commits}
+        if self.figures.commits["services"] < self.size.services_needed:
+            short["services"] = self.figures.commits["services"]
+        if short:
+            raise ChaosFailure(f"pipelines made fewer commits than the run asks ({self.size.commits} per writer, "
+                               f"{self.size.services_needed} of the services): {short}")
         self._finish(spark())
         self.figures.seconds = time.monotonic() - started
         return self.figures
@@ -243,7 +268,8 @@ class ChaosRun:
         rounds = 0
         while not self._abort.is_set():
             done = self._writers_done.is_set()
-            if done and (self.figures.commits["services"] >= self.size.commits or rounds > 4 * self.size.commits):
+            if done and (self.figures.commits["services"] >= self.size.services_needed
+                         or rounds > 4 * self.size.commits):
                 return
             rounds += 1
             try:
@@ -255,7 +281,7 @@ class ChaosRun:
                 if self._abort.is_set():
                     return
                 result = self._until_done("services", f"{job[0]}-{rounds:04d}", [*job, *flags])
-                if result.get("outcome") == "completed":
+                if result.get("outcome") == "completed" and job[0] != "archive":
                     with self._mutex:
                         self.figures.commits["services"] += 1
             time.sleep(0.5 if done else 2.0)
@@ -271,6 +297,8 @@ class ChaosRun:
                 yield [job, "--mode", "scheduleAndExecute"]
         if clean_work(meta, options).due:  # failed writes to roll back count too
             yield ["clean"]
+        if archive_work(meta, options).due:  # the only archival: the writers' is off, as the services DAG sets it
+            yield ["archive"]
 
     # -- running jobs as Airflow would ------------------------------------------------------------
 
@@ -284,9 +312,14 @@ class ChaosRun:
             with self._mutex:
                 self._running[job.process.pid] = entry
                 self.figures.jobs += 1
-            code = job.process.wait()
-            with self._mutex:
-                del self._running[job.process.pid]
+            try:
+                code = job.process.wait(timeout=JOB_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                _killpg(job)
+                raise ChaosFailure(f"{pipeline} {batch} still ran after {JOB_TIMEOUT_S:g}s: hung (log {log})") from None
+            finally:
+                with self._mutex:
+                    self._running.pop(job.process.pid, None)
             if entry.killed and code == -signal.SIGKILL:
                 continue  # as Airflow retries a task whose process died
             try:
@@ -322,10 +355,15 @@ class ChaosRun:
                 candidates = sorted(self._running.values(), key=lambda r: (r.pipeline, r.batch))
             if not candidates:
                 continue
-            victim = rng.choice(candidates)
+            aimed = rng.random() < self.size.at_commit
+            writers = [c for c in candidates if c.pipeline != "services"]
+            victim = rng.choice(writers if aimed and writers else candidates)
             if victim.pipeline != "services":
                 self._refresh_committed()
             retry_of_committed = victim.batch in self.committed
+            if aimed and victim.pipeline != "services" and not retry_of_committed \
+                    and not self._await_commit_lock(victim):
+                continue  # it ended, or was refused, before it came to commit
             before = self._pending_heartbeats()
             killed_at = time.time()
             victim.killed = True  # a job that exits on its own meanwhile keeps its result (its code is no SIGKILL)
@@ -333,8 +371,19 @@ class ChaosRun:
                 continue
             self._stop.wait(HEARTBEAT_EXPIRY_S / 3)
             phase = "a retry of a committed batch" if retry_of_committed else self._phase(victim, before, killed_at)
+            if aimed and phase == "after data files, before the commit":
+                phase = DURING_COMMIT  # its instant was inflight and it held the lock to complete it
             with self._mutex:
                 self.figures.kills[phase] += 1
+
+    def _await_commit_lock(self, victim: Running) -> bool:
+        """Wait until the victim has taken the table lock to commit (Hudi logs it); False when it ended first."""
+        while not self._stop.is_set() and victim.job.process.poll() is None:
+            with contextlib.suppress(OSError):
+                if COMMIT_LOCK_TAKEN.search(victim.job.log.read_text(errors="replace")):
+                    return True
+            time.sleep(0.02)
+        return False
 
     def _pending_heartbeats(self) -> dict[str, float]:
         """Each writer's last beat, by instant (a writer deletes its file when it completes)."""
@@ -415,14 +464,7 @@ class ChaosRun:
             meta = MetaClient.open(self.table)
         except TableNotFoundError:  # not created yet
             return
-        for _ in range(5):
-            try:  # archival may move an instant away between the listing and its read: list again
-                extras = [m.extra_metadata for _, m in meta.timeline().newest_writes()]
-                break
-            except FileNotFoundError:
-                continue
-        else:
-            raise ChaosFailure("the timeline kept changing under five reads of it")
+        extras = [m.extra_metadata for _, m in meta.timeline().newest_writes()]
         if archived:
             extras += [a.commit_metadata().extra_metadata for a in meta.archived_timeline()
                        if a.action in Action.WRITE_ACTIONS and a.metadata]
