@@ -1,5 +1,6 @@
 # Set-up and checks for hudi-ops. `make demo` and `make test` each create .venv and fetch Hudi's
-# Spark bundle with Maven into .cache/jars when needed (once: later runs are offline).
+# Spark bundle and ZooKeeper's server with Maven into .cache/jars when needed (once: later runs are
+# offline). They need Python 3.11, Java 17 and Maven; the tests also run three Debian packages.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
@@ -10,7 +11,7 @@ JARS := .cache/jars/.fetched-$(or $(HUDI_OPS_HUDI_VERSION),default)
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
-.PHONY: venv jars demo test soak chaos lint bench clean
+.PHONY: venv jars system-check demo test soak chaos lint bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -18,9 +19,22 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-$(JARS): $(STAMP) hudi_ops/spark/hudi_bundle.py
+$(JARS): $(STAMP) hudi_ops/spark/hudi_bundle.py hudi_ops/demo/zookeeper_server.py
 	$(PY) -m hudi_ops.spark.hudi_bundle fetch
+	$(PY) -m hudi_ops.demo.zookeeper_server fetch
 	touch $(JARS)
+
+# what the tests run from Debian: headless screenshots, Compose's validation of docker-compose.yaml,
+# libfaketime for commits hours in the past
+TEST_PACKAGES := chromium docker-compose faketime
+system-check:
+	@missing=""; \
+	command -v chromium >/dev/null || missing="$$missing chromium"; \
+	command -v docker-compose >/dev/null || docker compose version >/dev/null 2>&1 || missing="$$missing docker-compose"; \
+	ls /usr/lib/*/faketime/libfaketime.so.1 >/dev/null 2>&1 || missing="$$missing faketime"; \
+	if [ -n "$$missing" ]; then \
+	  echo "make test needs Debian's$$missing; install them with:"; \
+	  echo "  sudo apt-get install -y --no-install-recommends $(TEST_PACKAGES)"; exit 2; fi
 
 venv: $(STAMP)
 
@@ -29,7 +43,7 @@ jars: $(JARS)
 demo: $(STAMP) $(JARS)
 	$(PY) -m hudi_ops.demo
 
-test: $(STAMP) $(JARS)
+test: system-check $(STAMP) $(JARS)
 	$(VENV)/bin/ruff check hudi_ops tests bench dags plugins
 	$(PY) -m pytest -q
 

@@ -40,7 +40,8 @@ import yaml
 
 from hudi_ops.airflow.dag_factory import backfill_dag_id, ingest_dag_id, services_dag_id, services_pool
 from hudi_ops.demo.local_airflow import LocalAirflow
-from hudi_ops.demo.zookeeper_server import ZookeeperServer, zookeeper_available
+from hudi_ops.demo.zookeeper_server import ZookeeperServer, require_zookeeper
+from hudi_ops.errors import ConfigError
 from hudi_ops.format.instant import Action
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.locks.held_lock import HeldLock
@@ -339,8 +340,10 @@ def main(argv: list[str]) -> int:
     keep = parser.parse_args(argv).keep
     # Airflow's logging set-up would show kazoo's INFO lines, and its warnings while ZooKeeper starts
     logging.getLogger("kazoo").setLevel(logging.ERROR)
-    if not zookeeper_available():
-        print("the demo needs java and ZooKeeper's jars: install Debian's `zookeeper` package", file=sys.stderr)
+    try:
+        require_zookeeper()
+    except ConfigError as e:
+        print(f"the demo needs ZooKeeper: {e}", file=sys.stderr)
         return 2
     root = Path(tempfile.mkdtemp(prefix="hudi-ops-demo-"))
     demo = Rfc22Demo(root)

@@ -1,4 +1,8 @@
-"""A real ZooKeeper server for the tests and the demo: Debian's jars, loopback only, a tmp data dir.
+"""A real ZooKeeper server for the tests and the demo: loopback only, a tmp data dir.
+
+Its jars: `$HUDI_OPS_ZOOKEEPER_CLASSPATH` when set; else ZooKeeper's server and what it needs at run time,
+fetched from Maven into hudi-ops' jar cache (`python -m hudi_ops.demo.zookeeper_server fetch`, which
+make runs); else Debian's `zookeeper` package.
 
 `stop()` ends the process (SIGTERM, then SIGKILL) and `start()` brings it back on the same port and data
 dir, so sessions and znodes survive a restart the way they do on a real ensemble.
@@ -11,6 +15,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -18,13 +23,49 @@ from pathlib import Path
 from kazoo.client import KazooClient
 
 from hudi_ops.demo.ports import free_port
+from hudi_ops.errors import ConfigError
+from hudi_ops.maven import MavenArtifact, fetch_with_dependencies, fetched, jars_dir
 
-ZOOKEEPER_CLASSPATH = os.environ.get("HUDI_OPS_ZOOKEEPER_CLASSPATH", "/usr/share/java/*")
+CLASSPATH_ENV = "HUDI_OPS_ZOOKEEPER_CLASSPATH"
 MAIN_CLASS = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
+RELEASE = "3.9.5"
+#: ZooKeeper's pom leaves metrics-core and snappy-java to its distribution (`provided`) and its logging
+#: binding optional; the server needs all three. TLS's native netty is not used on loopback.
+SERVER_ARTIFACTS = (
+    MavenArtifact("org.apache.zookeeper", "zookeeper", RELEASE,
+                  exclusions=("io.netty:netty-tcnative-boringssl-static",)),
+    MavenArtifact("io.dropwizard.metrics", "metrics-core", "4.1.12.1"),
+    MavenArtifact("org.xerial.snappy", "snappy-java", "1.1.10.5"),
+    MavenArtifact("org.slf4j", "slf4j-simple", "2.0.13"),
+)
+DEBIAN_JARS = Path("/usr/share/java")
 
 
-def zookeeper_available() -> bool:
-    return shutil.which("java") is not None and any(Path("/usr/share/java").glob("zookeeper-3*.jar"))
+def maven_jars_dir() -> Path:
+    return jars_dir() / f"zookeeper-{RELEASE}"
+
+
+def zookeeper_classpath(debian_jars: Path | None = None) -> str | None:
+    """The server's classpath, or None when there is none: see the module's docstring."""
+    debian_jars = debian_jars or DEBIAN_JARS
+    if os.environ.get(CLASSPATH_ENV):
+        return os.environ[CLASSPATH_ENV]
+    if fetched(maven_jars_dir()):
+        return f"{maven_jars_dir()}/*"
+    if any(debian_jars.glob("zookeeper-3*.jar")):
+        return f"{debian_jars}/*"
+    return None
+
+
+def require_zookeeper() -> str:
+    """The server's classpath, or a ConfigError that names the fix."""
+    if shutil.which("java") is None:
+        raise ConfigError("starting ZooKeeper needs `java` (17) on PATH")
+    classpath = zookeeper_classpath()
+    if classpath is None:
+        raise ConfigError("ZooKeeper's jars are not fetched: run `python -m hudi_ops.demo.zookeeper_server "
+                          f"fetch` (make does), install Debian's `zookeeper`, or set {CLASSPATH_ENV}")
+    return classpath
 
 
 class ZookeeperServer:
@@ -53,6 +94,7 @@ class ZookeeperServer:
                 ]
             )
         )
+        self.classpath = require_zookeeper()
         self._process: subprocess.Popen[bytes] | None = None
         atexit.register(self.stop)  # no stray JVM when a test run dies before its teardown
 
@@ -65,7 +107,7 @@ class ZookeeperServer:
             return
         with open(self.log_path, "ab") as log:
             self._process = subprocess.Popen(
-                ["java", "-Xmx256m", "-cp", ZOOKEEPER_CLASSPATH, MAIN_CLASS, str(self.config_path)],
+                ["java", "-Xmx256m", "-cp", self.classpath, MAIN_CLASS, str(self.config_path)],
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -116,3 +158,21 @@ class ZookeeperServer:
     def cleanup(self) -> None:
         self.stop()
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def main(argv: list[str]) -> int:
+    try:
+        if argv == ["fetch"]:
+            fetch_with_dependencies(SERVER_ARTIFACTS, maven_jars_dir())
+        elif argv:
+            print("usage: python -m hudi_ops.demo.zookeeper_server [fetch]", file=sys.stderr)
+            return 2
+        print(require_zookeeper())
+        return 0
+    except ConfigError as e:
+        print(f"hudi_ops.demo.zookeeper_server: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -13,29 +13,11 @@ the first is offline.
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 from hudi_ops.errors import ConfigError
-
-
-@dataclass(frozen=True)
-class MavenArtifact:
-    group: str
-    artifact: str
-    version: str
-
-    @property
-    def coordinates(self) -> str:
-        return f"{self.group}:{self.artifact}:{self.version}"
-
-    @property
-    def jar_name(self) -> str:
-        return f"{self.artifact}-{self.version}.jar"
-
+from hudi_ops.maven import MavenArtifact, fetch_jar, jars_dir
 
 #: The Spark line of the bundle; pyspark in pyproject.toml is pinned to a release of it.
 SPARK_LINE = "3.5"
@@ -50,16 +32,6 @@ DEFAULT_RELEASE = "1.1.1"
 
 JARS_ENV = "HUDI_OPS_HUDI_JARS"
 VERSION_ENV = "HUDI_OPS_HUDI_VERSION"
-CACHE_ENV = "HUDI_OPS_JARS_DIR"
-_CHECKOUT = Path(__file__).resolve().parents[2]
-
-
-def jars_dir() -> Path:
-    if os.environ.get(CACHE_ENV):
-        return Path(os.environ[CACHE_ENV])
-    if (_CHECKOUT / "pyproject.toml").is_file():
-        return _CHECKOUT / ".cache" / "jars"
-    return Path.home() / ".cache" / "hudi-ops" / "jars"
 
 
 def hudi_release() -> str:
@@ -95,27 +67,9 @@ def hudi_jars() -> tuple[str, ...]:
     return (str(bundle.resolve()),)
 
 
-def fetch(dest: Path | None = None, artifact: MavenArtifact | None = None) -> Path:
-    """Copy the artifact (default: the chosen Hudi bundle) from Maven (its own settings and repositories)
-    into `dest`, unless already there."""
-    artifact = artifact or hudi_spark_bundle()
-    folder = dest or jars_dir()
-    target = folder / artifact.jar_name
-    if target.is_file():
-        return target
-    mvn = shutil.which("mvn")
-    if mvn is None:
-        raise ConfigError(f"fetching {artifact.coordinates} needs Maven (`mvn`) on PATH: install it, or set "
-                          f"{JARS_ENV} to jars you already have")
-    folder.mkdir(parents=True, exist_ok=True)
-    command = [mvn, "-q", "-B", "dependency:copy", f"-Dartifact={artifact.coordinates}",
-               f"-DoutputDirectory={folder}"]
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
-    if done.returncode != 0 or not target.is_file():
-        errors = [line for line in (done.stdout + done.stderr).splitlines() if "ERROR" in line][:3]
-        raise ConfigError(f"`{' '.join(command)}` failed (exit {done.returncode}): "
-                          f"{' '.join(errors) or 'no jar arrived'}")
-    return target
+def fetch() -> Path:
+    """The chosen Hudi bundle in the jar cache, copied from Maven unless already there."""
+    return fetch_jar(hudi_spark_bundle(), jars_dir())
 
 
 def main(argv: list[str]) -> int:
