@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any, TextIO
 
-from hudi_ops.config import command_line_options
+from hudi_ops.config import command_line_options, parse_key_values
 from hudi_ops.errors import EXIT_OK, HudiOpsError, InvalidInputError, exit_code
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.read.clean_planner import next_clean
@@ -193,7 +193,7 @@ def _cleans(args: argparse.Namespace) -> int:
         raise InvalidInputError("--props and --hoodie-conf set the policy of the next clean: add --next")
     meta = MetaClient.open(args.path)
     if args.next:
-        plan = next_clean(meta, command_line_options(args.props, args.hoodie_conf))
+        plan = next_clean(meta, command_line_options(args.props, parse_key_values(args.hoodie_conf)))
         if args.json:
             print(json.dumps(plan.to_dict(), indent=2))
             return EXIT_OK
@@ -225,7 +225,7 @@ def _savepoints(args: argparse.Namespace) -> int:
 # -- the lock -------------------------------------------------------------------------------------
 
 def _lock_options(args: argparse.Namespace) -> dict[str, str]:
-    options = command_line_options(args.props, args.hoodie_conf)
+    options = command_line_options(args.props, parse_key_values(args.hoodie_conf))
     for flag, key in (("zookeeper", "url"), ("base_path", "base_path"), ("lock_key", "lock_key")):
         if getattr(args, flag):
             options[f"hoodie.write.lock.zookeeper.{key}"] = getattr(args, flag)

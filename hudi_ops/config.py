@@ -96,8 +96,8 @@ def parse_key_values(items: Iterable[str]) -> dict[str, str]:
     return out
 
 
-def command_line_options(props_path: str | None, hoodie_conf: Iterable[str]) -> dict[str, str]:
-    """A `--props` file, then `--hoodie-conf k=v` pairs (later wins), as Hudi's utilities read them."""
+def command_line_options(props_path: str | None, hoodie_conf: Mapping[str, str]) -> dict[str, str]:
+    """A `--props` file, then the `--hoodie-conf k=v` options (they win), as Hudi's utilities read them."""
     out: dict[str, str] = {}
     if props_path:
         try:
@@ -105,7 +105,7 @@ def command_line_options(props_path: str | None, hoodie_conf: Iterable[str]) -> 
                 out.update(parse_props_file(f.read()))
         except OSError as e:
             raise ConfigError(f"cannot read --props {props_path!r}: {e.strerror or e}") from None
-    out.update(parse_key_values(hoodie_conf))
+    out.update(hoodie_conf)
     return out
 
 

@@ -71,16 +71,16 @@ def test_props_file_then_hoodie_conf(tmp_path):
     props.write_text("# comment\n\nhoodie.table.name = trips  \nhoodie.write.lock.wait_time_ms=10\n"
                      "hoodie.datasource.write.keygenerator.class   org.apache.hudi.keygen.SimpleKeyGenerator\n"
                      "hoodie.streamer.source.dfs.root=s3://b/a\\.b\n")
-    options = command_line_options(str(props), [])
+    options = command_line_options(str(props), {})
     assert options == {"hoodie.table.name": "trips", "hoodie.write.lock.wait_time_ms": "10",  # values trimmed
                        # a line without `=` splits at its first blank, and backslashes stay, as in Hudi's reader
                        "hoodie.datasource.write.keygenerator.class": "org.apache.hudi.keygen.SimpleKeyGenerator",
                        "hoodie.streamer.source.dfs.root": "s3://b/a\\.b"}
-    options = command_line_options(str(props), ["hoodie.write.lock.wait_time_ms=20"])
+    options = command_line_options(str(props), {"hoodie.write.lock.wait_time_ms": "20"})
     assert options["hoodie.write.lock.wait_time_ms"] == "20"  # --hoodie-conf wins
-    assert command_line_options(None, []) == {}
+    assert command_line_options(None, {}) == {}
     with pytest.raises(ConfigError, match=r"cannot read --props .*nope.props"):
-        command_line_options(str(tmp_path / "nope.props"), [])
+        command_line_options(str(tmp_path / "nope.props"), {})
 
 
 # -- Java Properties text ----------------------------------------------------------------------------

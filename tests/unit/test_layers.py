@@ -10,7 +10,8 @@ import hudi_ops
 PACKAGE = Path(hudi_ops.__file__).parent
 # lowest first; modules not listed sit on top (the CLI, the demo)
 LAYERS = [
-    {"errors", "config", "storage", "sources"},
+    {"errors", "config", "storage", "sources", "maven"},
+    {"job_specs"},  # the contract between Airflow and the Spark jobs
     {"format"},
     {"read", "locks"},
     {"spark"},

@@ -1,0 +1,125 @@
+"""The job's final JSON line: what a run did (`JobResult` for writers, `ServiceResult` for services), or
+why it failed (`JobFailure`). The Spark application prints it; the operators read it back with
+`parse_result_line`, so both sides share one schema."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any, Protocol
+
+OK, FAILED = "ok", "failed"
+
+
+class CommitCounts(Protocol):
+    """What one commit did, as the control plane reads it from the commit's metadata."""
+
+    instant: str
+    operation: str | None
+    inserts: int
+    updates: int
+    deletes: int
+    files: int
+    bytes: int
+
+
+@dataclass(frozen=True)
+class JobResult:
+    """What a writer's run did; `instant` is its last commit, None when there was nothing to do."""
+
+    job: str
+    instant: str | None = None
+    operation: str | None = None
+    commits: int = 0
+    rows: int = 0  # records the run inserted, updated or deleted
+    inserts: int = 0
+    updates: int = 0
+    deletes: int = 0
+    files: int = 0
+    bytes: int = 0
+    checkpoint: str | None = None
+    reason: str | None = None  # why a run did nothing
+    warnings: tuple[str, ...] = ()  # what failed after a commit had completed
+    durations_ms: dict[str, float] = field(default_factory=dict)
+
+    def plus(self, commit: CommitCounts, *, checkpoint: str | None, after_commit: str | None = None) -> JobResult:
+        """This result with one more commit counted; `after_commit` is what failed once it had completed."""
+        warning = (f"commit {commit.instant} completed, then Hudi failed: {after_commit}",) if after_commit else ()
+        return JobResult(
+            job=self.job, instant=commit.instant, operation=commit.operation, commits=self.commits + 1,
+            rows=self.rows + commit.inserts + commit.updates + commit.deletes, inserts=self.inserts + commit.inserts,
+            updates=self.updates + commit.updates, deletes=self.deletes + commit.deletes,
+            files=self.files + commit.files, bytes=self.bytes + commit.bytes, checkpoint=checkpoint,
+            warnings=self.warnings + warning, durations_ms=self.durations_ms,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"status": OK, **asdict(self)}
+
+
+@dataclass(frozen=True)
+class ServiceResult:
+    """What a table service's run did. `instant` is the plan or service instant it scheduled, ran or
+    found; None when there was nothing to do (`reason` says why)."""
+
+    job: str
+    mode: str | None = None
+    instant: str | None = None
+    #: scheduled | completed | completed by another run | planned (a dry run) | ...
+    outcome: str | None = None
+    file_groups: int = 0  # in the plan
+    files: int = 0  # written by the execution, or removed by a clean
+    bytes: int = 0
+    rows: int = 0  # records the execution wrote
+    reason: str | None = None
+    warnings: tuple[str, ...] = ()
+    details: dict[str, Any] = field(default_factory=dict)
+    durations_ms: dict[str, float] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"status": OK, **asdict(self)}
+
+
+@dataclass(frozen=True)
+class JobFailure:
+    """Why a run failed: the exit code (2 bad input, 3 write conflict, 4 lock timeout, 1 anything else),
+    the hudi-ops error's class and its message, which names the fix."""
+
+    job: str
+    exit_code: int
+    error: str
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"status": FAILED, **asdict(self)}
+
+
+def result_line(outcome: JobResult | ServiceResult | JobFailure) -> str:
+    return json.dumps(outcome.to_dict())
+
+
+def parse_result_line(line: str, job: str, result_type: type[JobResult] | type[ServiceResult],
+                      ) -> JobResult | ServiceResult | JobFailure | None:
+    """The outcome a final line of `job` reports; None when the line is not one."""
+    text = line.strip()
+    if not (text.startswith("{") and text.endswith("}")):
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or data.get("job") != job:
+        return None
+    status = data.pop("status", None)
+    if status not in (OK, FAILED):
+        return None
+    kind = JobFailure if status == FAILED else result_type
+    known = {f.name for f in fields(kind)}
+    values = {k: tuple(v) if k == "warnings" else v for k, v in data.items() if k in known}
+    return kind(**values)
+
+
+def since(started: float) -> dict[str, float]:
+    """`durations_ms` of a run that began at `started` (time.perf_counter())."""
+    return {"total": round((time.perf_counter() - started) * 1000, 1)}

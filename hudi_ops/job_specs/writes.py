@@ -1,0 +1,82 @@
+"""The writers' specs: `ingest` and `backfill`, with Hudi utilities' (HoodieStreamer's) flag names."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from hudi_ops.errors import InvalidInputError
+from hudi_ops.job_specs.arguments import JobSpec, argument
+from hudi_ops.job_specs.results import JobResult
+from hudi_ops.sources import SOURCE_FORMATS
+
+TABLE_TYPES = ("COPY_ON_WRITE", "MERGE_ON_READ")
+#: the write operations the jobs offer (`--op`), Hudi's names
+OPERATIONS = ("UPSERT", "INSERT", "BULK_INSERT", "DELETE")
+
+
+@dataclass(frozen=True, kw_only=True)
+class WriteSpec(JobSpec):
+    """Base of the writers: source files written into the table through Hudi's datasource. The table's
+    settings may be left out once it exists (its own are used); a first write creates it with them."""
+
+    RESULT: ClassVar[type[JobResult]] = JobResult
+
+    base_path: str = argument("--target-base-path", "the table's folder or URI")
+    source_path: str = argument("--source-path", "the folder the job reads")
+    source_format: str = argument("--source-format", "the source files' format", default="parquet",
+                                  choices=tuple(SOURCE_FORMATS))
+    table_name: str | None = argument("--target-table", "the table's name (default: the table's, or 'table')",
+                                      default=None)
+    table_type: str | None = argument("--table-type", "default: the table's type, COPY_ON_WRITE for a new table",
+                                      default=None, choices=TABLE_TYPES, upper=True)
+    record_key_field: str | None = argument("--record-key-field",
+                                            "field, or comma-separated fields (default: the table's)", default=None)
+    partition_path_field: str | None = argument(
+        "--partition-path-field", "field(s) (default: the table's; none for a new table)", default=None)
+    ordering_field: str | None = argument(
+        "--source-ordering-field", "the field whose greatest value wins (default: the table's)", default=None)
+    operation: str = argument("--op", "Hudi's write operation", default="UPSERT", choices=OPERATIONS, upper=True)
+
+    def table_settings(self) -> dict[str, Any]:
+        """The table's settings as the flags give them (None: the table's own), for hudi_ops.spark's target."""
+        return {"table_name": self.table_name, "table_type": self.table_type, "record_key": self.record_key_field,
+                "partition_path": self.partition_path_field, "ordering_field": self.ordering_field}
+
+
+@dataclass(frozen=True, kw_only=True)
+class IngestSpec(WriteSpec):
+    """`ingest`: the source files that arrived since the table's ingest checkpoint, in one commit."""
+
+    JOB: ClassVar[str] = "ingest"
+
+
+@dataclass(frozen=True, kw_only=True)
+class BackfillSpec(WriteSpec):
+    """`backfill`: the source's dt=YYYY-MM-DD folders from --start to --end, one commit a day."""
+
+    JOB: ClassVar[str] = "backfill"
+
+    start: str = argument("--start", "the first dt=YYYY-MM-DD source folder")
+    end: str = argument("--end", "the last dt=YYYY-MM-DD source folder")
+    run_id: str | None = argument("--run-id", "the run (Airflow's run_id): its retries resume after its last day, "
+                                              "another run of the window writes it again", default=None)
+
+    def validate(self) -> None:
+        self.window()
+
+    def window(self) -> tuple[dt.date, dt.date]:
+        """The first and last day."""
+        first, last = _day(self.start, "--start"), _day(self.end, "--end")
+        if first > last:
+            raise InvalidInputError(f"the backfill window ends ({last}) before it starts ({first}); "
+                                    "swap --start and --end")
+        return first, last
+
+
+def _day(text: str, flag: str) -> dt.date:
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise InvalidInputError(f"{flag} {text!r} is not a date; write YYYY-MM-DD") from None
