@@ -11,7 +11,7 @@ JARS := .cache/jars/.fetched-$(or $(HUDI_OPS_HUDI_VERSION),default)
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
-.PHONY: venv jars system-check demo test soak chaos lint bench clean
+.PHONY: venv jars system-check demo up test soak chaos lint bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -40,8 +40,13 @@ venv: $(STAMP)
 
 jars: $(JARS)
 
+# `make demo UP=1` leaves the demo's Airflow up afterwards, until Ctrl-C
 demo: $(STAMP) $(JARS)
-	$(PY) -m hudi_ops.demo
+	$(PY) -m hudi_ops.demo $(if $(UP),--up)
+
+# the platform on 127.0.0.1:8080 (PORT=...) with $$HUDI_OPS_TABLES_CONFIG (or an example table), until Ctrl-C
+up: $(STAMP) $(JARS)
+	$(PY) -m hudi_ops.demo.platform $(if $(PORT),--port $(PORT))
 
 test: system-check $(STAMP) $(JARS)
 	$(VENV)/bin/ruff check hudi_ops tests bench dags plugins

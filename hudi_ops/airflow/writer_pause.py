@@ -58,6 +58,7 @@ class WritersIdleSensor(BaseSensorOperator):
                  **kwargs: Any) -> None:
         kwargs.setdefault("poke_interval", 10)
         kwargs.setdefault("timeout", 3600)
+        kwargs.setdefault("mode", "reschedule")  # a wait of up to an hour holds no worker slot
         super().__init__(**kwargs)
         self.writer_dag_ids, self.base_path = list(writer_dag_ids), base_path
         self.hoodie_conf, self.airflow_api_conn_id = dict(hoodie_conf or {}), airflow_api_conn_id

@@ -1,10 +1,11 @@
 """Airflow on one machine, on loopback: what `airflow standalone` runs, started one component at a time.
 
-api-server, scheduler (LocalExecutor) and dag-processor, on SQLite, with SimpleAuthManager. The
-components are started separately, not through `airflow standalone`, for two reasons found by running
-it: standalone's scheduler and triggerer start log servers on every interface, which cannot be turned
-off (the scheduler's `--skip-serve-logs` can), and standalone leaves its children running when it is
-sent SIGTERM. No deferrable task runs here, so there is no triggerer.
+api-server, scheduler (LocalExecutor), dag-processor and, when asked, the triggerer, on SQLite, with
+SimpleAuthManager. The components are started separately, not through `airflow standalone`, for two
+reasons found by running it: standalone's scheduler and triggerer start log servers on every
+interface (each one's own `--skip-serve-logs` turns them off), and standalone leaves its children
+running when it is sent SIGTERM. hudi-ops' sensors reschedule rather than defer, so the tests and
+the demo run no triggerer; `make up` does, for the user's own deferrable tasks.
 
 Each component runs in its own session, so `stop()` also ends what it started: LocalExecutor
 workers, and spark-submit process groups (which start their own session) found by walking /proc.
@@ -38,9 +39,11 @@ class LocalAirflow:
     USER = "admin"
 
     def __init__(self, home: Path, *, dags_folder: Path, plugins_folder: Path | None = None,
-                 env: Mapping[str, str] | None = None, parallelism: int = 4) -> None:
+                 env: Mapping[str, str] | None = None, parallelism: int = 4, port: int | None = None,
+                 triggerer: bool = False) -> None:
         self.home = Path(home)
-        self.port = 0  # chosen at start, right before the api-server binds it
+        self.port = port or 0  # 0: a free one, chosen right before the api-server binds it
+        self.triggerer = triggerer
         self.home.mkdir(parents=True, exist_ok=True)
         self.password = secrets.token_urlsafe(12)  # a new one per start-up, printed for the UI's login
         (self.home / "passwords.json").write_text(json.dumps({self.USER: self.password}))
@@ -78,7 +81,7 @@ class LocalAirflow:
 
     def start(self, timeout_s: float = 240.0) -> LocalAirflow:
         self._airflow("db", "migrate")
-        self.port = free_port()
+        self.port = self.port or free_port()
         self.env.update({"AIRFLOW__API__PORT": str(self.port), "AIRFLOW__API__BASE_URL": self.url,
                          "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{self.url}/execution/",
                          # tasks that pause DAGs (the restore DAG) call this api-server as the admin
@@ -86,9 +89,7 @@ class LocalAirflow:
                              {"conn_type": "http", "host": "127.0.0.1", "port": self.port, "login": self.USER,
                               "password": self.password})})
         try:
-            for name, args in (("api-server", ["api-server", "--host", "127.0.0.1", "--port", str(self.port)]),
-                               ("scheduler", ["scheduler", "--skip-serve-logs"]),
-                               ("dag-processor", ["dag-processor"])):
+            for name, args in self._components():
                 with open(self.home / f"{name}.log", "ab") as log:
                     self._processes[name] = subprocess.Popen(
                         [sys.executable, "-m", "airflow", *args], env=self.env, stdin=subprocess.DEVNULL,
@@ -99,6 +100,11 @@ class LocalAirflow:
             self.stop()
             raise
         return self
+
+    def _components(self) -> list[tuple[str, list[str]]]:
+        out = [("api-server", ["api-server", "--host", "127.0.0.1", "--port", str(self.port)]),
+               ("scheduler", ["scheduler", "--skip-serve-logs"]), ("dag-processor", ["dag-processor"])]
+        return out + ([("triggerer", ["triggerer", "--skip-serve-logs"])] if self.triggerer else [])
 
     def _airflow(self, *args: str) -> None:
         done = subprocess.run([sys.executable, "-m", "airflow", *args], env=self.env, capture_output=True, text=True)
@@ -114,13 +120,18 @@ class LocalAirflow:
             try:
                 health = self.api("GET", "/api/v2/monitor/health", auth=False)
                 if all(health.get(c, {}).get("status") == "healthy"
-                       for c in ("metadatabase", "scheduler", "dag_processor")):
+                       for c in ("metadatabase", "scheduler", "dag_processor",
+                                 *(("triggerer",) if self.triggerer else ()))):
                     return
             except AirflowApiError:
                 pass
             if time.monotonic() > deadline:
                 raise AirflowError(f"Airflow was not healthy within {timeout_s:g}s:\n{self.log_tail('api-server')}")
             time.sleep(1)
+
+    def dead_component(self) -> str | None:
+        """A component that exited on its own, if one did."""
+        return next((name for name, proc in self._processes.items() if proc.poll() is not None), None)
 
     def stop(self, grace_s: float = 20.0) -> None:
         """SIGTERM each component's session, SIGKILL what is left, then what they started in sessions of

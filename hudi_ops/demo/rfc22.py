@@ -26,8 +26,10 @@ import argparse
 import json
 import logging
 import shutil
+import signal
 import sys
 import tempfile
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -294,6 +296,13 @@ def _failure_reason(log: str) -> str:
     return "failed (see the task log)"
 
 
+def _until_interrupted() -> None:
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    stop.wait()
+
+
 # -- printing -------------------------------------------------------------------------------------
 
 def print_report(report: Report, say: Callable[[str], None] = print) -> None:
@@ -337,7 +346,9 @@ def print_report(report: Report, say: Callable[[str], None] = print) -> None:
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m hudi_ops.demo", description=__doc__.split("\n")[0])
     parser.add_argument("--keep", action="store_true", help="keep the demo's folder (table, logs) at the end")
-    keep = parser.parse_args(argv).keep
+    parser.add_argument("--up", action="store_true", help="leave Airflow up after the demo, until Ctrl-C")
+    args = parser.parse_args(argv)
+    keep = args.keep
     # Airflow's logging set-up would show kazoo's INFO lines, and its warnings while ZooKeeper starts
     logging.getLogger("kazoo").setLevel(logging.ERROR)
     try:
@@ -356,7 +367,11 @@ def main(argv: list[str]) -> int:
                   f" the table is {demo.table_path}")
             print(f"   the timeline view: {airflow.url}/hudi-ops/tables/{TABLE}")
             report = demo.run(airflow, zookeeper)
-        print_report(report)
+            print_report(report)
+            if args.up:
+                print(f"\nAirflow stays up on {airflow.url} (log in as {airflow.USER} / {airflow.password}); "
+                      "Ctrl-C stops it", flush=True)
+                _until_interrupted()
         return 0 if report.ok else 1
     finally:
         zookeeper.stop()

@@ -1,0 +1,157 @@
+"""`make up` (`python -m hudi_ops.demo.platform`): the platform on one machine, up until Ctrl-C.
+
+A ZooKeeper server, then Airflow (api-server, scheduler, dag-processor, triggerer) on 127.0.0.1 with
+the repo's DAGs and timeline view, the tables config `$HUDI_OPS_TABLES_CONFIG` (without one, an
+example table `trips` whose folders are made under the platform's home), and the connections its
+DAGs use: `hudi_zookeeper_default` (this ZooKeeper), `spark_default` (Spark in local mode) and
+`hudi_ops_airflow_api` (this api-server, for the restore DAG). Each table gets its services pool.
+The admin password is printed once. SIGINT (Ctrl-C) or SIGTERM stops everything it started; the
+home (Airflow's database, ZooKeeper's data, the example table) stays for the next start.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+
+import yaml
+
+from hudi_ops.airflow.airflow_api import AirflowApiError
+from hudi_ops.airflow.dag_factory import TABLES_CONFIG_ENV, read_tables_config, services_pool, table_entries
+from hudi_ops.demo.local_airflow import LocalAirflow
+from hudi_ops.demo.zookeeper_server import ZookeeperServer, require_zookeeper
+from hudi_ops.errors import ConfigError
+
+REPO = Path(__file__).resolve().parents[2]
+LOCK_BASE_PATH = "/hudi/locks"
+DEFAULT_PORT = 8080
+_CHECK_EVERY_S = 2.0
+
+
+def example_tables_config(home: Path) -> Path:
+    """A tables config with one table, `trips`, whose folders live under `home`: for a first look."""
+    data = home / "data"
+    for folder in ("landing/trips", "history/trips"):
+        (data / folder).mkdir(parents=True, exist_ok=True)
+    config = {
+        "defaults": {"spark_conf": {"spark.ui.enabled": "false"}},
+        "tables": {"trips": {
+            "base_path": str(data / "hudi" / "trips"), "record_key": "trip_id", "partition_field": "dt",
+            "ordering_field": "ts", "table_type": "MERGE_ON_READ",
+            "ingest": {"source_path": str(data / "landing" / "trips"), "schedule": "*/10 * * * *"},
+            "backfill": {"source_path": str(data / "history" / "trips")},
+            "services": {"compaction": {}, "clean": {"hoodie.cleaner.commits.retained": "10"}},
+        }},
+    }
+    path = home / "tables.yaml"
+    path.write_text("# written by `make up`: set HUDI_OPS_TABLES_CONFIG to use your own\n"
+                    + yaml.safe_dump(config, sort_keys=False))
+    return path
+
+
+class Platform:
+    """ZooKeeper and Airflow under `home`; `start()`, then `stop()` (also on leaving a `with` block)."""
+
+    def __init__(self, home: Path, tables_config: Path, *, port: int = DEFAULT_PORT) -> None:
+        self.home, self.tables_config = Path(home), Path(tables_config)
+        self.tables = table_entries(read_tables_config(self.tables_config), origin=str(self.tables_config))
+        self.zookeeper = ZookeeperServer(self.home / "zookeeper")
+        self.airflow = LocalAirflow(self.home / "airflow", dags_folder=REPO / "dags", plugins_folder=REPO / "plugins",
+                                    port=port, triggerer=True, env={
+                                        TABLES_CONFIG_ENV: str(self.tables_config),
+                                        "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps(
+                                            {"conn_type": "spark", "host": "local[2]"}),
+                                    })
+
+    def start(self) -> Platform:
+        try:
+            self.zookeeper.start()
+            self.airflow.env["AIRFLOW_CONN_HUDI_ZOOKEEPER_DEFAULT"] = json.dumps(
+                {"conn_type": "hudi_zookeeper", "host": self.zookeeper.host, "port": self.zookeeper.port,
+                 "extra": {"base_path": LOCK_BASE_PATH}})
+            self.airflow.start()
+            for name in self.tables:
+                self._pool(services_pool(name), f"Hudi table services of {name}")
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _pool(self, name: str, description: str) -> None:
+        try:
+            self.airflow.api("POST", "/api/v2/pools", {"name": name, "slots": 1, "description": description})
+        except AirflowApiError as e:
+            if "409" not in str(e):  # there from an earlier start
+                raise
+
+    def dead_component(self) -> str | None:
+        """A component that exited on its own, if one did."""
+        if not self.zookeeper.running:
+            return "zookeeper"
+        return self.airflow.dead_component()
+
+    def stop(self) -> None:
+        self.airflow.stop()
+        self.zookeeper.stop()
+
+    def __enter__(self) -> Platform:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m hudi_ops.demo.platform", description=__doc__.split("\n")[0])
+    parser.add_argument("--port", type=int, default=int(os.environ.get("HUDI_OPS_AIRFLOW_PORT", DEFAULT_PORT)),
+                        help=f"the api-server's port on 127.0.0.1 (default {DEFAULT_PORT})")
+    parser.add_argument("--home", type=Path, default=Path(".demo/up"),
+                        help="where Airflow's database, ZooKeeper's data and the example table live")
+    args = parser.parse_args(argv)
+    logging.getLogger("kazoo").setLevel(logging.ERROR)
+    home = args.home.resolve()
+    try:
+        require_zookeeper()
+        config = Path(os.environ[TABLES_CONFIG_ENV]).resolve() if os.environ.get(TABLES_CONFIG_ENV) \
+            else example_tables_config(home)
+        platform = Platform(home, config, port=args.port)
+    except ConfigError as e:
+        print(f"make up: {e}", file=sys.stderr)
+        return 2
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    print(f"starting ZooKeeper and Airflow in {home} ...", flush=True)
+    with platform:
+        _ready(platform)
+        while not stop.wait(_CHECK_EVERY_S):
+            dead = platform.dead_component()
+            if dead:
+                print(f"the {dead} exited; stopping everything (its log is in {home})", file=sys.stderr, flush=True)
+                return 1
+        print("stopping ...", flush=True)
+    print("stopped", flush=True)
+    return 0
+
+
+def _ready(platform: Platform) -> None:
+    airflow = platform.airflow
+    lines: list[str] = [
+        f"Airflow is up: {airflow.url}  (log in as {airflow.USER} / {airflow.password}; a new password each start)",
+        f"ZooKeeper on {platform.zookeeper.url} (connection hudi_zookeeper_default)",
+        f"tables config: {platform.tables_config}",
+        *(f"  table {name}: {entry.base_path}   timeline view: {airflow.url}/hudi-ops/tables/{name}"
+          for name, entry in platform.tables.items()),
+        "Ctrl-C stops everything.",
+    ]
+    print("\n".join(lines), flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
