@@ -60,6 +60,7 @@ def main() -> None:
     args = ap.parse_args()
     counts = [int(c) for c in args.commits.split(",")]
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from hudi_ops.job_specs import CleanSpec
     from hudi_ops.spark.session import local_mode_options, require_hudi, session_builder
 
     spark = (session_builder("bench-clean-planning", master="local[1]").config("spark.sql.shuffle.partitions", "1")
@@ -67,7 +68,6 @@ def main() -> None:
     require_hudi(spark)
     spark.sparkContext.setLogLevel("ERROR")
     writer = local_mode_options(spark, WRITER)
-    cleaner = [arg for k, v in CLEANER.items() for arg in ("--hoodie-conf", f"{k}={v}")]
     root = Path(tempfile.mkdtemp(prefix="hudi-ops-bench-"))
 
     def write(table: Path, n: int, keys: list[int], op: str = "upsert") -> float:
@@ -83,7 +83,8 @@ def main() -> None:
         return write(table, n, [n % PARTITIONS + PARTITIONS * j for j in range(PER_COMMIT)])
 
     def dry_run(table: Path) -> tuple[float, int]:
-        runs = [run_job(spark, ["clean", "--base-path", str(table), "--dry-run", *cleaner]) for _ in range(3)]
+        runs = [run_job(spark, CleanSpec(base_path=str(table), dry_run=True, hoodie_conf=CLEANER).to_argv())
+                for _ in range(3)]
         assert len({r["files"] for r in runs}) == 1, runs
         return statistics.median(r["durations_ms"]["total"] for r in runs) / 1000, runs[0]["files"]
 
@@ -97,7 +98,7 @@ def main() -> None:
         return statistics.median(times), answers.pop()
 
     def clean(table: Path) -> tuple[float, int]:
-        done = run_job(spark, ["clean", "--base-path", str(table), "--mode", "scheduleAndExecute", *cleaner])
+        done = run_job(spark, CleanSpec(base_path=str(table), mode="scheduleAndExecute", hoodie_conf=CLEANER).to_argv())
         assert done["outcome"] == "completed", done
         return done["durations_ms"]["total"] / 1000, done["files"]
 

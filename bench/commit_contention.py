@@ -66,7 +66,7 @@ def run(writers: int, root: Path, zookeeper: ZookeeperServer) -> dict[str, float
     table = root / f"t{writers}"
     lock = {**LOCK_WAIT_DEFAULTS, "hoodie.write.lock.wait_time_ms": "600000",
             **zookeeper_lock_options(zookeeper.host, zookeeper.port, {"base_path": "/bench"}, table.name)}
-    conf = [a for k, v in lock.items() for a in ("--hoodie-conf", f"{k}={v}")]
+    conf = [f"{k}={v}" for k, v in lock.items()]  # the writers' options, as contention_writer.py takes them
 
     def writer(source: Path, partition: str, commits: int) -> list[str]:
         source.mkdir()

@@ -36,9 +36,10 @@ from in_process import run_job  # bench/, the script's folder
 
 from hudi_ops.format.instant import Action
 from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.job_specs import CompactSpec, IngestSpec
 
 ROWS, PARTITIONS, BATCHES, READS = 400_000, 4, 4, 5
-MOR_WRITER = ("--hoodie-conf", "hoodie.compact.inline=false")
+MOR_WRITER = {"hoodie.compact.inline": "false"}
 
 
 def latest_mb(meta: MetaClient) -> float:
@@ -79,10 +80,11 @@ def main() -> None:
 
         def ingest(table: str, landing: Path, op: str = "UPSERT") -> dict:
             kind = "MERGE_ON_READ" if table.startswith("mor") else "COPY_ON_WRITE"
-            conf = MOR_WRITER if kind == "MERGE_ON_READ" else ()
-            return run_job(spark, ["ingest", "--target-base-path", str(root / table), "--target-table", table,
-                        "--source-path", str(landing), "--record-key-field", "key", "--partition-path-field",
-                        "part", "--source-ordering-field", "ts", "--table-type", kind, "--op", op, *conf])
+            conf = MOR_WRITER if kind == "MERGE_ON_READ" else {}
+            return run_job(spark, IngestSpec(
+                base_path=str(root / table), table_name=table, source_path=str(landing), record_key_field="key",
+                partition_path_field="part", ordering_field="ts", table_type=kind, operation=op,
+                hoodie_conf=conf).to_argv())
 
         def read(table: str) -> tuple[float, tuple[int, float]]:
             started = time.perf_counter()
@@ -131,8 +133,9 @@ def main() -> None:
         mor_before_mb = latest_mb(MetaClient.open(root / "mor"))
 
         (cow_read_s, cow_answer), (mor_read_s, mor_answer) = reads("cow", "mor")
-        compacted = run_job(spark, ["compact", "--base-path", str(root / "mor"), "--mode", "scheduleAndExecute",
-                         "--hoodie-conf", "hoodie.compact.inline.max.delta.commits=1"])
+        compact = CompactSpec(base_path=str(root / "mor"), mode="scheduleAndExecute",
+                              hoodie_conf={"hoodie.compact.inline.max.delta.commits": "1"})
+        compacted = run_job(spark, compact.to_argv())
         assert compacted["outcome"] == "completed", compacted
         (cow_again_s, _), (compacted_read_s, compacted_answer) = reads("cow", "mor")
         assert cow_answer == mor_answer == compacted_answer and cow_answer[0] == args.rows, \

@@ -23,6 +23,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from hudi_ops.job_specs import IngestSpec
 from hudi_ops.read.ingest_work import ingest_work
 from hudi_ops.spark.session import LOOPBACK_CONF
 from hudi_ops.spark.submit import spark_submit_command
@@ -51,10 +52,9 @@ def timed(command: list[str]) -> float:
 
 
 def ingest_command(table: Path, source: Path) -> list[str]:
-    return spark_submit_command(
-        ["ingest", "--target-base-path", str(table), "--target-table", "bench", "--source-path", str(source),
-         "--record-key-field", "key", "--partition-path-field", "part", "--source-ordering-field", "ts"],
-        conf=CONF, spark_submit=SPARK_SUBMIT)
+    spec = IngestSpec(base_path=str(table), table_name="bench", source_path=str(source), record_key_field="key",
+                      partition_path_field="part", ordering_field="ts")
+    return spark_submit_command(spec.to_argv(), conf=CONF, spark_submit=SPARK_SUBMIT)
 
 
 def main() -> None:

@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.job_specs import CleanSpec, ClusterSpec, CompactSpec, IngestSpec
 from hudi_ops.read.service_work import clean_work, clustering_schedule_work, compaction_schedule_work
 from hudi_ops.spark.session import LOOPBACK_CONF
 from hudi_ops.spark.submit import spark_submit_command
@@ -50,9 +51,8 @@ def main() -> None:
         for n in range(2):
             pq.write_table(pa.table({"key": [f"k{i}" for i in range(1000)], "part": ["a", "b"] * 500,
                                      "ts": [n] * 1000}), landing / f"{n}.parquet")
-            submit(["ingest", "--target-base-path", str(table), "--target-table", "t", "--source-path", str(landing),
-                    "--record-key-field", "key", "--partition-path-field", "part", "--source-ordering-field", "ts",
-                    "--table-type", "MERGE_ON_READ"])
+            submit(IngestSpec(base_path=str(table), table_name="t", source_path=str(landing), record_key_field="key",
+                              partition_path_field="part", ordering_field="ts", table_type="MERGE_ON_READ").to_argv())
 
         checks = []
         for _ in range(20):
@@ -64,10 +64,10 @@ def main() -> None:
             assert due == [False, False, False], due
         ticks = []
         for _ in range(ROUNDS):
-            conf = [arg for k, v in OPTIONS.items() for arg in ("--hoodie-conf", f"{k}={v}")]
-            jobs = [submit([job, "--base-path", str(table), *mode, *conf])
-                    for job, mode in (("compact", ("--mode", "schedule")), ("cluster", ("--mode", "schedule")),
-                                      ("clean", ()))]
+            jobs = [submit(spec.to_argv()) for spec in (
+                CompactSpec(base_path=str(table), mode="schedule", hoodie_conf=OPTIONS),
+                ClusterSpec(base_path=str(table), mode="schedule", hoodie_conf=OPTIONS),
+                CleanSpec(base_path=str(table), hoodie_conf=OPTIONS))]
             assert all(j["instant"] is None for j in jobs), jobs  # Hudi agrees: nothing to do
             ticks.append(sum(j["elapsed_s"] for j in jobs))
         print(json.dumps({

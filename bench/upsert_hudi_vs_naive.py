@@ -29,6 +29,7 @@ def main() -> None:
     args = ap.parse_args()
     from pyspark.sql import functions as F
 
+    from hudi_ops.job_specs import IngestSpec
     from hudi_ops.spark.__main__ import main as job
     from hudi_ops.spark.session import session_builder
 
@@ -45,19 +46,20 @@ def main() -> None:
                 F.concat(F.lit("name-"), (F.col("id") % 1000).cast("string")).alias("name"),
                 (F.col("id") % 97).alias("bucket"), F.lit(ts % 2 == 0).alias("flag"))
 
-        def ingest(source: Path, op: str, table: str = "hudi", *conf: str) -> float:
+        def ingest(source: Path, op: str, table: str = "hudi", conf: dict[str, str] | None = None) -> float:
+            spec = IngestSpec(base_path=str(root / table), table_name="bench", source_path=str(source),
+                              record_key_field="key", partition_path_field="part", ordering_field="ts", operation=op,
+                              hoodie_conf=conf or {})
             started = time.perf_counter()
             with contextlib.redirect_stdout(io.StringIO()):
-                code = job(["ingest", "--target-base-path", str(root / table), "--target-table", "bench",
-                            "--source-path", str(source), "--record-key-field", "key", "--partition-path-field",
-                            "part", "--source-ordering-field", "ts", "--op", op, *conf], spark=spark)
+                code = job(spec.to_argv(), spark=spark)
             assert code == 0, f"ingest exited {code}"
             return time.perf_counter() - started
 
-        no_mdt = ("--hoodie-conf", "hoodie.metadata.enable=false")
+        no_mdt = {"hoodie.metadata.enable": "false"}
         rows(spark.range(args.rows), 1).repartition(PARTITIONS).write.parquet(str(root / "landing" / "0"))
         load_s = ingest(root / "landing", "BULK_INSERT")
-        ingest(root / "landing", "BULK_INSERT", "hudi-no-mdt", *no_mdt)
+        ingest(root / "landing", "BULK_INSERT", "hudi-no-mdt", no_mdt)
         rows(spark.range(args.rows), 1).write.partitionBy("part").parquet(str(root / "naive-0"))
         batches = {
             "warm-up": F.col("id") % 1000 == 7,
@@ -69,7 +71,7 @@ def main() -> None:
             update = rows(spark.range(args.rows).where(chosen), n + 1)
             update.repartition(2).write.parquet(str(root / "landing" / str(n)))
             hudi_s = ingest(root / "landing", "UPSERT")
-            no_mdt_s = ingest(root / "landing", "UPSERT", "hudi-no-mdt", *no_mdt)
+            no_mdt_s = ingest(root / "landing", "UPSERT", "hudi-no-mdt", no_mdt)
 
             started = time.perf_counter()
             batch = spark.read.parquet(str(root / "landing" / str(n)))

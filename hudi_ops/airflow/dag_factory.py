@@ -55,8 +55,8 @@ from hudi_ops.airflow.service_operators import (
 from hudi_ops.airflow.writer_pause import PauseWritersOperator, UnpauseWritersOperator, WritersIdleSensor
 from hudi_ops.config import INLINE_SERVICE_OFF
 from hudi_ops.errors import ConfigError
+from hudi_ops.job_specs.writes import OPERATIONS
 from hudi_ops.sources import SOURCE_FORMATS
-from hudi_ops.spark.jobs.hudi_write import OPERATIONS
 
 PARALLELISM_KEYS = ("hoodie.upsert.shuffle.parallelism", "hoodie.insert.shuffle.parallelism",
                     "hoodie.bulkinsert.shuffle.parallelism", "hoodie.delete.shuffle.parallelism")

@@ -1,7 +1,7 @@
 """Operators that run hudi-ops Spark jobs (Apache Hudi's writer) through the Spark provider's spark-submit.
 
-`HudiSparkJobOperator` builds a typed `JobSpec` from its rendered arguments (bad values fail the
-task before Spark starts, without retries), asks the control plane whether there is work (none: the
+`HudiSparkJobOperator` builds the job's typed spec (hudi_ops.job_specs) from its rendered arguments
+(bad values fail the task before Spark starts, without retries), asks the control plane whether there is work (none: the
 task is skipped in milliseconds, without a JVM, and says why), submits the job with Hudi's jars and
 session settings, and maps its exit code: 2 (bad input) fails at once without retries; 3 (write
 conflict) and 4 (lock timeout) raise a retryable error, and the operator's defaults retry with
@@ -23,9 +23,9 @@ from airflow.sdk import Asset, AssetAlias
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowSkipException
 
 from hudi_ops.airflow.hook import HudiHook
-from hudi_ops.airflow.job_spec import JobSpec, SourceSpec, TableSpec
 from hudi_ops.airflow.spark_submit import HudiSparkSubmitHook
 from hudi_ops.errors import EXIT_BAD_INPUT, EXIT_CONFLICT, EXIT_LOCK_TIMEOUT, HudiOpsError, InvalidInputError
+from hudi_ops.job_specs import BackfillSpec, IngestSpec, JobSpec, WriteSpec
 from hudi_ops.read.ingest_work import ingest_work
 from hudi_ops.spark.hudi_bundle import hudi_jars
 from hudi_ops.spark.session import HUDI_SESSION_CONF
@@ -49,7 +49,11 @@ def writes_alias(table_name: str) -> AssetAlias:
 class HudiSparkJobOperator(SparkSubmitOperator):
     """Base: one hudi-ops Spark job on one table, with the table's options and its lock's."""
 
-    job = ""
+    spec_type: type[JobSpec] = JobSpec
+
+    @property
+    def job(self) -> str:
+        return self.spec_type.JOB
     template_fields: Sequence[str] = (*SparkSubmitOperator.template_fields, "base_path", "table_name", "hoodie_conf")
 
     def __init__(
@@ -70,11 +74,11 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         return HudiHook(self.table_name, zookeeper_conn_id=self.zookeeper_conn_id,
                         table_options=self.hoodie_conf).write_options()
 
-    def job_arguments(self, context: Any, options: Mapping[str, str]) -> list[str]:
-        """The application's arguments; bad values raise InvalidInputError."""
+    def job_spec(self, context: Any, options: Mapping[str, str]) -> JobSpec:
+        """The run's spec, with `options` as its hoodie.* options; bad values raise InvalidInputError."""
         raise NotImplementedError
 
-    def idle_reason(self, context: Any, options: Mapping[str, str]) -> str | None:
+    def idle_reason(self, context: Any, spec: JobSpec) -> str | None:
         """Why the job has nothing to do, asked of the table in Python; None: there is work."""
         return None
 
@@ -82,17 +86,17 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         """Everything before spark-submit: the job's arguments checked, work looked for (none: the task
         is skipped), Hudi's jars and session settings added to the submit."""
         try:
-            options = self.job_options()
-            arguments = self.job_arguments(context, options)
+            spec = self.job_spec(context, self.job_options())
             jars = hudi_jars()
-            idle = self.idle_reason(context, options)
+            idle = self.idle_reason(context, spec)
         except InvalidInputError as e:
             raise AirflowFailException(f"bad job arguments, not retried: {e}") from e
         except HudiOpsError as e:  # the table or the source could not be read just now: try again
             raise AirflowException(f"cannot tell whether there is work, retried with backoff: {e}") from e
         if idle:
             raise AirflowSkipException(idle)
-        self.application_args = arguments
+        self.spec = spec
+        self.application_args = spec.to_argv()
         self.env_vars = {**_python_env(), **(self.env_vars or {})}
         self.jars = ",".join([*jars, *([self.user_jars] if self.user_jars else [])])
         self.conf = {**HUDI_SESSION_CONF, **(self.conf or {})}
@@ -137,6 +141,7 @@ class HudiWriteOperator(HudiSparkJobOperator):
     """Base of the writers: a source written into the table through Hudi's datasource. A write that
     committed adds an Asset event for the table."""
 
+    spec_type: type[WriteSpec] = WriteSpec
     template_fields: Sequence[str] = (*HudiSparkJobOperator.template_fields, "source_path", "source_format",
                                       "operation")
 
@@ -154,14 +159,12 @@ class HudiWriteOperator(HudiSparkJobOperator):
         )
         self.table_type, self.source_format, self.operation = table_type, source_format, operation
 
-    def job_spec(self, context: Any, options: Mapping[str, str]) -> JobSpec:
-        table = TableSpec(self.base_path, self.table_name, self.record_key_field, self.partition_path_field,
-                          self.ordering_field, self.table_type)
-        return JobSpec(self.job, table, SourceSpec(self.source_path, self.source_format), self.operation, options,
-                       **self.window(context))
-
-    def job_arguments(self, context: Any, options: Mapping[str, str]) -> list[str]:
-        return self.job_spec(context, options).application_args()
+    def job_spec(self, context: Any, options: Mapping[str, str]) -> WriteSpec:
+        return self.spec_type(
+            base_path=self.base_path, table_name=self.table_name, record_key_field=self.record_key_field,
+            partition_path_field=self.partition_path_field, ordering_field=self.ordering_field,
+            table_type=self.table_type, source_path=self.source_path, source_format=self.source_format,
+            operation=self.operation, hoodie_conf=options, **self.window(context))
 
     def window(self, context: Any) -> dict[str, str]:
         return {}
@@ -177,19 +180,18 @@ class HudiIngestOperator(HudiWriteOperator):
     """`ingest`: the source files that arrived since the table's ingest checkpoint, in one commit.
     Skipped, without starting Spark, when no file arrived."""
 
-    job = "ingest"
+    spec_type = IngestSpec
 
-    def idle_reason(self, context: Any, options: Mapping[str, str]) -> str | None:
-        spec = self.job_spec(context, options)
-        work = ingest_work(spec.table.base_path, Storage.for_uri(spec.source.path), spec.source.format)
-        return None if work.files else f"nothing to ingest: no new source files in {spec.source.path} " + (
+    def idle_reason(self, context: Any, spec: IngestSpec) -> str | None:  # type: ignore[override]
+        work = ingest_work(spec.base_path, Storage.for_uri(spec.source_path), spec.source_format)
+        return None if work.files else f"nothing to ingest: no new source files in {spec.source_path} " + (
             f"since the table's checkpoint {work.checkpoint}" if work.checkpoint else "(the folder is empty)")
 
 
 class HudiBackfillOperator(HudiWriteOperator):
     """`backfill`: the source's dt=YYYY-MM-DD folders from `start` to `end`, one commit per day."""
 
-    job = "backfill"
+    spec_type = BackfillSpec
     template_fields: Sequence[str] = (*HudiWriteOperator.template_fields, "start", "end")
 
     def __init__(self, *, start: str | dt.date, end: str | dt.date, **kwargs: Any) -> None:

@@ -14,10 +14,21 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from hudi_ops.airflow.job_spec import hoodie_conf_args
 from hudi_ops.airflow.operators import HudiSparkJobOperator
 from hudi_ops.errors import InvalidInputError, TableNotFoundError
 from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.job_specs import (
+    ArchiveSpec,
+    CleanSpec,
+    ClusterSpec,
+    CompactSpec,
+    JobSpec,
+    PlanServiceSpec,
+    RestoreSpec,
+    SavepointSpec,
+    ServiceSpec,
+)
+from hudi_ops.job_specs.services import EXECUTE
 from hudi_ops.read.pending_plans import CLUSTERING, COMPACTION, pending_cleans
 from hudi_ops.read.service_history import require_savepoint, savepointed
 from hudi_ops.read.service_work import (
@@ -28,7 +39,6 @@ from hudi_ops.read.service_work import (
     compaction_schedule_work,
     plan_execution_work,
 )
-from hudi_ops.spark.jobs.plan_execution import MODES
 
 
 class HudiTableServiceOperator(HudiSparkJobOperator):
@@ -38,18 +48,21 @@ class HudiTableServiceOperator(HudiSparkJobOperator):
         kwargs.setdefault("retries", 2)
         super().__init__(**kwargs)
 
-    def job_arguments(self, context: Any, options: Mapping[str, str]) -> list[str]:
-        return [self.job, "--base-path", self.base_path, *self.service_arguments(context), *hoodie_conf_args(options)]
+    spec_type: type[ServiceSpec] = ServiceSpec
 
-    def service_arguments(self, context: Any) -> list[str]:
-        return []
+    def job_spec(self, context: Any, options: Mapping[str, str]) -> ServiceSpec:
+        return self.spec_type(base_path=self.base_path, hoodie_conf=options, **self.spec_fields(context))
 
-    def idle_reason(self, context: Any, options: Mapping[str, str]) -> str | None:
+    def spec_fields(self, context: Any) -> dict[str, Any]:
+        """The spec's own fields besides the table and its options."""
+        return {}
+
+    def idle_reason(self, context: Any, spec: JobSpec) -> str | None:
         try:
             meta = MetaClient.open(self.base_path)
         except TableNotFoundError:
             return f"{self.base_path} is not a Hudi table yet: nothing to serve"
-        work = self.work(context, meta, options)
+        work = self.work(context, meta, spec.hoodie_conf)
         return None if work.due else work.reason
 
     def work(self, context: Any, meta: MetaClient, options: Mapping[str, str]) -> ServiceWork:
@@ -66,30 +79,28 @@ class _ModeServiceOperator(HudiTableServiceOperator):
         super().__init__(**kwargs)
         self.mode, self.instant_time, self.plan_task_id = mode, instant_time, plan_task_id
 
+
+class _PlanServiceOperator(_ModeServiceOperator):
+    service = ""
+    spec_type: type[PlanServiceSpec] = PlanServiceSpec
+
     def plan_instant(self, context: Any) -> str | None:
         """The plan to execute: `instant_time`, else what the `plan_task_id` task scheduled."""
         if self.instant_time:
             return str(self.instant_time)
-        if self.plan_task_id and self.mode == "execute":
+        if self.plan_task_id and self.mode == EXECUTE:
             scheduled = context["ti"].xcom_pull(task_ids=self.plan_task_id) or {}
             return scheduled.get("instant")
         return None
 
-    def service_arguments(self, context: Any) -> list[str]:
-        if self.mode not in MODES:
-            raise InvalidInputError(f"unknown mode {self.mode!r} for {self.job}; use one of {', '.join(MODES)}")
-        instant = self.plan_instant(context)
-        return ["--mode", self.mode, *(["--instant-time", instant] if instant else [])]
-
-
-class _PlanServiceOperator(_ModeServiceOperator):
-    service = ""
+    def spec_fields(self, context: Any) -> dict[str, Any]:
+        return {"mode": self.mode, "instant_time": self.plan_instant(context)}
 
     def schedule_work(self, meta: MetaClient, options: Mapping[str, str]) -> ServiceWork:
         raise NotImplementedError
 
     def work(self, context: Any, meta: MetaClient, options: Mapping[str, str]) -> ServiceWork:
-        if self.mode != "execute":
+        if self.mode != EXECUTE:
             return self.schedule_work(meta, options)
         instant = self.plan_instant(context)
         if instant and meta.timeline().completed_instant(instant) is not None:
@@ -101,7 +112,7 @@ class HudiCompactionOperator(_PlanServiceOperator):
     """`compact`: Hudi's compaction of a MERGE_ON_READ table. Scheduling is due after
     `hoodie.compact.inline.max.delta.commits` deltacommits since the last compaction."""
 
-    job, service = "compact", COMPACTION
+    spec_type, service = CompactSpec, COMPACTION
 
     def schedule_work(self, meta: MetaClient, options: Mapping[str, str]) -> ServiceWork:
         return compaction_schedule_work(meta, options)
@@ -111,7 +122,7 @@ class HudiClusteringOperator(_PlanServiceOperator):
     """`cluster`: Hudi's clustering of small base files. Scheduling is due when a partition holds two
     or more base files under the plan strategy's small-file limit."""
 
-    job, service = "cluster", CLUSTERING
+    spec_type, service = ClusterSpec, CLUSTERING
 
     def schedule_work(self, meta: MetaClient, options: Mapping[str, str]) -> ServiceWork:
         return clustering_schedule_work(meta, options)
@@ -121,7 +132,7 @@ class HudiCleanOperator(_ModeServiceOperator):
     """`clean` with Hudi's policy (`hoodie.cleaner.policy` and its retention key in `hoodie_conf`);
     `dry_run` reports what a clean would remove and removes nothing."""
 
-    job = "clean"
+    spec_type = CleanSpec
 
     def __init__(self, *, dry_run: bool = False, **kwargs: Any) -> None:
         for plan_argument in ("instant_time", "plan_task_id"):
@@ -131,12 +142,11 @@ class HudiCleanOperator(_ModeServiceOperator):
         super().__init__(**kwargs)
         self.dry_run = dry_run
 
-    def service_arguments(self, context: Any) -> list[str]:
-        out = super().service_arguments(context)
-        return [*out, "--dry-run"] if self.dry_run else out
+    def spec_fields(self, context: Any) -> dict[str, Any]:
+        return {"mode": self.mode, "dry_run": self.dry_run}
 
     def work(self, context: Any, meta: MetaClient, options: Mapping[str, str]) -> ServiceWork:
-        if self.mode == "execute":
+        if self.mode == EXECUTE:
             pending = pending_cleans(meta.timeline())
             return ServiceWork(bool(pending), f"{len(pending)} pending clean plan(s)")
         return clean_work(meta, options)
@@ -146,7 +156,7 @@ class HudiArchiveOperator(HudiTableServiceOperator):
     """`archive`: Hudi's archiver moves old instants to the archived timeline. Due when more than
     `hoodie.keep.max.commits` completed commits are active."""
 
-    job = "archive"
+    spec_type = ArchiveSpec
 
     def work(self, context: Any, meta: MetaClient, options: Mapping[str, str]) -> ServiceWork:
         return archive_work(meta, options)
@@ -156,7 +166,7 @@ class HudiSavepointOperator(HudiTableServiceOperator):
     """`savepoint`: keeps a commit (`instant_time`, default the latest) from the cleaner and the
     archiver so the table can be restored to it; `delete=True` removes the savepoint at `instant_time`."""
 
-    job = "savepoint"
+    spec_type = SavepointSpec
     template_fields: Sequence[str] = (*HudiSparkJobOperator.template_fields, "instant_time", "comment")
 
     def __init__(self, *, instant_time: str | None = None, delete: bool = False, comment: str | None = None,
@@ -166,11 +176,10 @@ class HudiSavepointOperator(HudiTableServiceOperator):
         super().__init__(**kwargs)
         self.instant_time, self.delete, self.comment = instant_time, delete, comment
 
-    def service_arguments(self, context: Any) -> list[str]:
+    def spec_fields(self, context: Any) -> dict[str, Any]:
         if self.delete:
-            return ["--delete", str(self.instant_time)]
-        out = ["--instant-time", str(self.instant_time)] if self.instant_time else []
-        return [*out, "--comment", str(self.comment)] if self.comment else out
+            return {"delete": self.instant_time}
+        return {"instant_time": self.instant_time or None, "comment": self.comment or None}
 
     def work(self, context: Any, meta: MetaClient, options: Mapping[str, str]) -> ServiceWork:
         savepoints = savepointed(meta)
@@ -186,7 +195,7 @@ class HudiRestoreOperator(HudiTableServiceOperator):
     table's writers must be stopped first (the restore DAG pauses them); a missing savepoint fails the
     task before Spark starts, without retries."""
 
-    job = "restore"
+    spec_type = RestoreSpec
     template_fields: Sequence[str] = (*HudiSparkJobOperator.template_fields, "savepoint")
 
     def __init__(self, *, savepoint: str, **kwargs: Any) -> None:
@@ -194,8 +203,8 @@ class HudiRestoreOperator(HudiTableServiceOperator):
         super().__init__(**kwargs)
         self.savepoint = savepoint
 
-    def service_arguments(self, context: Any) -> list[str]:
-        return ["--savepoint", str(self.savepoint)]
+    def spec_fields(self, context: Any) -> dict[str, Any]:
+        return {"savepoint": self.savepoint}
 
     def work(self, context: Any, meta: MetaClient, options: Mapping[str, str]) -> ServiceWork:
         require_savepoint(meta, str(self.savepoint))

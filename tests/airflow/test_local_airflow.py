@@ -17,6 +17,7 @@ import pytest
 from hudi_ops.airflow.dag_factory import restore_dag_id
 from hudi_ops.demo.rfc22 import BACKFILL_DAG, INGEST_DAG, LOCK_BASE_PATH, SCHEMA, SERVICES_DAG, TABLE, Rfc22Demo
 from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.job_specs import IngestSpec, SavepointSpec
 from hudi_ops.locks.lock_state import lock_state
 from hudi_ops.locks.occ_options import zookeeper_lock_options
 from hudi_ops.read.table_overview import COMPLETED, PENDING, ROLLED_BACK, TableOverview
@@ -190,9 +191,8 @@ def _dying_write(demo, tmp_path, zookeeper) -> str:
     host, port = zookeeper.url.rsplit(":", 1)
     # killed while it may hold the table's lock: its ZooKeeper session, hence its lock node, ends soon
     lock = zookeeper_lock_options(host, int(port), {"base_path": LOCK_BASE_PATH, "session_timeout_ms": 3000}, TABLE)
-    args = ["ingest", "--target-base-path", str(demo.table_path), "--source-path", str(demo.landing),
-            *(a for k, v in lock.items() for a in ("--hoodie-conf", f"{k}={v}"))]
-    job = Job.start(args, tmp_path / "dying.log")
+    ingest = IngestSpec(base_path=str(demo.table_path), source_path=str(demo.landing), hoodie_conf=lock)
+    job = Job.start(ingest.to_argv(), tmp_path / "dying.log")
     deadline = time.monotonic() + 120
     try:
         while not (new := {s.requested_time for s in TableOverview.load(demo.table_path).instants} - before):
@@ -222,7 +222,7 @@ def test_the_restore_dag_waits_for_a_writer_at_work_restores_and_gives_the_write
     the writer DAGs, waits for the ingest's task to end, undoes its commit, and unpauses what it paused."""
     demo, airflow, _ = scenario
     table = str(demo.table_path)
-    code, made = run_job(["savepoint", "--base-path", table], tmp_path / "savepoint.log")
+    code, made = run_job(SavepointSpec(base_path=table).to_argv(), tmp_path / "savepoint.log")
     assert code == 0, made
     at_savepoint = read_hudi_rs(demo.table_path)
     write_source(demo.landing / "part-0004.parquet", [{**r, "ts": 6_000} for r in demo.sources.update[:7]], SCHEMA)

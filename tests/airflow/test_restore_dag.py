@@ -19,6 +19,7 @@ from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.read.service_history import savepointed
 from hudi_ops.spark.__main__ import main
 from tests.airflow.conftest import HOME, SPARK_CONF, dag_in_folder, repo_dags, run_states
+from tests.integration.test_spark_jobs import ingest_args
 from tests.tables import Model, read_hudi_rs, trips, write_source
 
 INGEST, SERVICES, RESTORE = "hudi_ingest__trips", "hudi_services__trips", "hudi_restore__trips"
@@ -94,9 +95,7 @@ def table_dags(api_server, zookeeper_connection, tmp_path, monkeypatch):
 def ingest(spark, table, source, n, model):
     rows = trips(DAY, range(0, 10, 1 if n == 0 else 2), ts=n, fare=float(n))
     write_source(source / f"{n}.parquet", rows)
-    code = main(["ingest", "--target-base-path", str(table), "--target-table", "trips", "--source-path", str(source),
-                 "--record-key-field", "trip_id", "--partition-path-field", "dt", "--source-ordering-field", "ts"],
-                spark=spark)
+    code = main(ingest_args(table, source), spark=spark)
     assert code == 0
     return model.upsert(rows).expected()
 

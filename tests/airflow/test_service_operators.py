@@ -10,6 +10,7 @@ from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.read.pending_plans import pending_plans
 from hudi_ops.spark.__main__ import main
 from tests.airflow.conftest import SPARK_CONF, dag_in_folder, run_states
+from tests.integration.test_spark_jobs import ingest_args
 from tests.tables import Model, read_hudi_rs, trips, write_source
 
 DAG_ID = "hudi_ops_test_services"
@@ -42,9 +43,7 @@ def services_dag(airflow_db):
 
 def ingest(spark, table, source, table_type, n, rows):
     write_source(source / f"{n}.parquet", rows)
-    code = main(["ingest", "--target-base-path", str(table), "--target-table", "trips", "--source-path", str(source),
-                 "--record-key-field", "trip_id", "--partition-path-field", "dt", "--source-ordering-field", "ts",
-                 "--table-type", table_type], spark=spark)
+    code = main(ingest_args(table, source, table_type=table_type), spark=spark)
     assert code == 0
 
 
@@ -97,15 +96,16 @@ def test_a_clean_task_given_a_plan_argument_is_refused_when_the_dag_is_built():
 def test_savepoint_and_restore_tasks_pass_their_instants_to_the_jobs():
     from hudi_ops.airflow.service_operators import HudiRestoreOperator, HudiSavepointOperator
     from hudi_ops.errors import InvalidInputError
+    from hudi_ops.job_specs import RestoreSpec, SavepointSpec
 
     common = {"base_path": "/t", "table_name": "t"}
     create = HudiSavepointOperator(task_id="sp", instant_time="20261120000000000", comment="before the fix", **common)
     delete = HudiSavepointOperator(task_id="unsp", instant_time="20261120000000000", delete=True, **common)
     restore = HudiRestoreOperator(task_id="restore", savepoint="20261120000000000", **common)
-    assert create.job_arguments({}, {}) == ["savepoint", "--base-path", "/t", "--instant-time", "20261120000000000",
-                                            "--comment", "before the fix"]
-    assert delete.job_arguments({}, {}) == ["savepoint", "--base-path", "/t", "--delete", "20261120000000000"]
-    assert restore.job_arguments({}, {"hoodie.x": "1"}) == \
-        ["restore", "--base-path", "/t", "--savepoint", "20261120000000000", "--hoodie-conf", "hoodie.x=1"]
+    assert create.job_spec({}, {}) == SavepointSpec(base_path="/t", instant_time="20261120000000000",
+                                                    comment="before the fix")
+    assert delete.job_spec({}, {}) == SavepointSpec(base_path="/t", delete="20261120000000000")
+    assert restore.job_spec({}, {"hoodie.x": "1"}) == \
+        RestoreSpec(base_path="/t", savepoint="20261120000000000", hoodie_conf={"hoodie.x": "1"})
     with pytest.raises(InvalidInputError, match="delete=True needs the savepoint's instant_time"):
         HudiSavepointOperator(task_id="bad", delete=True, **common)

@@ -44,10 +44,20 @@ from hudi_ops.format.file_names import BaseFileName
 from hudi_ops.format.instant import Action
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.format.plans import CleanMetadata
+from hudi_ops.job_specs import (
+    ArchiveSpec,
+    BackfillSpec,
+    CleanSpec,
+    ClusterSpec,
+    CompactSpec,
+    IngestSpec,
+    ServiceSpec,
+    WriteSpec,
+)
 from hudi_ops.read.pending_plans import CLUSTERING, COMPACTION, pending_plans, pending_writes
 from hudi_ops.read.pipeline_metadata import BACKFILL_CHECKPOINT_KEY, INGEST_CHECKPOINT_KEY
 from hudi_ops.read.service_work import archive_work, clean_work, clustering_schedule_work, compaction_schedule_work
-from tests.integration.lock_options import as_flags, occ_options
+from tests.integration.lock_options import occ_options
 from tests.integration.processes import Job
 from tests.tables import Model, job_result, read_hudi_rs, read_spark, write_source
 
@@ -222,13 +232,13 @@ class ChaosRun:
         self.batches[batch] = rows
         return rows
 
-    def _writer_flags(self) -> list[str]:
+    def _writer_args(self, job: type[WriteSpec], **fields: str) -> list[str]:
+        """The arguments of a write (`job`: IngestSpec or BackfillSpec); `fields` are the spec's own."""
         options = dict(self.lock_options)
         for off in INLINE_SERVICE_OFF.values():  # the services pipeline runs them
             options.update(off)
-        return ["--target-base-path", str(self.table), "--target-table", TABLE, "--table-type", "MERGE_ON_READ",
-                "--record-key-field", "trip_id", "--partition-path-field", "dt", "--source-ordering-field", "ts",
-                *as_flags(options)]
+        return job(base_path=str(self.table), table_name=TABLE, table_type="MERGE_ON_READ", record_key_field="trip_id",
+                   partition_path_field="dt", ordering_field="ts", hoodie_conf=options, **fields).to_argv()
 
     def _ingest(self) -> None:
         landing = self.work / "landing"
@@ -243,7 +253,7 @@ class ChaosRun:
             pairs = updates + new
             rows = self._rows("ingest", n, [k for k, _ in pairs], [d for _, d in pairs])
             write_source(landing / f"{batch}.parquet", rows, SCHEMA)
-            self._until_done("ingest", batch, ["ingest", "--source-path", str(landing), *self._writer_flags()])
+            self._until_done("ingest", batch, self._writer_args(IngestSpec, source_path=str(landing)))
 
     def _backfill(self, name: str) -> None:
         window = WINDOWS[name]
@@ -257,14 +267,13 @@ class ChaosRun:
             root = self.work / "history" / batch
             write_source(root / f"dt={day}" / "part-0.parquet", [{k: v for k, v in r.items() if k != "dt"}
                                                                   for r in rows], HISTORY_SCHEMA)
-            self._until_done(name, batch, ["backfill", "--source-path", str(root), "--start", day, "--end", day,
-                                           "--run-id", batch, *self._writer_flags()])
+            self._until_done(name, batch, self._writer_args(BackfillSpec, source_path=str(root), start=day, end=day,
+                                                            run_id=batch))
 
     # -- table services --------------------------------------------------------------------------
 
     def _services(self) -> None:
         options = {**self.lock_options, **SERVICE_CONF}
-        flags = ["--base-path", str(self.table), *as_flags(options)]
         rounds = 0
         while not self._abort.is_set():
             done = self._writers_done.is_set()
@@ -280,25 +289,30 @@ class ChaosRun:
             for job in self._due_services(meta, options, rounds):
                 if self._abort.is_set():
                     return
-                result = self._until_done("services", f"{job[0]}-{rounds:04d}", [*job, *flags])
-                if result.get("outcome") == "completed" and job[0] != "archive":
+                result = self._until_done("services", f"{job.JOB}-{rounds:04d}", job.to_argv())
+                if result.get("outcome") == "completed" and job.JOB != "archive":
                     with self._mutex:
                         self.figures.commits["services"] += 1
             time.sleep(0.5 if done else 2.0)
 
-    def _due_services(self, meta: MetaClient, options: dict[str, str], rounds: int) -> Iterator[list[str]]:
+    def _due_services(self, meta: MetaClient, options: dict[str, str], rounds: int) -> Iterator[ServiceSpec]:
         """What the services DAG would run now: each service only when its Python check finds work."""
         timeline = meta.timeline()
-        for job, service, schedule_work, every in (("compact", COMPACTION, compaction_schedule_work, 1),
-                                                   ("cluster", CLUSTERING, clustering_schedule_work, 3)):
+        for job, service, schedule_work, every in ((CompactSpec, COMPACTION, compaction_schedule_work, 1),
+                                                   (ClusterSpec, CLUSTERING, clustering_schedule_work, 3)):
             if pending_plans(timeline, service):
-                yield [job, "--mode", "execute"]
+                yield self._service(job, mode="execute")
             elif rounds % every == 0 and schedule_work(meta, options).due:
-                yield [job, "--mode", "scheduleAndExecute"]
+                yield self._service(job, mode="scheduleAndExecute")
         if clean_work(meta, options).due:  # failed writes to roll back count too
-            yield ["clean"]
+            yield self._service(CleanSpec)
         if archive_work(meta, options).due:  # the only archival: the writers' is off, as the services DAG sets it
-            yield ["archive"]
+            yield self._service(ArchiveSpec)
+
+    def _service(self, job: type[ServiceSpec], **fields: str) -> ServiceSpec:
+        """A table service's run, with the services pipeline's options (archival only in `archive`)."""
+        off = {} if job is ArchiveSpec else INLINE_SERVICE_OFF["archive"]
+        return job(base_path=str(self.table), hoodie_conf={**self.lock_options, **SERVICE_CONF, **off}, **fields)
 
     # -- running jobs as Airflow would ------------------------------------------------------------
 
@@ -475,8 +489,7 @@ class ChaosRun:
     def _finish(self, spark: Any) -> None:
         """After the pipelines: failed writes rolled back, plans executed, then the end state judged."""
         time.sleep(HEARTBEAT_EXPIRY_S)  # every killed write's heartbeat has expired
-        flags = ["--base-path", str(self.table), *as_flags({**self.lock_options, **SERVICE_CONF})]
-        self._until_done("services", "clean-final", ["clean", *flags])
+        self._until_done("services", "clean-final", self._service(CleanSpec).to_argv())
         meta = MetaClient.open(self.table)
         left = pending_writes(meta.timeline())
         if left:
@@ -484,9 +497,9 @@ class ChaosRun:
         self.figures.failed_writes_rolled_back = (
             sum(1 for i in meta.timeline().completed if i.action == Action.ROLLBACK)
             + sum(1 for a in meta.archived_timeline() if a.action == Action.ROLLBACK))
-        for job, service in (("compact", COMPACTION), ("cluster", CLUSTERING)):
+        for job, service in ((CompactSpec, COMPACTION), (ClusterSpec, CLUSTERING)):
             for _ in range(len(pending_plans(MetaClient.open(self.table).timeline(), service))):
-                self._until_done("services", f"{job}-final", [job, "--mode", "execute", *flags])
+                self._until_done("services", f"{job.JOB}-final", self._service(job, mode="execute").to_argv())
             left = pending_plans(MetaClient.open(self.table).timeline(), service)
             if left:
                 raise ChaosFailure(f"{service} plans still pending after executing each: {left}")

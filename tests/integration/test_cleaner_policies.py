@@ -33,13 +33,15 @@ from py4j.protocol import Py4JJavaError
 
 from hudi_ops.cli import main as cli_main
 from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.job_specs import CleanSpec, SavepointSpec
 from hudi_ops.read.clean_planner import next_clean
 from hudi_ops.read.service_work import clean_work
-from tests.integration.lock_options import as_flags
 from tests.integration.processes import run_job
 from tests.integration.test_spark_jobs import ingest_args, run
 from tests.tables import Model, read_hudi_rs, read_spark, write_source
 
+#: the writers' inline clean off: the tests' cleans are the only ones
+NO_INLINE_CLEAN = {"hoodie.clean.automatic": "false"}
 GROUPS_OF_COMMIT = [("fg1", "fg2", "fg3"), ("fg1", "fg2"), ("fg1", "fg2", "fg3"), ("fg2", "fg4"), ("fg2", "fg3", "fg4")]
 
 
@@ -55,10 +57,7 @@ def figure_1(spark, tmp_path, capsys):
     for n, groups in enumerate(GROUPS_OF_COMMIT, start=1):
         rows = [r for g in groups for r in rows_of(n, g)]
         write_source(source / f"c{n}.parquet", rows)
-        code, result = run(capsys, ["ingest", "--target-base-path", str(table), "--target-table", "trips",
-                                    "--source-path", str(source), "--record-key-field", "trip_id",
-                                    "--partition-path-field", "dt", "--source-ordering-field", "ts",
-                                    "--hoodie-conf", "hoodie.clean.automatic=false"], spark)
+        code, result = run(capsys, ingest_args(table, source, hoodie_conf=NO_INLINE_CLEAN), spark)
         assert code == 0
         commits.append(result["instant"])
         models.append(model.upsert(rows).expected())
@@ -122,8 +121,7 @@ def clean(capsys, spark, table, policy, *, dry_run=False, **keys):
     options = {"hoodie.cleaner.policy": policy, **{f"hoodie.cleaner.{k.replace('_', '.')}": str(v)
                                                    for k, v in keys.items()}}
     expected = next_clean(MetaClient.open(table), options)  # the control plane's model of Hudi's planner
-    flags = [*as_flags(options), *(["--dry-run"] if dry_run else [])]
-    code, result = run(capsys, ["clean", "--base-path", str(table), *flags], spark)
+    code, result = run(capsys, CleanSpec(base_path=str(table), dry_run=dry_run, hoodie_conf=options).to_argv(), spark)
     assert code == 0, result.get("message")
     assert set(result["details"].get("files", ())) == set(expected.files)
     return result
@@ -159,7 +157,7 @@ def test_keep_latest_file_versions_with_1_keeps_one_slice_per_file_group(figure_
 
 def test_a_savepointed_slice_is_never_cleaned(figure_1, spark, capsys):
     table, commits, models = figure_1
-    code, saved = run(capsys, ["savepoint", "--base-path", str(table), "--instant-time", commits[1]], spark)
+    code, saved = run(capsys, SavepointSpec(base_path=str(table), instant_time=commits[1]).to_argv(), spark)
     assert code == 0 and saved["outcome"] == "created"
     clean(capsys, spark, table, "KEEP_LATEST_COMMITS", commits_retained=1)
     kept = slices(table)
@@ -186,7 +184,7 @@ def ingest_at(table, source, moment: datetime, log, monkeypatch):
         m.setenv("LD_PRELOAD", LIBFAKETIME)
         m.setenv("FAKETIME", f"{moment.timestamp() - time.time():+.0f}s")  # an offset from the real clock
         m.setenv("NO_FAKE_STAT", "1")
-        return run_job(ingest_args(table, source, "--hoodie-conf", "hoodie.clean.automatic=false"), log)
+        return run_job(ingest_args(table, source, hoodie_conf=NO_INLINE_CLEAN), log)
 
 
 def test_keep_latest_by_hours_keeps_what_the_hours_say(spark, tmp_path, capsys, monkeypatch):

@@ -15,8 +15,9 @@ from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.locks.held_lock import HeldLock
 from hudi_ops.read.table_overview import COMPLETED, ROLLED_BACK, instant_spans
 from hudi_ops.spark.__main__ import main
-from tests.integration.lock_options import HEARTBEAT_EXPIRY_S, as_flags, occ_options
+from tests.integration.lock_options import HEARTBEAT_EXPIRY_S, occ_options
 from tests.integration.processes import Job, run_job
+from tests.integration.test_spark_jobs import ingest_args
 from tests.tables import Model, job_result, read_hudi_rs, read_spark, trips, write_source
 
 DAY1, DAY2 = "2026-11-20", "2026-11-21"
@@ -36,10 +37,10 @@ class Table:
         self.table_type = table_type
         assert self.ingest_here("seed", seed) == 0
 
-    def args(self, source):
-        return ["ingest", "--target-base-path", str(self.path), "--target-table", "trips", "--source-path",
-                str(self.root / source), "--record-key-field", "trip_id", "--partition-path-field", "dt",
-                "--source-ordering-field", "ts", "--table-type", self.table_type, *as_flags(self.options)]
+    def args(self, source, options=None):
+        """An ingest of the folder `source`, with the writers' lock options and `options` over them."""
+        return ingest_args(self.path, self.root / source, table_type=self.table_type,
+                           hoodie_conf={**self.options, **(options or {})})
 
     def land(self, source, rows):
         write_source(self.root / source / f"{len(list((self.root / source).glob('*')))}.parquet", rows)
@@ -159,7 +160,7 @@ def test_a_writer_behind_a_held_lock_exits_4_after_the_wait_and_commits_once_it_
     seeded = table.model.expected()
     batch = trips(DAY2, range(5), ts=9)
     table.land("late", batch)
-    args = [*table.args("late"), "--hoodie-conf", "hoodie.write.lock.wait_time_ms=4000"]
+    args = table.args("late", {"hoodie.write.lock.wait_time_ms": "4000"})
     with table.held():
         code, result = run_job(args, tmp_path / "waiting.log")
     assert code == 4 and result["error"] == "LockAcquisitionError", result

@@ -13,6 +13,7 @@ from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.format.plans import CompactionPlan
 from hudi_ops.read.table_overview import commit_stats, file_group_summaries
 from hudi_ops.spark.__main__ import main
+from tests.integration.test_spark_jobs import ingest_args
 from tests.tables import trips, write_source
 
 DAYS = ("2026-11-20", "2026-11-21", "2026-11-22")
@@ -28,9 +29,7 @@ def table(request, spark, tmp_path_factory):
     for n in range(3):
         rows = trips(DAYS[n], range(30), ts=n + 1) + (trips(DAYS[n - 1], range(10), ts=n + 1) if n else [])
         write_source(source / f"{n}.parquet", rows)
-        assert main(["ingest", "--target-base-path", str(path), "--target-table", "trips", "--table-type", kind,
-                     "--source-path", str(source), "--record-key-field", "trip_id", "--partition-path-field", "dt",
-                     "--source-ordering-field", "ts"], spark=spark) == 0
+        assert main(ingest_args(path, source, table_type=kind), spark=spark) == 0
     name = f"agree_{kind.lower()}"
     spark.sql(f"CREATE TABLE {name} USING hudi LOCATION '{path}'")
     return name, path
@@ -101,9 +100,8 @@ def test_a_pending_compaction_plan_is_read_as_hudi_planned_it(spark, table):
     # merges with the slice the plan compacts; the control plane lists them as that merged slice
     rows = trips(DAYS[2], range(5), ts=9)
     write_source(path.parent / "landing" / "after-plan.parquet", rows)
-    assert main(["ingest", "--target-base-path", str(path), "--target-table", "trips", "--source-path",
-                 str(path.parent / "landing"), "--record-key-field", "trip_id", "--partition-path-field", "dt",
-                 "--source-ordering-field", "ts", "--hoodie-conf", "hoodie.compact.inline=false"], spark=spark) == 0
+    ingest = ingest_args(path, path.parent / "landing", hoodie_conf={"hoodie.compact.inline": "false"})
+    assert main(ingest, spark=spark) == 0
     meta = MetaClient.open(path)
     ours = {(g.partition, g.file_id, g.base_instant, g.base_file, g.log_files)
             for g in file_group_summaries(meta, meta.timeline())}

@@ -11,14 +11,18 @@ from __future__ import annotations
 import time
 
 from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.job_specs import CompactSpec
 from hudi_ops.locks.held_lock import HeldLock
 from hudi_ops.locks.job_locks import plan_lock
 from hudi_ops.spark.__main__ import main
-from tests.integration.lock_options import as_flags, occ_options
+from tests.integration.lock_options import occ_options
 from tests.integration.processes import Job
+from tests.integration.test_spark_jobs import ingest_args
 from tests.tables import Model, job_result, read_hudi_rs, read_spark, tree, trips, write_source
 
 DAY1, DAY2 = "2026-11-20", "2026-11-21"
+#: a compaction is due after every deltacommit, not Hudi's default of 5
+COMPACT_EVERY_COMMIT = {"hoodie.compact.inline.max.delta.commits": "1"}
 
 
 def mor_table_with_a_plan(root, zookeeper, spark, capsys):
@@ -30,26 +34,24 @@ def mor_table_with_a_plan(root, zookeeper, spark, capsys):
         rows = trips(DAY1, range(0, 30, 1 if n == 0 else 4), ts=n, fare=float(n)) + trips(DAY2, range(10), ts=n)
         write_source(source / f"{n}.parquet", rows)
         model.upsert(rows)
-        code = main(["ingest", "--target-base-path", str(table), "--target-table", "trips", "--source-path",
-                     str(source), "--record-key-field", "trip_id", "--partition-path-field", "dt",
-                     "--source-ordering-field", "ts", "--table-type", "MERGE_ON_READ", *as_flags(options)],
-                    spark=spark)
+        code = main(ingest_args(table, source, table_type="MERGE_ON_READ", hoodie_conf=options), spark=spark)
         assert code == 0
-    code = main(["compact", "--base-path", str(table), "--mode", "schedule", "--hoodie-conf",
-                 "hoodie.compact.inline.max.delta.commits=1", *as_flags(options)], spark=spark)
+    schedule = CompactSpec(base_path=str(table), mode="schedule", hoodie_conf={**COMPACT_EVERY_COMMIT, **options})
+    code = main(schedule.to_argv(), spark=spark)
     plan = job_result(capsys.readouterr().out)["instant"]
     assert code == 0 and plan
     return table, options, model, plan
 
 
-def execute(table, options, *extra):
-    return ["compact", "--base-path", str(table), "--mode", "execute", *extra, *as_flags(options)]
+def execute(table, options, **fields):
+    """The arguments of a compaction's execution; `fields` are CompactSpec's."""
+    return CompactSpec(base_path=str(table), mode="execute", hoodie_conf=options, **fields).to_argv()
 
 
 def test_two_executions_of_one_plan_started_together_run_it_once(tmp_path, zookeeper, spark, capsys):
     table, options, model, plan = mor_table_with_a_plan(tmp_path, zookeeper, spark, capsys)
     with plan_lock(options, "trips", "compaction", plan, wait_s=10) as held:
-        jobs = [Job.start(execute(table, options, "--instant-time", plan), tmp_path / f"exec-{n}.log")
+        jobs = [Job.start(execute(table, options, instant_time=plan), tmp_path / f"exec-{n}.log")
                 for n in range(2)]
         deadline = time.monotonic() + 240
         while len(held.provider.queue()) < 3:  # both executors wait behind us
@@ -77,7 +79,7 @@ def test_an_executor_that_cannot_get_the_plan_in_time_exits_4_and_changes_nothin
     table, options, _, plan = mor_table_with_a_plan(tmp_path, zookeeper, spark, capsys)
     before = tree(table)
     with plan_lock(options, "trips", "compaction", plan, wait_s=10):
-        code = main(execute(table, options, "--wait-seconds", "2"), spark=spark)
+        code = main(execute(table, options, wait_seconds=2), spark=spark)
         result = job_result(capsys.readouterr().out)
     assert code == 4 and f"compaction.{plan}" in result["message"]
     assert tree(table) == before
@@ -93,9 +95,7 @@ def test_an_ingest_commits_under_occ_while_another_process_executes_the_compacti
     source = tmp_path / "landing"
     update = trips(DAY1, range(0, 30, 3), ts=10, fare=10.0) + trips(DAY2, range(5, 15), ts=10)
     write_source(source / "3.parquet", update)
-    ingest = ["ingest", "--target-base-path", str(table), "--target-table", "trips", "--source-path", str(source),
-              "--record-key-field", "trip_id", "--partition-path-field", "dt", "--source-ordering-field", "ts",
-              *as_flags(options)]
+    ingest = ingest_args(table, source, hoodie_conf=options)
     table_lock = HeldLock({**options, "hoodie.write.lock.wait_time_ms": "60000"},
                           options["hoodie.write.lock.zookeeper.lock_key"])
     with table_lock as held:  # the ingest waits to start its instant, the compaction to commit
@@ -110,7 +110,7 @@ def test_an_ingest_commits_under_occ_while_another_process_executes_the_compacti
     expected = model.upsert(update).expected()
     assert read_hudi_rs(table) == read_spark(spark, table) == expected
 
-    code = main(["compact", "--base-path", str(table), "--hoodie-conf", "hoodie.compact.inline.max.delta.commits=1",
-                 *as_flags(options)], spark=spark)
+    code = main(CompactSpec(base_path=str(table), hoodie_conf={**COMPACT_EVERY_COMMIT, **options}).to_argv(),
+                spark=spark)
     assert code == 0 and job_result(capsys.readouterr().out)["outcome"] == "completed"
     assert read_hudi_rs(table, read_optimized=True) == read_hudi_rs(table) == expected

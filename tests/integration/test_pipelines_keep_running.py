@@ -18,12 +18,13 @@ import pyarrow as pa
 
 from hudi_ops.format.instant import Action
 from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.job_specs import BackfillSpec, CleanSpec, IngestSpec, RollbackFailedSpec
 from hudi_ops.locks.job_locks import cleaner_lock, creation_lock
 from hudi_ops.read.table_overview import ROLLED_BACK, instant_spans
 from hudi_ops.spark.__main__ import main
-from tests.integration.lock_options import HEARTBEAT_EXPIRY_S, as_flags, occ_options
+from tests.integration.lock_options import HEARTBEAT_EXPIRY_S, occ_options
 from tests.integration.processes import Job
-from tests.integration.test_spark_jobs import failed_write, ingest_args, run
+from tests.integration.test_spark_jobs import failed_write, ingest_args, run, trips_args
 from tests.tables import Model, job_result, read_hudi_rs, read_spark, trips, write_source
 
 DAY1, DAY2 = "2026-11-20", "2026-11-21"
@@ -43,26 +44,26 @@ def spans(table):
 
 def test_a_backfill_of_day_folders_adds_no_column_and_the_ingest_runs_on(spark, tmp_path, capsys):
     table, landing, history = tmp_path / "trips", tmp_path / "landing", tmp_path / "history"
-    flags = ["--target-base-path", str(table), "--target-table", "trips", "--record-key-field", "trip_id",
-             "--partition-path-field", "city", "--source-ordering-field", "ts"]
+    city_table = {"base_path": str(table), "table_name": "trips", "record_key_field": "trip_id",
+                  "partition_path_field": "city", "ordering_field": "ts"}
     model = Model()
     first = city_trips("live", range(10), ts=1)
     write_source(landing / "a.parquet", first, CITY_TRIPS)
-    assert run(capsys, ["ingest", *flags, "--source-path", str(landing)], spark)[0] == 0
+    assert run(capsys, IngestSpec(**city_table, source_path=str(landing)).to_argv(), spark)[0] == 0
     model.upsert(first)
 
     old = {day: city_trips(day, range(5), ts=1, city=city) for day, city in ((DAY1, "sf"), (DAY2, "nyc"))}
     for day, rows in old.items():  # the day is in the folder's name only
         write_source(history / f"dt={day}" / "part-0.parquet", rows, CITY_TRIPS)
-    code, result = run(capsys, ["backfill", *flags, "--source-path", str(history), "--start", DAY1,
-                                "--end", DAY2], spark)
+    backfill = BackfillSpec(**city_table, source_path=str(history), start=DAY1, end=DAY2)
+    code, result = run(capsys, backfill.to_argv(), spark)
     assert code == 0 and result["commits"] == 2, result
     model.upsert(old[DAY1]).upsert(old[DAY2])
     assert "dt" not in MetaClient.open(table).table_schema().names  # the folder selected the day, no more
 
     later = city_trips("live", range(5, 15), ts=2)
     write_source(landing / "b.parquet", later, CITY_TRIPS)  # the landing schema, unchanged
-    code, result = run(capsys, ["ingest", *flags, "--source-path", str(landing)], spark)
+    code, result = run(capsys, IngestSpec(**city_table, source_path=str(landing)).to_argv(), spark)
     assert code == 0 and (result["updates"], result["inserts"]) == (5, 5), result
     model.upsert(later)
     assert read_hudi_rs(table, CITY_COLUMNS) == read_spark(spark, table, CITY_COLUMNS) == model.expected(CITY_COLUMNS)
@@ -75,8 +76,8 @@ def test_two_processes_rolling_back_one_failed_write_both_succeed(spark, tmp_pat
     jobs = []
     # both reach the cleaner's lock before either rolls anything back: they overlap for certain
     with cleaner_lock(options, "trips", wait_s=30) as lock:
-        for name, job in (("clean", "clean"), ("rollback", "rollback-failed")):
-            jobs.append(Job.start([job, "--base-path", str(table), *as_flags(options)], tmp_path / f"{name}.log"))
+        for name, job in (("clean", CleanSpec), ("rollback", RollbackFailedSpec)):
+            jobs.append(Job.start(job(base_path=str(table), hoodie_conf=options).to_argv(), tmp_path / f"{name}.log"))
         lock.wait_for_waiters(2, timeout_s=240)
     (clean_code, clean), (rollback_code, rollback) = (job.finish() for job in jobs)
     assert (clean_code, rollback_code) == (0, 0), (clean, rollback)
@@ -96,11 +97,15 @@ SLOW_HEARTBEAT = {"hoodie.client.heartbeat.interval_in_ms": "3000", "hoodie.clie
 SLOW_EXPIRY_S = 12.0
 
 
+def clean_args(table, options):
+    return CleanSpec(base_path=str(table), hoodie_conf=options).to_argv()
+
+
 def starting_write(spark, capsys, table, source, options) -> str:
     """A table with one commit, then a write's requested instant and no heartbeat: a writer that has
     requested its instant and not beaten yet, which Hudi's LAZY rollback takes for an expired one."""
     write_source(source / "a.parquet", trips(DAY1, range(10), ts=1))
-    assert run(capsys, ingest_args(table, source, *as_flags(options)), spark)[0] == 0
+    assert run(capsys, ingest_args(table, source, hoodie_conf=options), spark)[0] == 0
     timeline = MetaClient.open(table).timeline()
     newest = max(i.requested_time for i in timeline)
     starting = time.strftime('%Y%m%d%H%M%S', time.localtime()) + '999'
@@ -119,8 +124,7 @@ def test_a_cleaner_leaves_a_write_alone_that_beats_for_the_first_time_late_in_it
 
     heartbeat = table / ".hoodie" / ".heartbeat" / starting
     done: list[int] = []
-    cleaner = threading.Thread(target=lambda: done.append(main(
-        ["clean", "--base-path", str(table), *as_flags(options)], spark=spark)))
+    cleaner = threading.Thread(target=lambda: done.append(main(clean_args(table, options), spark=spark)))
     cleaner.start()
     # Half the expiry without a beat: a clean that did not wait would have rolled the write back by now
     time.sleep(SLOW_EXPIRY_S / 2)
@@ -135,7 +139,7 @@ def test_a_cleaner_leaves_a_write_alone_that_beats_for_the_first_time_late_in_it
     assert starting in {i.requested_time for i in MetaClient.open(table).timeline().pending}  # left alone
 
     time.sleep(SLOW_EXPIRY_S)  # the writer stopped beating: now it has failed
-    assert main(["clean", "--base-path", str(table), *as_flags(options)], spark=spark) == 0
+    assert main(clean_args(table, options), spark=spark) == 0
     capsys.readouterr()
     assert starting not in {i.requested_time for i in MetaClient.open(table).timeline().pending}
     assert spans(table)[starting].status == ROLLED_BACK
@@ -146,7 +150,7 @@ def test_a_write_that_never_beats_is_rolled_back_only_once_its_expiry_has_passed
     options = {**occ_options(zookeeper.url), **SLOW_HEARTBEAT}
     starting = starting_write(spark, capsys, table, source, options)
     requested = (table / ".hoodie" / "timeline" / f"{starting}.commit.requested").stat().st_mtime
-    assert main(["clean", "--base-path", str(table), *as_flags(options)], spark=spark) == 0
+    assert main(clean_args(table, options), spark=spark) == 0
     capsys.readouterr()
     finished = time.time()
     assert spans(table)[starting].status == ROLLED_BACK
@@ -162,7 +166,7 @@ def test_a_first_writer_that_died_while_hudi_created_the_table_does_not_stop_the
         (table / folder).mkdir(parents=True)
     batch = trips(DAY1, range(10), ts=1)
     write_source(source / "a.parquet", batch)
-    code, result = run(capsys, ingest_args(table, source, *as_flags(options)), spark)
+    code, result = run(capsys, ingest_args(table, source, hoodie_conf=options), spark)
     assert (code, result["inserts"]) == (0, 10), result
     assert read_hudi_rs(table) == read_spark(spark, table) == Model().upsert(batch).expected()
 
@@ -173,10 +177,8 @@ def test_two_first_writers_of_a_new_table_both_commit(spark, tmp_path, zookeeper
     live, old = trips(DAY2, range(10), ts=2), trips(DAY1, range(10), ts=1)
     write_source(landing / "a.parquet", live)
     write_source(history / f"dt={DAY1}" / "part-0.parquet", old)
-    backfill = ["backfill", "--target-base-path", str(table), "--target-table", "trips", "--source-path",
-                str(history), "--record-key-field", "trip_id", "--partition-path-field", "dt",
-                "--source-ordering-field", "ts", "--start", DAY1, "--end", DAY1, *as_flags(options)]
-    ingest = ingest_args(table, landing, *as_flags(options))
+    backfill = trips_args(BackfillSpec, table, history, start=DAY1, end=DAY1, hoodie_conf=options)
+    ingest = ingest_args(table, landing, hoodie_conf=options)
     # both find no table and line up to create it; released together, one creates it, the other waits
     with creation_lock(options, "trips", wait_s=30) as lock:
         jobs = [Job.start(args, tmp_path / f"{args[0]}.log") for args in (backfill, ingest)]

@@ -24,8 +24,9 @@ import pytest
 from hudi_ops.config import INLINE_SERVICE_OFF
 from hudi_ops.format.instant import Action
 from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.job_specs import ClusterSpec, CompactSpec, ServiceSpec
 from hudi_ops.spark.__main__ import main
-from tests.integration.lock_options import as_flags, occ_options
+from tests.integration.lock_options import occ_options
 from tests.integration.processes import run_job
 from tests.integration.test_spark_jobs import ingest_args
 from tests.tables import Model, job_result, read_hudi_rs, read_spark, trips, write_source
@@ -60,12 +61,13 @@ def runner(spark) -> Runner:
 class Soak:
     """Jobs on one table, one after another; each must succeed on its first try."""
 
-    def __init__(self, work: Path, runner: Runner, *flags: str, options: dict[str, str] | None = None) -> None:
-        """`flags` for the writers, `options` (hoodie.*) for every job."""
+    def __init__(self, work: Path, runner: Runner, *, table_type: str | None = None,
+                 options: dict[str, str] | None = None) -> None:
+        """`table_type` for the writers, `options` (hoodie.*) for every job."""
         self.table, self.landing, self.logs = work / "trips", work / "landing", work / "logs"
         self.logs.mkdir(parents=True)
-        self.options = as_flags(options or {})
-        self.runner, self.flags, self.model, self.jobs, self.next_key = runner, [*flags, *self.options], Model(), 0, 0
+        self.table_type, self.options = table_type, options or {}
+        self.runner, self.model, self.jobs, self.next_key = runner, Model(), 0, 0
 
     def job(self, args: list[str]) -> dict[str, Any]:
         self.jobs += 1
@@ -82,7 +84,7 @@ class Soak:
             rows += trips(DAYS[(self.next_key + n) % 2], [self.next_key + n], ts=ts)
         self.next_key += inserts
         write_source(self.landing / f"{self.jobs:03d}.parquet", rows)
-        result = self.job(ingest_args(self.table, self.landing, "--op", op, *self.flags))
+        result = self.job(self.ingest_args(op))
         assert result["commits"] == 1 and result["operation"] == op, result
         if op == "DELETE":
             assert result["deletes"] == len(rows)
@@ -93,8 +95,12 @@ class Soak:
             self.model.upsert(rows)
         return result
 
-    def service(self, *args: str) -> dict[str, Any]:
-        return self.job([*args, "--base-path", str(self.table), *self.options])
+    def ingest_args(self, op: str) -> list[str]:
+        """An ingest of the landing folder with Hudi's write operation `op`."""
+        return ingest_args(self.table, self.landing, operation=op, table_type=self.table_type, hoodie_conf=self.options)
+
+    def service(self, job: type[ServiceSpec], **fields: Any) -> dict[str, Any]:
+        return self.job(job(base_path=str(self.table), hoodie_conf=self.options, **fields).to_argv())
 
     def reads_the_model(self, spark: Any) -> None:
         assert read_hudi_rs(self.table) == read_spark(spark, self.table) == self.model.expected()
@@ -149,21 +155,21 @@ def test_a_merge_on_read_table_takes_40_writes_with_compaction_and_clustering_be
     jobs between them, every job with the table's ZooKeeper lock as under Airflow."""
     # Hudi's datasource compacts a MERGE_ON_READ table inline unless told not to: the services DAG's jobs do it
     off = {**INLINE_SERVICE_OFF["compaction"], **INLINE_SERVICE_OFF["clustering"]}
-    soak = Soak(tmp_path, runner, "--table-type", "MERGE_ON_READ", options={**occ_options(zookeeper.url), **off})
+    soak = Soak(tmp_path, runner, table_type="MERGE_ON_READ", options={**occ_options(zookeeper.url), **off})
     soak.write("UPSERT", inserts=12)
     for n in range(2, 41):
         op = ("DELETE", "UPSERT", "UPSERT", "INSERT", "UPSERT")[n % 5]
         soak.write(op, updates=0 if op == "INSERT" else 2, inserts=0 if op == "DELETE" else 3)
         if n in (10, 30):  # a plan, a write beside it (to log files of its file groups), then its execution
-            scheduled = soak.service("compact", "--mode", "schedule")
+            scheduled = soak.service(CompactSpec, mode="schedule")
             assert scheduled["outcome"] == "scheduled", scheduled
         if n in (11, 31):
-            executed = soak.service("compact", "--mode", "execute")
+            executed = soak.service(CompactSpec, mode="execute")
             assert (executed["instant"], executed["outcome"]) == (scheduled["instant"], "completed"), executed
         if n in (20, 36):  # nothing written between: an update to a clustered file group would be refused
-            scheduled = soak.service("cluster", "--mode", "schedule")
+            scheduled = soak.service(ClusterSpec, mode="schedule")
             assert scheduled["outcome"] == "scheduled", scheduled
-            executed = soak.service("cluster", "--mode", "execute")
+            executed = soak.service(ClusterSpec, mode="execute")
             assert (executed["instant"], executed["outcome"]) == (scheduled["instant"], "completed"), executed
     soak.reads_the_model(spark)
     actions = Counter(a for a in (Action.DELTA_COMMIT, Action.COMMIT, Action.REPLACE_COMMIT)
@@ -179,12 +185,12 @@ def test_twelve_small_bulk_inserts_cluster_into_at_most_two_file_slices(spark, t
     for n in range(12):
         rows = trips(DAYS[0], range(n * 5, n * 5 + 5), ts=1)
         write_source(soak.landing / f"{n:03d}.parquet", rows)
-        result = soak.job(ingest_args(soak.table, soak.landing, "--op", "BULK_INSERT", *soak.flags))
+        result = soak.job(soak.ingest_args("BULK_INSERT"))
         assert result["commits"] == 1 and result["inserts"] == 5, result
         soak.model.upsert(rows)
     meta = MetaClient.open(soak.table)
     assert len([g for g in meta.fs_view().file_groups() if g.latest_slice]) == 12
-    result = soak.service("cluster", "--mode", "scheduleAndExecute")
+    result = soak.service(ClusterSpec, mode="scheduleAndExecute")
     assert result["outcome"] == "completed" and result["file_groups"] == 12, result
     live = [g for g in MetaClient.open(soak.table).fs_view().file_groups() if g.latest_slice]
     assert 1 <= len(live) <= 2

@@ -13,17 +13,27 @@ import time
 import pytest
 
 from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.job_specs import BackfillSpec, IngestSpec, WriteSpec
 from hudi_ops.read.table_overview import ROLLED_BACK, commit_stats, instant_spans
 from hudi_ops.spark.__main__ import main
-from tests.integration.lock_options import HEARTBEAT_EXPIRY_S, as_flags, occ_options
+from tests.integration.lock_options import HEARTBEAT_EXPIRY_S, occ_options
 from tests.tables import TRIPS, Model, job_result, read_hudi_rs, read_spark, tree, trips, write_source
 
 DAY1, DAY2 = "2026-11-20", "2026-11-21"
+#: the trips table's settings, as the writers' specs take them
+TRIPS_TABLE = {"table_name": "trips", "record_key_field": "trip_id", "partition_path_field": "dt",
+               "ordering_field": "ts"}
 
 
-def ingest_args(table, source, *extra):
-    return ["ingest", "--target-base-path", str(table), "--target-table", "trips", "--source-path", str(source),
-            "--record-key-field", "trip_id", "--partition-path-field", "dt", "--source-ordering-field", "ts", *extra]
+def trips_args(job: type[WriteSpec], table, source, **fields) -> list[str]:
+    """The arguments of a write (IngestSpec or BackfillSpec) from `source` into the trips table at `table`;
+    `fields` are the spec's, over the trips table's settings."""
+    return job(**{"base_path": str(table), "source_path": str(source), **TRIPS_TABLE, **fields}).to_argv()
+
+
+def ingest_args(table, source, **fields) -> list[str]:
+    """An ingest of `source` into the trips table; `fields` are IngestSpec's (hoodie_conf, operation, ...)."""
+    return trips_args(IngestSpec, table, source, **fields)
 
 
 def run(capsys, argv, spark):
@@ -37,10 +47,10 @@ def failed_write(spark, capsys, tmp_path, options):
     table, source = tmp_path / "trips", tmp_path / "landing"
     model = Model().upsert(trips(DAY1, range(10), ts=1))
     write_source(source / "a.parquet", trips(DAY1, range(10), ts=1))
-    assert run(capsys, ingest_args(table, source, *as_flags(options)), spark)[0] == 0
+    assert run(capsys, ingest_args(table, source, hoodie_conf=options), spark)[0] == 0
     bad = trips(DAY1, range(10, 12), ts=2)
     write_source(source / "b.parquet", [*bad, {**bad[0], "trip_id": None}])
-    assert run(capsys, ingest_args(table, source, *as_flags(options)), spark)[0] == 2
+    assert run(capsys, ingest_args(table, source, hoodie_conf=options), spark)[0] == 2
     (failed,) = [i.requested_time for i in MetaClient.open(table).timeline().pending]
     return table, failed, model
 
@@ -58,7 +68,7 @@ def test_ingest_writes_a_version_9_table_that_both_readers_read_as_the_model(spa
     model = Model()
     first = trips(DAY1, range(40), ts=1) + trips(DAY2, range(40), ts=1)
     write_source(source / "a.parquet", first)
-    code, result = run(capsys, ingest_args(table, source, "--table-type", table_type), spark)
+    code, result = run(capsys, ingest_args(table, source, table_type=table_type), spark)
     assert code == 0 and result["commits"] == 1 and result["inserts"] == 80 and result["operation"] == "UPSERT"
     model.upsert(first)
 
@@ -108,8 +118,8 @@ def test_the_ingest_checkpoint_is_found_past_backfill_commits_and_each_source_ke
         rows = trips(day, range(30), ts=1)
         write_source(history / f"dt={day}" / "part-0.parquet", rows)
         model.upsert(rows)
-    code, backfilled = run(capsys, ["backfill", "--target-base-path", str(table), "--source-path", str(history),
-                                    "--start", "2026-11-01", "--end", "2026-11-03"], spark)
+    backfill = BackfillSpec(base_path=str(table), source_path=str(history), start="2026-11-01", end="2026-11-03")
+    code, backfilled = run(capsys, backfill.to_argv(), spark)
     assert code == 0 and backfilled["commits"] == 2 and backfilled["checkpoint"] == "2026-11-02"
     model.upsert(batch)
 
@@ -132,9 +142,7 @@ def test_backfill_commits_a_day_at_a_time_and_resumes_after_its_last_day(spark, 
         rows = trips(day, range(25), ts=1)
         write_source(history / f"dt={day}" / "part-0.parquet", rows)
         model.upsert(rows)
-    argv = ["backfill", "--target-base-path", str(table), "--target-table", "trips", "--source-path", str(history),
-            "--record-key-field", "trip_id", "--partition-path-field", "dt", "--source-ordering-field", "ts",
-            "--start", DAY1, "--end", DAY2]
+    argv = trips_args(BackfillSpec, table, history, start=DAY1, end=DAY2)
     code, result = run(capsys, argv, spark)
     assert code == 0 and result["commits"] == 2 and result["inserts"] == 50 and result["checkpoint"] == DAY2
     commits = commit_stats(MetaClient.open(table).timeline())
@@ -154,19 +162,20 @@ def seeded(spark, tmp_path, capsys):
     return table, source
 
 
+#: the source's schema, the ingest's spec fields (or raw flags, for a value IngestSpec itself refuses), the message
 BAD_INPUT = {
     "a source without the key field": (
-        TRIPS.remove(0), [], "no record key field 'trip_id'"),
+        TRIPS.remove(0), {}, "no record key field 'trip_id'"),
     "a source without the ordering field": (
-        TRIPS.remove(2), [], "no ordering field 'ts'"),
+        TRIPS.remove(2), {}, "no ordering field 'ts'"),
     "a type the table cannot take": (
-        TRIPS.set(2, TRIPS.field("ts").with_type(__import__("pyarrow").string())), [],
+        TRIPS.set(2, TRIPS.field("ts").with_type(__import__("pyarrow").string())), {},
         "field 'ts' is string in the source (1 file(s)) but int64 in the table"),
     "a source without a table column": (
-        TRIPS.remove(3), [], "lacks the table's column 'fare'"),
-    "an unknown operation": (TRIPS, ["--op", "UPSRT"], "invalid choice: 'UPSRT'"),
+        TRIPS.remove(3), {}, "lacks the table's column 'fare'"),
+    "an unknown operation": (TRIPS, ["--op", "UPSRT"], "--op 'UPSRT' is not valid"),
     "a record key that is not the table's": (
-        TRIPS, ["--record-key-field", "fare"], "--record-key-field / hoodie.datasource.write.recordkey.field disagree"),
+        TRIPS, {"record_key_field": "fare"}, "--record-key-field / hoodie.datasource.write.recordkey.field disagree"),
 }
 
 
@@ -178,12 +187,14 @@ def test_bad_input_exits_2_naming_the_field_and_changes_nothing(spark, seeded, c
              for k, v in r.items() if k in schema.names} for r in trips(DAY1, range(5), ts=2)]
     write_source(source / "b.parquet", rows, schema)
     before = tree(table)
-    code, result = run(capsys, ingest_args(table, source, *flags), spark)
+    argv = ingest_args(table, source, **flags) if isinstance(flags, dict) else [*ingest_args(table, source), *flags]
+    code, result = run(capsys, argv, spark)
     assert code == 2 and result["status"] == "failed" and message in result["message"]
     assert tree(table) == before
 
 
 def test_a_window_that_ends_before_it_starts_exits_2_before_spark_starts(tmp_path, capsys):
+    # raw arguments: BackfillSpec would refuse the window here, before the job could
     code, result = run(capsys, ["backfill", "--target-base-path", str(tmp_path / "t"), "--source-path",
                                 str(tmp_path), "--record-key-field", "id", "--start", DAY2, "--end", DAY1], NoSpark())
     assert code == 2 and "ends (2026-11-20) before it starts (2026-11-21)" in result["message"]
@@ -203,15 +214,15 @@ def test_python_m_hudi_ops_spark_runs_a_job_in_a_local_session_with_hudis_jars(t
 def test_a_null_key_hudi_refuses_mid_write_exits_2_and_its_instant_is_rolled_back_lazily(
         spark, tmp_path, capsys, zookeeper):
     table, source = tmp_path / "trips", tmp_path / "landing"
-    occ = as_flags(occ_options(zookeeper.url))
+    occ = occ_options(zookeeper.url)
     model = Model().upsert(trips(DAY1, range(10), ts=1))
     write_source(source / "a.parquet", trips(DAY1, range(10), ts=1))
-    assert run(capsys, ingest_args(table, source, *occ), spark)[0] == 0
+    assert run(capsys, ingest_args(table, source, hoodie_conf=occ), spark)[0] == 0
     before = MetaClient.open(table).timeline()
 
     batch = trips(DAY1, range(10, 15), ts=2)
     write_source(source / "b.parquet", [*batch, {**batch[0], "trip_id": None}])
-    code, result = run(capsys, ingest_args(table, source, *occ), spark)
+    code, result = run(capsys, ingest_args(table, source, hoodie_conf=occ), spark)
     assert code == 2 and "record key field 'trip_id' is null or empty" in result["message"]
     after = MetaClient.open(table).timeline()
     assert after.completed == before.completed  # no completed instant added
@@ -220,7 +231,7 @@ def test_a_null_key_hudi_refuses_mid_write_exits_2_and_its_instant_is_rolled_bac
 
     write_source(source / "b.parquet", batch)  # the source is fixed
     time.sleep(HEARTBEAT_EXPIRY_S)
-    code, result = run(capsys, ingest_args(table, source, *occ), spark)
+    code, result = run(capsys, ingest_args(table, source, hoodie_conf=occ), spark)
     assert code == 0 and result["inserts"] == 5
     assert read_hudi_rs(table) == read_spark(spark, table) == model.upsert(batch).expected()
     meta = MetaClient.open(table)
@@ -231,25 +242,26 @@ def test_a_null_key_hudi_refuses_mid_write_exits_2_and_its_instant_is_rolled_bac
 def test_the_ingest_checkpoint_is_found_after_hudi_archived_its_commit(spark, tmp_path, capsys):
     table, landing, history = tmp_path / "trips", tmp_path / "landing", tmp_path / "history"
     # Hudi archives beyond 3 completed commits, down to 2 (the cleaner keeps 1)
-    archival = as_flags({"hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3",
-                         "hoodie.cleaner.commits.retained": "1", "hoodie.metadata.compact.max.delta.commits": "1"})
+    archival = {"hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3",
+                "hoodie.cleaner.commits.retained": "1", "hoodie.metadata.compact.max.delta.commits": "1"}
     write_source(landing / "a.parquet", trips(DAY1, range(10), ts=1))
-    code, first = run(capsys, ingest_args(table, landing, *archival), spark)
+    code, first = run(capsys, ingest_args(table, landing, hoodie_conf=archival), spark)
     assert code == 0
     days = [f"2026-10-{d:02d}" for d in range(1, 7)]
     for day in days:
         write_source(history / f"dt={day}" / "part-0.parquet", trips(day, range(5), ts=1))
-    code, _ = run(capsys, ["backfill", "--target-base-path", str(table), "--source-path", str(history),
-                           "--start", days[0], "--end", days[-1], *archival], spark)
+    backfill = BackfillSpec(base_path=str(table), source_path=str(history), start=days[0], end=days[-1],
+                            hoodie_conf=archival)
+    code, _ = run(capsys, backfill.to_argv(), spark)
     assert code == 0
     meta = MetaClient.open(table)
     assert first["instant"] not in {i.requested_time for i in meta.timeline()}  # archived
     assert first["instant"] in {i.requested_time for i in meta.archived_timeline()}
 
-    code, idle = run(capsys, ingest_args(table, landing, *archival), NoSpark())
+    code, idle = run(capsys, ingest_args(table, landing, hoodie_conf=archival), NoSpark())
     assert code == 0 and idle["instant"] is None and idle["checkpoint"].endswith(":a.parquet")
     write_source(landing / "b.parquet", trips(DAY1, range(10, 12), ts=1))
-    code, result = run(capsys, ingest_args(table, landing, *archival), spark)
+    code, result = run(capsys, ingest_args(table, landing, hoodie_conf=archival), spark)
     assert code == 0 and result["inserts"] == 2
 
 
@@ -258,15 +270,15 @@ def test_a_non_partitioned_table_from_json_takes_inserts_and_then_deletes_by_key
     rows = [{"id": f"a{i}", "ts": 1, "balance": float(i)} for i in range(20)]
     landing.mkdir()
     (landing / "a.json").write_text("\n".join(json.dumps(r) for r in rows))
-    args = ["--target-base-path", str(table), "--target-table", "accounts", "--record-key-field", "id",
-            "--source-ordering-field", "ts", "--source-format", "json"]
-    code, result = run(capsys, ["ingest", *args, "--source-path", str(landing), "--op", "INSERT"], spark)
+    accounts = {"base_path": str(table), "table_name": "accounts", "record_key_field": "id", "ordering_field": "ts",
+                "source_format": "json"}
+    code, result = run(capsys, IngestSpec(**accounts, source_path=str(landing), operation="INSERT").to_argv(), spark)
     assert code == 0 and (result["operation"], result["inserts"]) == ("INSERT", 20)
     assert MetaClient.open(table).properties.partition_fields == ()
 
     gone.mkdir()  # a delete names records by key only
     (gone / "d.json").write_text("\n".join(json.dumps({"id": f"a{i}"}) for i in range(0, 20, 4)))
-    code, result = run(capsys, ["ingest", *args, "--source-path", str(gone), "--op", "DELETE"], spark)
+    code, result = run(capsys, IngestSpec(**accounts, source_path=str(gone), operation="DELETE").to_argv(), spark)
     assert code == 0 and (result["operation"], result["deletes"]) == ("DELETE", 5)
     kept = sorted((r["id"], r["ts"], r["balance"]) for r in rows if int(r["id"][1:]) % 4)
     columns = ("id", "ts", "balance")
@@ -278,10 +290,7 @@ def test_a_backfill_takes_the_day_from_the_folder_when_the_files_lack_it(spark, 
     for day in (DAY1, DAY2):
         rows = [{k: v for k, v in r.items() if k != "dt"} for r in trips(day, range(3), ts=1)]
         write_source(history / f"dt={day}" / "part-0.parquet", rows, TRIPS.remove(1))
-    code, result = run(capsys, ["backfill", "--target-base-path", str(table), "--target-table", "trips",
-                                "--source-path", str(history), "--record-key-field", "trip_id",
-                                "--partition-path-field", "dt", "--source-ordering-field", "ts",
-                                "--start", DAY1, "--end", DAY2], spark)
+    code, result = run(capsys, trips_args(BackfillSpec, table, history, start=DAY1, end=DAY2), spark)
     assert code == 0 and result["inserts"] == 6
     expected = Model().upsert(trips(DAY1, range(3), ts=1) + trips(DAY2, range(3), ts=1)).expected()
     assert read_hudi_rs(table) == read_spark(spark, table) == expected  # `dt` a string, as in the folder names

@@ -52,5 +52,5 @@ def test_no_jars_at_all_names_the_fetch(tmp_path, monkeypatch):
     monkeypatch.delenv(CLASSPATH_ENV, raising=False)
     monkeypatch.setenv(CACHE_ENV, str(tmp_path / "empty-cache"))
     monkeypatch.setattr(zookeeper_server, "DEBIAN_JARS", tmp_path / "no-debian")
-    with pytest.raises(ConfigError, match="python -m hudi_ops.demo.zookeeper_server fetch"):
+    with pytest.raises(ConfigError, match=r"python -m hudi_ops\.demo\.zookeeper_server fetch"):
         ZookeeperServer(tmp_path / "zk")

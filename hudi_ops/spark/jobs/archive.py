@@ -4,19 +4,19 @@ cleaner's retained commits, a savepoint or a pending plan (Hudi's rules)."""
 
 from __future__ import annotations
 
-import argparse
 import time
 from collections.abc import Callable
 from typing import Any
 
 from hudi_ops.format.meta_client import MetaClient
-from hudi_ops.spark.jobs.result import ServiceResult, since
+from hudi_ops.job_specs import ArchiveSpec
+from hudi_ops.job_specs.results import ServiceResult, since
 from hudi_ops.spark.jobs.write_client import write_client
 
 
-def run(args: argparse.Namespace, options: dict[str, str], spark: Callable[[], Any]) -> ServiceResult:
+def run(spec: ArchiveSpec, options: dict[str, str], spark: Callable[[], Any]) -> ServiceResult:
     started = time.perf_counter()
-    meta = MetaClient.open(args.base_path)
+    meta = MetaClient.open(spec.base_path)
     before = {i.requested_time for i in meta.timeline().completed}
     with write_client(spark(), meta, options) as client:
         client.java.archive()

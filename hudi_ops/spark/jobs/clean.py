@@ -10,7 +10,6 @@ planner skips them. The files and bytes a clean removes are measured from its pl
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import posixpath
 import time
@@ -23,39 +22,40 @@ from hudi_ops.errors import RollbackRaceError
 from hudi_ops.format.instant import Action, State
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.format.plans import CleanerPlan
+from hudi_ops.job_specs import CleanSpec
+from hudi_ops.job_specs.results import ServiceResult, since
 from hudi_ops.read.pending_plans import pending_cleans
 from hudi_ops.spark.jobs.failed_writes import rollback_turn
-from hudi_ops.spark.jobs.result import ServiceResult, since
 from hudi_ops.spark.jobs.write_client import WriteClient, write_client
 
 
-def run(args: argparse.Namespace, options: dict[str, str], spark: Callable[[], Any]) -> ServiceResult:
+def run(spec: CleanSpec, options: dict[str, str], spark: Callable[[], Any]) -> ServiceResult:
     started = time.perf_counter()
-    meta = MetaClient.open(args.base_path)
+    meta = MetaClient.open(spec.base_path)
     policy = HoodieConfig(options).get(CleanConfig.POLICY)  # a policy Hudi lacks is bad input, named here
-    if args.dry_run:
+    if spec.dry_run:
         with write_client(spark(), meta, options) as client:
             files = _planned_files(client)
-        return _result(args, meta, None, "planned", files, started, policy)
-    if args.mode == "execute" and not _pending_cleans(meta):
-        return ServiceResult("clean", args.mode, reason="no pending clean plan", details={"policy": policy},
+        return _result(spec, meta, None, "planned", files, started, policy)
+    if spec.mode == "execute" and not _pending_cleans(meta):
+        return ServiceResult("clean", spec.mode, reason="no pending clean plan", details={"policy": policy},
                              durations_ms=since(started))
     nothing = "the policy keeps every file slice: nothing to clean"
     # scheduling rolls nothing back; executing a clean does first (LAZY)
-    turn = contextlib.nullcontext(None) if args.mode == "schedule" else rollback_turn(meta, options)
+    turn = contextlib.nullcontext(None) if spec.mode == "schedule" else rollback_turn(meta, options)
     try:
         with turn as rollbacks, write_client(spark(), meta, options) as client:
             scheduled = None
-            if args.mode != "execute":
+            if spec.mode != "execute":
                 made = client.java.scheduleTableService(client.none(), _clean_service(client))
                 scheduled = made.get() if made.isPresent() else None
             plans = _pending_cleans(meta)
-            if args.mode == "schedule":
+            if spec.mode == "schedule":
                 if scheduled is None:
-                    return ServiceResult("clean", args.mode, reason=nothing, details={"policy": policy},
+                    return ServiceResult("clean", spec.mode, reason=nothing, details={"policy": policy},
                                          durations_ms=since(started))
                 plan = next(p for i, p in plans if i == scheduled)
-                return _result(args, meta, scheduled, "scheduled", _plan_files(meta, plan), started, policy)
+                return _result(spec, meta, scheduled, "scheduled", _plan_files(meta, plan), started, policy)
             files = [f for _, plan in plans for f in _plan_files(meta, plan)]
             sized = _sizes(meta, files)  # measured before Hudi deletes them
             # runs the pending plans without planning another; with or without one, Hudi's clean also rolls
@@ -64,18 +64,18 @@ def run(args: argparse.Namespace, options: dict[str, str], spark: Callable[[], A
             client.java.clean(False)
     except RollbackRaceError as raced:  # the failed write is rolled back all the same: the clean's aim
         left = [i for i, _ in _pending_cleans(meta)]
-        return ServiceResult("clean", args.mode, outcome="rolled back by another process",
+        return ServiceResult("clean", spec.mode, outcome="rolled back by another process",
                              reason="another process rolled back the failed write this clean was rolling back",
                              warnings=(str(raced), *([f"clean plan(s) {', '.join(left)} still pending: the next "
                                                        "clean runs them"] if left else [])),
                              details={"policy": policy}, durations_ms=since(started))
     warnings = rollbacks.warnings
     if not plans:
-        return ServiceResult("clean", args.mode, reason=nothing, details={"policy": policy},
+        return ServiceResult("clean", spec.mode, reason=nothing, details={"policy": policy},
                              durations_ms=since(started))
     done = meta.timeline()
     left = [i for i, _ in plans if done.completed_instant(i) is None]
-    result = _result(args, meta, plans[-1][0], "completed", files, started, policy, sized)
+    result = _result(spec, meta, plans[-1][0], "completed", files, started, policy, sized)
     still = (f"clean plan(s) {', '.join(left)} still pending",) if left else ()
     return replace(result, warnings=(*warnings, *still))
 
@@ -130,9 +130,9 @@ def _sizes(meta: MetaClient, files: Iterable[str]) -> dict[str, int]:
     return out
 
 
-def _result(args: argparse.Namespace, meta: MetaClient, instant: str | None, outcome: str, files: list[str],
+def _result(spec: CleanSpec, meta: MetaClient, instant: str | None, outcome: str, files: list[str],
             started: float, policy: str | None, sized: dict[str, int] | None = None) -> ServiceResult:
     sized = sized if sized is not None else _sizes(meta, files)
-    return ServiceResult("clean", "dry-run" if args.dry_run else args.mode, instant, outcome, files=len(files),
+    return ServiceResult("clean", "dry-run" if spec.dry_run else spec.mode, instant, outcome, files=len(files),
                          bytes=sum(sized.values()), details={"policy": policy, "files": sorted(files)},
                          durations_ms=since(started))

@@ -20,8 +20,6 @@ from hudi_ops.spark.jobs.target import TargetTable
 from hudi_ops.spark.session import local_mode_options
 
 OPERATION = "hoodie.datasource.write.operation"
-#: the write operations the jobs offer (`--op`), Hudi's names
-OPERATIONS = ("UPSERT", "INSERT", "BULK_INSERT", "DELETE")
 COMMIT_METADATA_PREFIX_KEY = "hoodie.datasource.write.commitmeta.key.prefix"
 
 

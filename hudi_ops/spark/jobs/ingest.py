@@ -7,45 +7,45 @@ ingests a file twice, a run with nothing new makes no commit, and other writers'
 
 from __future__ import annotations
 
-import argparse
 import time
 from collections.abc import Callable
 from typing import Any
 
+from hudi_ops.job_specs import IngestSpec
+from hudi_ops.job_specs.results import JobResult
 from hudi_ops.read.ingest_work import ingest_work
 from hudi_ops.read.pipeline_metadata import INGEST_CHECKPOINT_KEY
 from hudi_ops.sources import position
 from hudi_ops.spark.jobs import hudi_write
 from hudi_ops.spark.jobs.input_schema import check_input_schema
-from hudi_ops.spark.jobs.result import JobResult
 from hudi_ops.spark.jobs.source_frame import arrow_schema, read_source
 from hudi_ops.spark.jobs.table_creation import TableCreation
 from hudi_ops.spark.jobs.target import resolve_target
 from hudi_ops.storage import Storage
 
 
-def run(args: argparse.Namespace, options: dict[str, str], spark: Callable[[], Any]) -> JobResult:
+def run(spec: IngestSpec, options: dict[str, str], spark: Callable[[], Any]) -> JobResult:
     """`spark` starts the session, called only when there is work."""
-    with TableCreation(args.target_base_path, options, args.target_table or "table"):
-        return _ingest(args, options, spark)
+    with TableCreation(spec.base_path, options, spec.table_name or "table"):
+        return _ingest(spec, options, spark)
 
 
-def _ingest(args: argparse.Namespace, options: dict[str, str], spark: Callable[[], Any]) -> JobResult:
+def _ingest(spec: IngestSpec, options: dict[str, str], spark: Callable[[], Any]) -> JobResult:
     started = time.perf_counter()
-    target = resolve_target(args.target_base_path, options, **args.table_flags)
-    source = Storage.for_uri(args.source_path)
-    work = ingest_work(args.target_base_path, source, args.source_format)
+    target = resolve_target(spec.base_path, options, **spec.table_settings())
+    source = Storage.for_uri(spec.source_path)
+    work = ingest_work(spec.base_path, source, spec.source_format)
     if not work.files:
         return JobResult("ingest", checkpoint=work.checkpoint, reason=f"nothing to ingest: {work.describe()}")
-    frame = read_source(spark(), source, work.files, args.source_format, target)
+    frame = read_source(spark(), source, work.files, spec.source_format, target)
     check_input_schema(arrow_schema(frame), target, options, f"the source ({len(work.files)} file(s))",
-                       keys_only=args.op == "DELETE")
+                       keys_only=spec.operation == "DELETE")
     run_id, write_options = hudi_write.write_options(
-        target, args.op, options, job="ingest", extra_metadata={INGEST_CHECKPOINT_KEY: work.next_checkpoint()})
+        target, spec.operation, options, job="ingest", extra_metadata={INGEST_CHECKPOINT_KEY: work.next_checkpoint()})
     prepared = time.perf_counter()
     written = hudi_write.write(spark(), frame, target, write_options, run_id, source.uri)
     done = time.perf_counter()
     result = JobResult("ingest", durations_ms={"prepare": round((prepared - started) * 1000, 1),
                                                "write": round((done - prepared) * 1000, 1),
                                                "total": round((done - started) * 1000, 1)})
-    return result.plus(written, checkpoint=position(work.files[-1]))
+    return result.plus(written.commit, checkpoint=position(work.files[-1]), after_commit=written.after_commit)

@@ -8,7 +8,6 @@ reports what the first did instead of running it again.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import time
 from collections.abc import Callable
@@ -18,15 +17,12 @@ from typing import Any
 from hudi_ops.errors import InvalidInputError, TableServiceError
 from hudi_ops.format.instant import parse_instant_time
 from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.job_specs import PlanServiceSpec
+from hudi_ops.job_specs.results import ServiceResult, since
 from hudi_ops.locks.job_locks import has_zookeeper_lock, plan_lock
 from hudi_ops.read.pending_plans import PendingPlan, pending_plans
 from hudi_ops.read.table_overview import commit_stats_of
-from hudi_ops.spark.jobs.result import ServiceResult, since
 from hudi_ops.spark.jobs.write_client import WriteClient, write_client
-
-MODES = ("schedule", "execute", "scheduleAndExecute")
-#: how long a second executor of a plan waits for the first by default: a long compaction's length
-DEFAULT_PLAN_WAIT_S = 3600.0
 
 
 @dataclass(frozen=True)
@@ -53,40 +49,40 @@ class PlanService:
         getattr(client.java, self.execute_method)(instant, True)
 
 
-def run(service: PlanService, args: argparse.Namespace, options: dict[str, str],
+def run(service: PlanService, spec: PlanServiceSpec, options: dict[str, str],
         spark: Callable[[], Any]) -> ServiceResult:
     started = time.perf_counter()
-    meta = MetaClient.open(args.base_path)
+    meta = MetaClient.open(spec.base_path)
     refusal = service.refuses(meta)
     if refusal:
         raise InvalidInputError(refusal)
-    instant = args.instant_time
-    if args.mode in ("schedule", "scheduleAndExecute"):
+    instant = spec.instant_time
+    if spec.mode in ("schedule", "scheduleAndExecute"):
         if instant is not None:
             _check_new_instant(meta, instant)
         with write_client(spark(), meta, options) as client:
             instant = service.schedule(client, instant)
         if instant is None:
-            return ServiceResult(service.job, args.mode, reason=f"Hudi found nothing to plan for {service.service}",
+            return ServiceResult(service.job, spec.mode, reason=f"Hudi found nothing to plan for {service.service}",
                                  durations_ms=since(started))
-        if args.mode == "schedule":
+        if spec.mode == "schedule":
             plan = _pending(meta, service, instant)
-            return ServiceResult(service.job, args.mode, instant, "scheduled",
+            return ServiceResult(service.job, spec.mode, instant, "scheduled",
                                  file_groups=len(plan.file_groups) if plan else 0, durations_ms=since(started))
-    return _execute(service, meta, options, spark, instant, args, started)
+    return _execute(service, meta, options, spark, instant, spec, started)
 
 
 def _execute(service: PlanService, meta: MetaClient, options: dict[str, str], spark: Callable[[], Any],
-             instant: str | None, args: argparse.Namespace, started: float) -> ServiceResult:
+             instant: str | None, spec: PlanServiceSpec, started: float) -> ServiceResult:
     plans = pending_plans(meta.timeline(), service.service)
     if instant is None:
         if not plans:
-            return ServiceResult(service.job, args.mode, reason=f"no pending {service.service} plan",
+            return ServiceResult(service.job, spec.mode, reason=f"no pending {service.service} plan",
                                  durations_ms=since(started))
         instant = plans[0].instant
     elif instant not in {p.instant for p in plans}:
         if meta.timeline().completed_instant(instant) is not None:
-            return _outcome(service, meta, args, instant, "already completed", started)
+            return _outcome(service, meta, spec, instant, "already completed", started)
         pending = ", ".join(p.instant for p in plans) or "none"
         raise InvalidInputError(f"{meta.base_path} has no pending {service.service} plan {instant} (pending: "
                                 f"{pending}); pass one of them to --instant-time, or none for the oldest")
@@ -94,19 +90,19 @@ def _execute(service: PlanService, meta: MetaClient, options: dict[str, str], sp
     warnings: tuple[str, ...] = ()
     if has_zookeeper_lock(options):
         guard: contextlib.AbstractContextManager[Any] = plan_lock(
-            options, meta.properties.table_name, service.service, instant, args.wait_seconds)
+            options, meta.properties.table_name, service.service, instant, spec.wait_seconds)
     else:
         guard = contextlib.nullcontext()
         warnings = (f"no ZooKeeper lock is configured: nothing stops another executor of {service.service} "
                     f"plan {instant} from running it at the same time",)
     with guard as held:
         if meta.timeline().completed_instant(instant) is not None:  # the executor we waited for ran it
-            return _outcome(service, meta, args, instant, "completed by another run", started, plan, warnings)
+            return _outcome(service, meta, spec, instant, "completed by another run", started, plan, warnings)
         with write_client(spark(), meta, options) as client:
             if held is not None:  # a ZooKeeper session lost while Spark started would let another executor in
                 held.provider.assert_held()
             service.execute(client, instant)
-        return _outcome(service, meta, args, instant, "completed", started, plan, warnings)
+        return _outcome(service, meta, spec, instant, "completed", started, plan, warnings)
 
 
 def _check_new_instant(meta: MetaClient, instant: str) -> None:
@@ -122,7 +118,7 @@ def _pending(meta: MetaClient, service: PlanService, instant: str) -> PendingPla
     return next((p for p in pending_plans(meta.timeline(), service.service) if p.instant == instant), None)
 
 
-def _outcome(service: PlanService, meta: MetaClient, args: argparse.Namespace, instant: str, outcome: str,
+def _outcome(service: PlanService, meta: MetaClient, spec: PlanServiceSpec, instant: str, outcome: str,
              started: float, plan: PendingPlan | None = None, warnings: tuple[str, ...] = ()) -> ServiceResult:
     timeline = meta.timeline()
     done = timeline.completed_instant(instant)
@@ -130,6 +126,6 @@ def _outcome(service: PlanService, meta: MetaClient, args: argparse.Namespace, i
         raise TableServiceError(f"Hudi returned from {service.service} {instant} of {meta.base_path}, "
                                 "but the instant has not completed; see the job's log")
     stats = commit_stats_of(timeline, done)
-    return ServiceResult(service.job, args.mode, instant, outcome,
+    return ServiceResult(service.job, spec.mode, instant, outcome,
                          file_groups=len(plan.file_groups) if plan else stats.files, files=stats.files,
                          bytes=stats.bytes, rows=stats.writes, warnings=warnings, durations_ms=since(started))

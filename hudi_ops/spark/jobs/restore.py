@@ -4,7 +4,6 @@ while a write's heartbeat is alive."""
 
 from __future__ import annotations
 
-import argparse
 import time
 from collections.abc import Callable
 from typing import Any
@@ -12,23 +11,24 @@ from typing import Any
 from hudi_ops.config import HoodieConfig
 from hudi_ops.errors import InvalidInputError
 from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.job_specs import RestoreSpec
+from hudi_ops.job_specs.results import ServiceResult, since
 from hudi_ops.read.service_history import require_savepoint
 from hudi_ops.read.service_work import live_writes
-from hudi_ops.spark.jobs.result import ServiceResult, since
 from hudi_ops.spark.jobs.write_client import write_client
 
 
-def run(args: argparse.Namespace, options: dict[str, str], spark: Callable[[], Any]) -> ServiceResult:
+def run(spec: RestoreSpec, options: dict[str, str], spark: Callable[[], Any]) -> ServiceResult:
     started = time.perf_counter()
-    meta = MetaClient.open(args.base_path)
-    require_savepoint(meta, args.savepoint)
+    meta = MetaClient.open(spec.base_path)
+    require_savepoint(meta, spec.savepoint)
     running = live_writes(meta, HoodieConfig(options))
     if running:
         raise InvalidInputError(f"writes {', '.join(running)} of {meta.base_path} are running (their heartbeat is "
                                 "alive): a restore under them would lose their commits; pause the table's writers "
                                 "and wait for them to end, then restore")
-    later = sorted(i.requested_time for i in meta.timeline().completed_writes() if i.requested_time > args.savepoint)
+    later = sorted(i.requested_time for i in meta.timeline().completed_writes() if i.requested_time > spec.savepoint)
     with write_client(spark(), meta, options) as client:
-        client.java.restoreToSavepoint(args.savepoint)
-    return ServiceResult("restore", instant=args.savepoint, outcome="restored",
+        client.java.restoreToSavepoint(spec.savepoint)
+    return ServiceResult("restore", instant=spec.savepoint, outcome="restored",
                          details={"undone": later}, durations_ms=since(started))

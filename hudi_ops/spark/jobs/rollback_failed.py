@@ -3,7 +3,6 @@ expired (LAZY cleaning of failed writes, the policy of every multi-writer table)
 
 from __future__ import annotations
 
-import argparse
 import time
 from collections.abc import Callable
 from typing import Any
@@ -11,20 +10,21 @@ from typing import Any
 from hudi_ops.config import FailedWritesConfig, HoodieConfig
 from hudi_ops.errors import ConfigError, RollbackRaceError
 from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.job_specs import RollbackFailedSpec
+from hudi_ops.job_specs.results import ServiceResult, since
 from hudi_ops.read.pending_plans import pending_writes
 from hudi_ops.spark.jobs.failed_writes import rollback_turn
-from hudi_ops.spark.jobs.result import ServiceResult, since
 from hudi_ops.spark.jobs.write_client import write_client
 
 
-def run(args: argparse.Namespace, options: dict[str, str], spark: Callable[[], Any]) -> ServiceResult:
+def run(spec: RollbackFailedSpec, options: dict[str, str], spark: Callable[[], Any]) -> ServiceResult:
     started = time.perf_counter()
     policy = HoodieConfig(options).require(FailedWritesConfig.POLICY)
     if policy != "LAZY":  # under EAGER Hudi would roll back every pending write, running ones too
         raise ConfigError(f"rollback-failed rolls back only writes whose heartbeat expired, which needs "
                           f"{FailedWritesConfig.POLICY.name}=LAZY (what every multi-writer table sets; here it is "
                           f"{policy}): pass the table's lock options, or let the next write roll failures back")
-    meta = MetaClient.open(args.base_path)
+    meta = MetaClient.open(spec.base_path)
     before = _pending_writes(meta)
     if not before:
         return ServiceResult("rollback-failed", reason="no pending write", durations_ms=since(started))

@@ -16,9 +16,9 @@ import pyarrow as pa
 from hudi_ops.errors import ConfigError, InvalidInputError, TableNotFoundError
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.format.table_properties import TableProperties
+from hudi_ops.job_specs.writes import TABLE_TYPES
 from hudi_ops.storage import Storage
 
-TABLE_TYPES = ("COPY_ON_WRITE", "MERGE_ON_READ")
 #: Hudi's datasource keys the job sets from the table
 TABLE_NAME = "hoodie.table.name"
 TABLE_TYPE = "hoodie.datasource.write.table.type"
