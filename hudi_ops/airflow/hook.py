@@ -14,7 +14,11 @@ from typing import Any
 
 from airflow.sdk import BaseHook
 
+from hudi_ops.locks.lock_state import lock_state
 from hudi_ops.locks.occ_options import LOCK_WAIT_DEFAULTS, zookeeper_lock_options
+
+#: the lock the Test button looks at when the hook serves no table (the connection's own lock_key wins)
+_TEST_LOCK_KEY = "connection-test"
 
 
 class HudiHook(BaseHook):
@@ -24,7 +28,7 @@ class HudiHook(BaseHook):
     hook_name = "Hudi ZooKeeper lock"
 
     def __init__(
-        self, table_name: str, *, zookeeper_conn_id: str | None = default_conn_name,
+        self, table_name: str = "", *, zookeeper_conn_id: str | None = default_conn_name,
         table_options: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__()
@@ -44,6 +48,22 @@ class HudiHook(BaseHook):
         """Table options, then the lock's (which win: every pipeline of the table must share them)."""
         lock = self.lock_options()
         return {**(LOCK_WAIT_DEFAULTS if lock else {}), **self.table_options, **lock}
+
+    def test_connection(self) -> tuple[bool, str]:
+        """The connection form's Test button: ZooKeeper answers at the connection's address and the
+        lock's znode can be read (Airflow makes the hook with the connection id alone)."""
+        table = self.table_name or _TEST_LOCK_KEY
+        try:
+            options = HudiHook(table, zookeeper_conn_id=self.zookeeper_conn_id).lock_options()
+        except Exception as e:
+            return False, str(e)
+        if not options:
+            return False, "no ZooKeeper connection id: nothing to test"
+        url = options["hoodie.write.lock.zookeeper.url"]
+        state = lock_state(options, table)
+        if state.error:
+            return False, f"ZooKeeper at {url} did not answer: {state.error}"
+        return True, f"ZooKeeper at {url} answered; {state.describe()}"
 
     @classmethod
     def get_ui_field_behaviour(cls) -> dict[str, Any]:

@@ -65,6 +65,8 @@ class Platform:
         self.airflow = LocalAirflow(self.home / "airflow", dags_folder=REPO / "dags", plugins_folder=REPO / "plugins",
                                     port=port, triggerer=True, env={
                                         TABLES_CONFIG_ENV: str(self.tables_config),
+                                        # the connection form's Test button (HudiHook.test_connection)
+                                        "AIRFLOW__CORE__TEST_CONNECTION": "Enabled",
                                         "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps(
                                             {"conn_type": "spark", "host": "local[2]"}),
                                     })

@@ -54,3 +54,16 @@ def test_a_zookeeper_that_does_not_answer_is_shown_not_raised(monkeypatch):
     state = lock_state("t", "hudi_zookeeper_down")
     assert state.error and "lock state unknown" in state.describe()
     assert time.monotonic() - started < 10  # a page does not wait out a writer's lock timeout
+
+
+def test_the_connection_forms_test_button_reaches_zookeeper_or_says_why_not(zookeeper_connection, zookeeper,
+                                                                            monkeypatch):
+    # Airflow makes the hook from the connection id alone
+    ok, message = HudiHook(zookeeper_conn_id=HudiHook.default_conn_name).test_connection()
+    assert ok and message.startswith(f"ZooKeeper at {zookeeper.url} answered") and message.endswith(": free")
+    monkeypatch.setenv("AIRFLOW_CONN_HUDI_ZOOKEEPER_DOWN", json.dumps(
+        {"conn_type": "hudi_zookeeper", "host": "127.0.0.1", "port": free_port()}))
+    ok, message = HudiHook(zookeeper_conn_id="hudi_zookeeper_down").test_connection()
+    assert not ok and "did not answer" in message
+    ok, message = HudiHook(zookeeper_conn_id="no_such_connection").test_connection()
+    assert not ok and "no_such_connection" in message
