@@ -1,4 +1,5 @@
-"""DAGs from a tables config (YAML): per table an ingest DAG and a parameterised backfill DAG.
+"""DAGs from a tables config (YAML, hudi_ops.airflow.tables_config): per table an ingest DAG and a
+parameterised backfill DAG.
 
     tables:
       trips:
@@ -39,11 +40,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 from airflow.sdk import DAG, AssetOrTimeSchedule, CronTriggerTimetable, Param
 
-from hudi_ops.airflow.airflow_api import DEFAULT_CONN_ID as AIRFLOW_API_CONN_ID
-from hudi_ops.airflow.hook import HudiHook
 from hudi_ops.airflow.operators import HudiBackfillOperator, HudiIngestOperator, table_asset
 from hudi_ops.airflow.service_operators import (
     HudiArchiveOperator,
@@ -51,6 +49,13 @@ from hudi_ops.airflow.service_operators import (
     HudiClusteringOperator,
     HudiCompactionOperator,
     HudiRestoreOperator,
+)
+from hudi_ops.airflow.tables_config import (
+    ServicesConfig,
+    TableConfig,
+    TablesConfig,
+    parse_tables_config,
+    read_tables_config,
 )
 from hudi_ops.airflow.writer_pause import PauseWritersOperator, UnpauseWritersOperator, WritersIdleSensor
 from hudi_ops.config import INLINE_SERVICE_OFF
@@ -70,26 +75,12 @@ def tables_config_path(dags_folder: str | Path) -> Path:
     return Path(os.environ.get(TABLES_CONFIG_ENV) or Path(dags_folder) / "tables.yaml")
 
 
-def read_tables_config(path: str | Path) -> Mapping[str, Any]:
-    try:
-        config = yaml.safe_load(Path(path).read_text())
-    except (OSError, yaml.YAMLError) as e:
-        raise ConfigError(f"cannot read the tables config {path}: {e}") from e
-    return config or {}
-
-
-def _tables(config: Mapping[str, Any], origin: str) -> Mapping[str, Any]:
-    tables = config.get("tables")
-    if not isinstance(tables, Mapping) or not tables:
-        raise ConfigError(f"{origin} has no `tables:` mapping; add one entry per table")
-    return tables
-
-
 INGEST_DAG_PREFIX, BACKFILL_DAG_PREFIX, SERVICES_DAG_PREFIX, RESTORE_DAG_PREFIX = (
     "hudi_ingest__", "hudi_backfill__", "hudi_services__", "hudi_restore__")
 SERVICES = ("compaction", "clustering", "clean")
 #: what the services DAG runs besides: archival, in one place (INLINE_SERVICE_OFF)
 ARCHIVE = "archive"
+DEFAULT_PARALLELISM = 0  # Hudi's choice, from the input
 
 
 def ingest_dag_id(table: str) -> str:
@@ -131,77 +122,50 @@ class TableEntry:
     clean_conf: Mapping[str, str]  # the options its cleans run with: what the next one removes
 
 
-def table_entries(config: Mapping[str, Any], *, origin: str = "tables config") -> dict[str, TableEntry]:
-    return {t.name: TableEntry(t.name, t.entry["base_path"], t.zookeeper_conn_id, t.clean_conf())
-            for t in _table_specs(config, origin)}
+def table_entries(config: TablesConfig, *, origin: str = "tables config") -> dict[str, TableEntry]:
+    return {name: TableEntry(name, t.config.base_path, t.config.zookeeper_conn_id, t.clean_conf())
+            for name, t in _tables(config, origin).items()}
 
 
 def dags_from_file(path: str | Path) -> dict[str, DAG]:
     return dags_from_config(read_tables_config(path), origin=str(path))
 
 
-def _table_specs(config: Mapping[str, Any], origin: str) -> list[_Table]:
-    defaults = dict(config.get("defaults") or {})
-    specs = []
-    for name, table in _tables(config, origin).items():
-        if table is not None and not isinstance(table, Mapping):
-            raise ConfigError(f"table {name!r} in {origin} is a {type(table).__name__}, not a mapping of settings")
-        specs.append(_Table(str(name), {**defaults, **(table or {})}, origin))
-    return specs
-
-
-def dags_from_config(config: Mapping[str, Any], *, origin: str = "tables config") -> dict[str, DAG]:
+def dags_from_config(config: TablesConfig | Mapping[str, Any], *, origin: str = "tables config") -> dict[str, DAG]:
+    """The DAGs of every table; `config` is the model or its YAML data (checked here)."""
+    model = config if isinstance(config, TablesConfig) else parse_tables_config(config, origin)
     dags: dict[str, DAG] = {}
-    for spec in _table_specs(config, origin):
-        for dag in (spec.ingest_dag(), spec.backfill_dag(), spec.services_dag(), spec.restore_dag()):
+    for table in _tables(model, origin).values():
+        for dag in (table.ingest_dag(), table.backfill_dag(), table.services_dag(), table.restore_dag()):
             if dag is not None:
                 dags[dag.dag_id] = dag
     return dags
 
 
+def _tables(config: TablesConfig, origin: str) -> dict[str, _Table]:
+    return {name: _Table(name, table, origin) for name, table in config.tables.items()}
+
+
 class _Table:
-    def __init__(self, name: str, entry: Mapping[str, Any], origin: str) -> None:
-        self.name, self.entry, self.origin = name, entry, origin
-        for key in ("base_path", "record_key"):
-            if not entry.get(key):
-                raise ConfigError(f"table {name!r} in {origin} lacks `{key}`")
+    def __init__(self, name: str, config: TableConfig, origin: str) -> None:
+        self.name, self.config, self.origin = name, config, origin
+        self.services = config.services or ServicesConfig()
 
-    @property
-    def zookeeper_conn_id(self) -> str | None:
-        return self.entry.get("zookeeper_conn_id", HudiHook.default_conn_name)
-
-    @property
-    def services(self) -> Mapping[str, Any]:
-        services = self.entry.get("services") or {}
-        if not isinstance(services, Mapping):
-            raise ConfigError(f"`services` of table {self.name!r} in {self.origin} is not a mapping; "
-                              f"give some of {', '.join(SERVICES)} (and a schedule)")
-        unknown = set(services) - {*SERVICES, ARCHIVE, "schedule"}
-        if unknown:
-            raise ConfigError(f"unknown service(s) {', '.join(sorted(unknown))} for table {self.name!r} in "
-                              f"{self.origin}; use {', '.join(SERVICES)}")
-        if "compaction" in services and self.entry.get("table_type") != "MERGE_ON_READ":
-            raise ConfigError(f"table {self.name!r} in {self.origin} has a compaction service but no "
-                              "`table_type: MERGE_ON_READ`: only MERGE_ON_READ tables have logs to compact")
-        return services
+    def has_services_dag(self) -> bool:
+        return bool(self.services.runs)
 
     def clean_conf(self) -> dict[str, str]:
         """The options of the services DAG's clean, else of the writers' inline cleans."""
-        return {k: str(v) for k, v in {**dict(self.entry.get("hoodie_conf") or {}),
-                                       **dict(self.services.get("clean") or {})}.items()}
-
-    def has_services_dag(self) -> bool:
-        return any(s in self.services for s in SERVICES)
+        return {**self.config.hoodie_conf, **(self.services.clean or {})}
 
     def writer_conf(self) -> dict[str, str]:
         """The table's options for its writers; services the services DAG runs are off inline (a writer
         running a plan inline would not take the plan's lock), archival too when there is that DAG."""
-        return self._inline_off(dict(self.entry.get("hoodie_conf") or {}), "its writers")
+        return self._inline_off(dict(self.config.hoodie_conf), "its writers")
 
     def _inline_off(self, conf: dict[str, str], whose: str) -> dict[str, str]:
-        for service in (*SERVICES, ARCHIVE):
-            if service not in self.services and not (service == ARCHIVE and self.has_services_dag()):
-                continue
+        off = [*self.services.runs, *((ARCHIVE,) if self.has_services_dag() else ())]
+        for service in off:
             for key, value in INLINE_SERVICE_OFF[service].items():
                 if str(conf.get(key, value)).lower() != value:
                     raise ConfigError(f"table {self.name!r} in {self.origin} runs {service} in its services DAG "
@@ -210,54 +174,53 @@ class _Table:
         return conf
 
     def _job_args(self) -> dict[str, Any]:
-        e = self.entry
-        return {"base_path": e["base_path"], "table_name": self.name, "zookeeper_conn_id": self.zookeeper_conn_id,
-                "conn_id": e.get("spark_conn_id", "spark_default"), "conf": dict(e.get("spark_conf") or {})}
+        c = self.config
+        return {"base_path": c.base_path, "table_name": self.name, "zookeeper_conn_id": c.zookeeper_conn_id,
+                "conn_id": c.spark_conn_id, "conf": dict(c.spark_conf)}
 
     def _operator_args(self) -> dict[str, Any]:
-        e = self.entry
+        c = self.config
         return {
-            **self._job_args(), "record_key_field": e["record_key"],
-            "partition_path_field": e.get("partition_field"), "ordering_field": e.get("ordering_field"),
-            "table_type": e.get("table_type"),  # None: the table's own (COPY_ON_WRITE when it is new)
+            **self._job_args(), "record_key_field": c.record_key, "partition_path_field": c.partition_field,
+            "ordering_field": c.ordering_field,
+            "table_type": c.table_type,  # None: the table's own (COPY_ON_WRITE when it is new)
         }
 
     def ingest_dag(self) -> DAG | None:
-        ingest = self.entry.get("ingest")
-        if not ingest:
+        ingest = self.config.ingest
+        if ingest is None:
             return None
         with DAG(
-            ingest_dag_id(self.name), schedule=ingest.get("schedule"), max_active_runs=1, catchup=False,
-            tags=["hudi", self.name], doc_md=f"Ingests new files of `{ingest['source_path']}` into `{self.name}`.",
+            ingest_dag_id(self.name), schedule=ingest.schedule, max_active_runs=1, catchup=False,
+            tags=["hudi", self.name], doc_md=f"Ingests new files of `{ingest.source_path}` into `{self.name}`.",
         ) as dag:
             HudiIngestOperator(
-                task_id="ingest", source_path=ingest["source_path"],
-                source_format=ingest.get("source_format", "parquet"), operation=ingest.get("operation", "UPSERT"),
-                hoodie_conf=self.writer_conf(), **self._operator_args(),
+                task_id="ingest", source_path=ingest.source_path, source_format=ingest.source_format,
+                operation=ingest.operation, hoodie_conf=self.writer_conf(), **self._operator_args(),
             )
         return dag
 
     def backfill_dag(self) -> DAG | None:
-        backfill = self.entry.get("backfill")
-        if not backfill:
+        backfill = self.config.backfill
+        if backfill is None:
             return None
-        source = backfill.get("source_path")
+        source = backfill.source_path
         hoodie_conf = self.writer_conf()
+        parallelism = backfill.parallelism if backfill.parallelism is not None else \
+            int(hoodie_conf.get(PARALLELISM_KEYS[0], DEFAULT_PARALLELISM))
         params = {
             "start": Param(type="string", format="date", description="first dt=YYYY-MM-DD partition"),
             "end": Param(type="string", format="date", description="last dt=YYYY-MM-DD partition"),
-            "operation": Param(backfill.get("operation", "UPSERT"), type="string", enum=list(OPERATIONS)),
+            "operation": Param(backfill.operation, type="string", enum=list(OPERATIONS)),
             "source_path": Param(source, type="string", minLength=1) if source else
             Param(type="string", minLength=1, description="folder holding the dt=YYYY-MM-DD partitions"),
-            "source_format": Param(backfill.get("source_format", "parquet"), type="string",
-                                   enum=list(SOURCE_FORMATS)),
-            "parallelism": Param(
-                int(backfill.get("parallelism", hoodie_conf.get(PARALLELISM_KEYS[0], 0))), type="integer",
-                minimum=0, description="shuffle parallelism of the writes (0: Hudi's choice, from the input)"),
+            "source_format": Param(backfill.source_format, type="string", enum=list(SOURCE_FORMATS)),
+            "parallelism": Param(parallelism, type="integer", minimum=0,
+                                 description="shuffle parallelism of the writes (0: Hudi's choice, from the input)"),
         }
         conf = {**hoodie_conf, **dict.fromkeys(PARALLELISM_KEYS, "{{ params.parallelism }}")}
         with DAG(
-            backfill_dag_id(self.name), schedule=None, max_active_runs=int(backfill.get("max_active_runs", 4)),
+            backfill_dag_id(self.name), schedule=None, max_active_runs=backfill.max_active_runs,
             catchup=False, params=params, tags=["hudi", self.name, "backfill"],
             doc_md=f"Backfills `{self.name}` from dt=YYYY-MM-DD source partitions, one commit per day.",
         ) as dag:
@@ -272,34 +235,34 @@ class _Table:
         services = self.services
         if not self.has_services_dag():
             return None
-        base_conf = self._inline_off(dict(self.entry.get("hoodie_conf") or {}), "its services")
+        base_conf = self._inline_off(dict(self.config.hoodie_conf), "its services")
         args = {**self._job_args(), "pool": services_pool(self.name)}
-        asset = table_asset(self.entry["base_path"])
-        cron = services.get("schedule")
+        asset = table_asset(self.config.base_path)
+        cron = services.schedule
         schedule = AssetOrTimeSchedule(timetable=CronTriggerTimetable(cron, timezone="UTC"), assets=[asset]) \
             if cron else [asset]
         with DAG(
             services_dag_id(self.name), schedule=schedule, max_active_runs=1, catchup=False,
             tags=["hudi", self.name, "services"],
-            doc_md=f"Hudi's table services on `{self.name}`: {', '.join(s for s in SERVICES if s in services)}; "
+            doc_md=f"Hudi's table services on `{self.name}`: {', '.join(services.runs)}; "
                    "after every commit of its writers" + (f" and on `{cron}`" if cron else "") + ".",
         ) as dag:
             executed = []
             for service, operator in (("compaction", HudiCompactionOperator), ("clustering", HudiClusteringOperator)):
-                if service in services:
-                    conf = {**base_conf, **dict(services[service] or {})}
+                if service in services.runs:
+                    conf = {**base_conf, **getattr(services, service)}
                     schedule_task = operator(task_id=f"schedule_{service}", mode="schedule", hoodie_conf=conf, **args)
                     execute_task = operator(task_id=f"execute_{service}", mode="execute", hoodie_conf=conf,
                                             plan_task_id=schedule_task.task_id, trigger_rule="none_failed", **args)
                     schedule_task >> execute_task
                     executed.append(execute_task)
-            if "clean" in services:
+            if services.clean is not None:
                 clean = HudiCleanOperator(task_id="clean", hoodie_conf=self._inline_off(self.clean_conf(), "its clean"),
                                           trigger_rule="none_failed", **args)
                 executed >> clean  # cleans after compaction and clustering, which leave old slices behind
                 executed = [clean]
             archive = HudiArchiveOperator(task_id="archive", trigger_rule="none_failed", **args,
-                                          hoodie_conf={**base_conf, **dict(services.get(ARCHIVE) or {})})
+                                          hoodie_conf={**self.config.hoodie_conf, **(services.archive or {})})
             executed >> archive  # last: it keeps what the clean's policy still needs
         return dag
 
@@ -308,20 +271,15 @@ class _Table:
         services = self.has_services_dag()
         return [dag_id for section, dag_id in (("ingest", ingest_dag_id(self.name)),
                                                ("backfill", backfill_dag_id(self.name)))
-                if self.entry.get(section)] + ([services_dag_id(self.name)] if services else [])
+                if getattr(self.config, section) is not None] + ([services_dag_id(self.name)] if services else [])
 
     def restore_dag(self) -> DAG | None:
         writers = self.writer_dag_ids()
         if not writers:
             return None
-        restore = self.entry.get("restore") or {}
-        wait = restore.get("wait_timeout_minutes", 60) if isinstance(restore, Mapping) else None
-        if not isinstance(restore, Mapping) or set(restore) - {"wait_timeout_minutes"} \
-                or not isinstance(wait, int | float) or isinstance(wait, bool) or wait <= 0:
-            raise ConfigError(f"`restore` of table {self.name!r} in {self.origin} must be a mapping with at most "
-                              f"`wait_timeout_minutes`, a positive number; got {restore!r}")
-        api = {"airflow_api_conn_id": self.entry.get("airflow_api_conn_id", AIRFLOW_API_CONN_ID)}
-        base_path = self.entry["base_path"]
+        wait = self.config.restore.wait_timeout_minutes
+        api = {"airflow_api_conn_id": self.config.airflow_api_conn_id}
+        base_path = self.config.base_path
         params = {"savepoint": Param(type="string", pattern="^[0-9]{14}([0-9]{3})?$",
                                      description="the savepoint to restore to (`hudi-ops savepoints` lists them)")}
         with DAG(
@@ -333,10 +291,9 @@ class _Table:
             pause = PauseWritersOperator(task_id="pause_writers", writer_dag_ids=writers, **api)
             wait = WritersIdleSensor(
                 task_id="wait_for_writers", writer_dag_ids=writers, base_path=base_path,
-                hoodie_conf=dict(self.entry.get("hoodie_conf") or {}),
-                timeout=60 * float(wait), **api)
+                hoodie_conf=dict(self.config.hoodie_conf), timeout=60 * wait, **api)
             run = HudiRestoreOperator(task_id="restore", savepoint="{{ params.savepoint }}",
-                                      hoodie_conf=dict(self.entry.get("hoodie_conf") or {}), **self._job_args())
+                                      hoodie_conf=dict(self.config.hoodie_conf), **self._job_args())
             unpause = UnpauseWritersOperator(task_id="unpause_writers", pause_task_id=pause.task_id,
                                              work_task_id=run.task_id, base_path=base_path, **api)
             pause >> wait >> run >> unpause

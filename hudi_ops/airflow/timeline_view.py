@@ -25,12 +25,12 @@ from hudi_ops.airflow.dag_factory import (
     TableEntry,
     backfill_dag_id,
     ingest_dag_id,
-    read_tables_config,
     table_entries,
     table_of_dag,
     tables_config_path,
 )
 from hudi_ops.airflow.lock_state import table_lock_state
+from hudi_ops.airflow.tables_config import read_tables_config
 from hudi_ops.airflow.timeline_chart import timeline_svg
 from hudi_ops.errors import HudiOpsError
 from hudi_ops.locks.lock_state import LockState

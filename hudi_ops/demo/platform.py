@@ -23,7 +23,8 @@ from pathlib import Path
 import yaml
 
 from hudi_ops.airflow.airflow_api import AirflowApiError
-from hudi_ops.airflow.dag_factory import TABLES_CONFIG_ENV, read_tables_config, services_pool, table_entries
+from hudi_ops.airflow.dag_factory import TABLES_CONFIG_ENV, services_pool, table_entries
+from hudi_ops.airflow.tables_config import read_tables_config
 from hudi_ops.demo.local_airflow import LocalAirflow
 from hudi_ops.demo.zookeeper_server import ZookeeperServer, require_zookeeper
 from hudi_ops.errors import ConfigError

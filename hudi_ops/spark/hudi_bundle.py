@@ -27,7 +27,7 @@ RELEASES = ("1.1.1", "1.2.0")
 #: 1.2.0 fails a metadata-table append in any JVM that read the metadata table's log blocks before its
 #: first append (its first compaction, every 10 commits): `ArrayIndexOutOfBoundsException` in
 #: `HoodieMetadataPayload.getInsertValue`, whose fast path compares schemas by identity while 1.2.0's
-#: write handles intern them in a second cache (README, "Versions").
+#: write handles intern them in a second cache (docs/versions.md).
 DEFAULT_RELEASE = "1.1.1"
 
 JARS_ENV = "HUDI_OPS_HUDI_JARS"

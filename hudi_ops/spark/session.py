@@ -24,7 +24,7 @@ _HUDI_DATASOURCE = "org.apache.hudi.DefaultSource"
 #: (`HoodieMetadataPayload.getInsertValue`), but its write handles intern a parsed copy in another
 #: cache; in a JVM whose first metadata-table compaction parsed the schema before the class was
 #: loaded, every later append fails (`ArrayIndexOutOfBoundsException`, apache/hudi#19559). Loading it
-#: first fixes the driver's JVM, which is the executors' in local mode (README, "Versions").
+#: first fixes the driver's JVM, which is the executors' in local mode (docs/versions.md).
 _METADATA_PAYLOAD = "org.apache.hudi.metadata.HoodieMetadataPayload"
 EMBEDDED_TIMELINE_SERVER = "hoodie.embed.timeline.server"
 

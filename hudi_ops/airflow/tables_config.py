@@ -1,0 +1,168 @@
+"""The tables config (`tables.yaml`) as a typed model: what the DAG factory, the timeline view and `make up`
+read. Its fields are the README's config reference; a bad entry fails with the table, the key and the fix.
+
+    defaults: {spark_conn_id: spark_default, zookeeper_conn_id: hudi_zookeeper_default, ...}
+    tables:
+      trips: {base_path: ..., record_key: ..., ingest: {...}, backfill: {...}, services: {...}, restore: {...}}
+
+`defaults` holds any table key; a table's own value wins.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from hudi_ops.errors import ConfigError
+from hudi_ops.job_specs.writes import OPERATIONS, TABLE_TYPES
+from hudi_ops.sources import SOURCE_FORMATS
+
+SourceFormat = Literal[tuple(SOURCE_FORMATS)]  # type: ignore[valid-type]
+Operation = Literal[OPERATIONS]  # type: ignore[valid-type]
+TableType = Literal[TABLE_TYPES]  # type: ignore[valid-type]
+
+
+def _as_text(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): v if isinstance(v, str) else str(v).lower() if isinstance(v, bool) else str(v)
+                for k, v in value.items()}
+    return value
+
+
+#: `hoodie.*` (or Spark) options: YAML numbers and booleans are taken as the text Hudi reads
+Options = Annotated[dict[str, str], BeforeValidator(_as_text)]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class IngestConfig(_Section):
+    """The `hudi_ingest__<table>` DAG: new files of `source_path`, one run at a time."""
+
+    source_path: str = Field(min_length=1, description="the landing folder the ingest reads")
+    source_format: SourceFormat = "parquet"
+    schedule: str | None = Field(None, description="a cron expression or preset; none: triggered only")
+    operation: Operation = "UPSERT"
+
+
+class BackfillConfig(_Section):
+    """The `hudi_backfill__<table>` DAG, triggered with a window of `dt=YYYY-MM-DD` folders."""
+
+    source_path: str | None = Field(None, description="the folder of dt= folders; none: a Param each run")
+    source_format: SourceFormat = "parquet"
+    operation: Operation = "UPSERT"
+    max_active_runs: int = Field(4, gt=0, description="backfill runs at once")
+    parallelism: int | None = Field(None, ge=0, description="shuffle parallelism (0: Hudi's choice)")
+
+
+class ServicesConfig(_Section):
+    """The `hudi_services__<table>` DAG: each service's hoodie.* options; it archives after the others."""
+
+    schedule: str | None = None
+    compaction: Options | None = None
+    clustering: Options | None = None
+    clean: Options | None = None
+    archive: Options | None = None
+
+    @field_validator("compaction", "clustering", "clean", "archive", mode="before")
+    @classmethod
+    def _empty_is_on(cls, value: Any) -> Any:
+        return {} if value is None else value  # `clustering:` with nothing after it turns the service on
+
+    @property
+    def runs(self) -> tuple[str, ...]:
+        """The services configured, of compaction, clustering and clean."""
+        return tuple(s for s in ("compaction", "clustering", "clean") if getattr(self, s) is not None)
+
+
+class RestoreConfig(_Section):
+    wait_timeout_minutes: float = Field(60, gt=0, description="how long the restore waits for writers to stop")
+
+
+class TableConfig(_Section):
+    """One table of the config."""
+
+    base_path: str = Field(min_length=1, description="the table's folder or URI")
+    record_key: str = Field(min_length=1, description="the record key field(s), comma-separated")
+    partition_field: str | None = None
+    ordering_field: str | None = None
+    table_type: TableType | None = Field(None, description="none: the table's own, COPY_ON_WRITE for a new one")
+    hoodie_conf: Options = Field(default_factory=dict)
+    ingest: IngestConfig | None = None
+    backfill: BackfillConfig | None = None
+    services: ServicesConfig | None = None
+    restore: RestoreConfig = Field(default_factory=RestoreConfig)
+    spark_conn_id: str = "spark_default"
+    spark_conf: Options = Field(default_factory=dict)
+    zookeeper_conn_id: str | None = "hudi_zookeeper_default"
+    airflow_api_conn_id: str = "hudi_ops_airflow_api"
+
+    @model_validator(mode="after")
+    def _compaction_needs_logs(self) -> TableConfig:
+        if self.services and self.services.compaction is not None and self.table_type != "MERGE_ON_READ":
+            raise ValueError("a compaction service needs `table_type: MERGE_ON_READ`: only MERGE_ON_READ tables "
+                             "have logs to compact")
+        return self
+
+
+class TablesConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tables: dict[str, TableConfig] = Field(min_length=1)
+
+
+def parse_tables_config(raw: Mapping[str, Any] | None, origin: str = "tables config") -> TablesConfig:
+    """The config from its YAML data; bad entries raise ConfigError naming the table, the key and the fix."""
+    raw = raw or {}
+    if not isinstance(raw, Mapping) or not isinstance(raw.get("tables"), Mapping) or not raw["tables"]:
+        raise ConfigError(f"{origin} has no `tables:` mapping; add one entry per table")
+    unknown = set(raw) - {"tables", "defaults"}
+    if unknown:
+        raise ConfigError(f"{origin} has unknown top-level key(s) {', '.join(sorted(unknown))}; "
+                          "use `tables:` and `defaults:`")
+    defaults = raw.get("defaults") or {}
+    tables = {}
+    for name, table in raw["tables"].items():
+        if table is not None and not isinstance(table, Mapping):
+            raise ConfigError(f"table {name!r} in {origin} is a {type(table).__name__}, not a mapping of settings")
+        try:
+            tables[str(name)] = TableConfig.model_validate({**defaults, **(table or {})})
+        except ValidationError as e:
+            raise ConfigError(f"table {name!r} in {origin}: {_describe(e)}") from None
+    return TablesConfig(tables=tables)
+
+
+def read_tables_config(path: str | Path) -> TablesConfig:
+    try:
+        raw = yaml.safe_load(Path(path).read_text())
+    except (OSError, yaml.YAMLError) as e:
+        raise ConfigError(f"cannot read the tables config {path}: {e}") from e
+    return parse_tables_config(raw, str(path))
+
+
+def _describe(error: ValidationError) -> str:
+    out = []
+    for e in error.errors():
+        where = ".".join(str(p) for p in e["loc"])
+        given = f" (given: {e['input']!r})" if e["type"] not in ("missing", "value_error") else ""
+        if e["type"] == "extra_forbidden":
+            out.append(f"unknown key `{where}`; see 'Adding a table' in the README")
+        elif e["type"] == "missing":
+            out.append(f"`{where}` is missing; add it")
+        else:
+            message = e["msg"].removeprefix("Value error, ")
+            out.append(f"`{where}`: {message}{given}" if where else message)
+    return "; ".join(out)

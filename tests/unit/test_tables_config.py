@@ -1,0 +1,63 @@
+"""The tables config as a typed model: the repo's example parses, YAML's numbers and booleans become the
+text Hudi reads, defaults fill every table, and a bad entry names the table, the key and the fix."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from hudi_ops.airflow.tables_config import parse_tables_config, read_tables_config
+from hudi_ops.errors import ConfigError
+
+REPO = Path(__file__).resolve().parents[2]
+TABLE = {"base_path": "/data/trips", "record_key": "trip_id"}
+
+
+def test_the_repos_example_config_parses():
+    trips = read_tables_config(REPO / "dags" / "tables.yaml").tables["trips"]
+    assert (trips.record_key, trips.partition_field, trips.ordering_field) == ("uuid", "city", "ts")
+    assert trips.services is not None and trips.services.runs == ("clustering", "clean")
+    assert trips.backfill is not None and trips.backfill.max_active_runs == 4
+
+
+def test_options_are_text_and_defaults_fill_every_table():
+    config = parse_tables_config({
+        "defaults": {"spark_conn_id": "spark_cluster", "spark_conf": {"spark.executor.cores": 2}},
+        "tables": {"trips": {**TABLE, "hoodie_conf": {"hoodie.metadata.enable": True, "hoodie.keep.max.commits": 40},
+                             "services": {"clustering": None, "clean": {"hoodie.cleaner.commits.retained": 10}}},
+                   "rides": {**TABLE, "spark_conn_id": "spark_local"}}})
+    trips, rides = config.tables["trips"], config.tables["rides"]
+    assert trips.hoodie_conf == {"hoodie.metadata.enable": "true", "hoodie.keep.max.commits": "40"}
+    assert trips.spark_conn_id == "spark_cluster" and rides.spark_conn_id == "spark_local"  # a table's own wins
+    assert trips.spark_conf == {"spark.executor.cores": "2"}
+    assert trips.services.runs == ("clustering", "clean")  # `clustering:` with nothing after it turns it on
+    assert trips.services.clean == {"hoodie.cleaner.commits.retained": "10"}
+    assert (trips.zookeeper_conn_id, trips.restore.wait_timeout_minutes) == ("hudi_zookeeper_default", 60)
+
+
+@pytest.mark.parametrize(("table", "message"), [
+    ({"base_path": "/t"}, "table 'trips' in tables.yaml: `record_key` is missing; add it"),
+    ({**TABLE, "ingest": {"source_path": "/in", "source_format": "orc"}},
+     "`ingest.source_format`: Input should be 'parquet', 'json' or 'csv' (given: 'orc')"),
+    ({**TABLE, "ingest": {"source_format": "json"}}, "`ingest.source_path` is missing; add it"),
+    ({**TABLE, "backfill": {"operation": "MERGE"}}, "`backfill.operation`: Input should be 'UPSERT'"),
+    ({**TABLE, "backfill": {"max_active_runs": 0}}, "`backfill.max_active_runs`: Input should be greater than 0"),
+    ({**TABLE, "table_type": "cow"}, "`table_type`: Input should be 'COPY_ON_WRITE' or 'MERGE_ON_READ'"),
+    ({**TABLE, "recordkey": "id"}, "unknown key `recordkey`; see 'Adding a table' in the README"),
+    ({**TABLE, "restore": {"wait_timeout_minutes": -5}},
+     "`restore.wait_timeout_minutes`: Input should be greater than 0 (given: -5)"),
+])
+def test_a_bad_entry_names_the_table_the_key_and_the_fix(table, message):
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        parse_tables_config({"tables": {"trips": table}}, "tables.yaml")
+
+
+def test_a_config_without_tables_or_with_stray_keys_says_so(tmp_path):
+    with pytest.raises(ConfigError, match="has no `tables:` mapping"):
+        parse_tables_config({"defaults": {}}, "tables.yaml")
+    with pytest.raises(ConfigError, match=re.escape("unknown top-level key(s) table")):
+        parse_tables_config({"tables": {"trips": TABLE}, "table": {}}, "tables.yaml")
+    with pytest.raises(ConfigError, match="cannot read the tables config"):
+        read_tables_config(tmp_path / "missing.yaml")
