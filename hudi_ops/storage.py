@@ -78,6 +78,11 @@ class Storage:
         except OSError as e:
             raise StorageError(f"cannot read {self.uri_of(rel)}: {e}") from e
 
+    def mtime_ms(self, rel: str) -> int:
+        """When the file or folder at `rel` last changed; 0 when there is none."""
+        info = self.fs.get_file_info(self.full_path(rel))
+        return _mtime_ms(info) if info.type != pafs.FileType.NotFound else 0
+
     def delete_dir(self, rel: str) -> None:
         """Remove the folder and everything in it (only for what no commit refers to)."""
         try:

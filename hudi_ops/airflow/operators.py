@@ -24,8 +24,16 @@ from airflow.sdk.exceptions import AirflowException, AirflowFailException, Airfl
 
 from hudi_ops.airflow.hook import HudiHook
 from hudi_ops.airflow.spark_submit import HudiSparkSubmitHook
-from hudi_ops.errors import EXIT_BAD_INPUT, EXIT_CONFLICT, EXIT_LOCK_TIMEOUT, HudiOpsError, InvalidInputError
-from hudi_ops.job_specs import BackfillSpec, IngestSpec, JobSpec, WriteSpec
+from hudi_ops.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_CONFLICT,
+    EXIT_LOCK_TIMEOUT,
+    ClusteringUpdateConflictError,
+    HudiOpsError,
+    InvalidInputError,
+    WriteConflictError,
+)
+from hudi_ops.job_specs import BackfillSpec, IngestSpec, JobFailure, JobResult, JobSpec, ServiceResult, WriteSpec
 from hudi_ops.read.ingest_work import ingest_work
 from hudi_ops.spark.hudi_bundle import hudi_jars
 from hudi_ops.spark.session import HUDI_SESSION_CONF
@@ -69,6 +77,7 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         self.zookeeper_conn_id = zookeeper_conn_id
         self.user_jars = kwargs.get("jars")  # Hudi's go in front of them when the task runs
         self._hudi_hook: HudiSparkSubmitHook | None = None
+        self._spec: JobSpec | None = None  # the run's, once `prepare` made it
 
     def job_options(self) -> dict[str, str]:
         return HudiHook(self.table_name, zookeeper_conn_id=self.zookeeper_conn_id,
@@ -95,7 +104,7 @@ class HudiSparkJobOperator(SparkSubmitOperator):
             raise AirflowException(f"cannot tell whether there is work, retried with backoff: {e}") from e
         if idle:
             raise AirflowSkipException(idle)
-        self.spec = spec
+        self._spec = spec
         self.application_args = spec.to_argv()
         self.env_vars = {**_python_env(), **(self.env_vars or {})}
         self.jars = ",".join([*jars, *([self.user_jars] if self.user_jars else [])])
@@ -107,7 +116,8 @@ class HudiSparkJobOperator(SparkSubmitOperator):
             super().execute(context)
         except AirflowException as e:
             raise self._failure(e) from e
-        result = self._submit_hook().result
+        outcome = self._submit_hook().outcome
+        result = outcome.to_dict() if isinstance(outcome, JobResult | ServiceResult) else None
         self.announce(context, result or {})
         return result
 
@@ -116,20 +126,22 @@ class HudiSparkJobOperator(SparkSubmitOperator):
 
     def _failure(self, error: AirflowException) -> AirflowException:
         hook = self._submit_hook()
-        code, message = hook.returncode, (hook.result or {}).get("message", str(error))
+        failure = hook.outcome if isinstance(hook.outcome, JobFailure) else None
+        code, message = hook.returncode, failure.message if failure else str(error)
         if code == EXIT_BAD_INPUT:
             return AirflowFailException(f"bad input (exit {code}), not retried: {message}")
         if code in (EXIT_CONFLICT, EXIT_LOCK_TIMEOUT):
             # exit 3: a write conflict, or another job doing the same thing (a plan, a rollback, a new table)
-            error = (hook.result or {}).get("error")
-            what = "lock timeout" if code == EXIT_LOCK_TIMEOUT else "write conflict" \
-                if error in (None, "WriteConflictError", "ClusteringUpdateConflictError") else "concurrent job"
+            conflict = failure is None or failure.error in (WriteConflictError.__name__,
+                                                             ClusteringUpdateConflictError.__name__)
+            what = "lock timeout" if code == EXIT_LOCK_TIMEOUT else "write conflict" if conflict else "concurrent job"
             return AirflowException(f"{what} (exit {code}), retried with backoff: {message}")
         return error
 
     def _get_hook(self) -> HudiSparkSubmitHook:
         hook = super()._get_hook()
         hook.__class__ = HudiSparkSubmitHook  # the provider builds it from many private fields
+        hook.spec = self._spec
         self._hudi_hook = hook
         return hook
 

@@ -8,7 +8,6 @@ running; spark-submit therefore starts in its own session, and `on_kill` signals
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import subprocess
@@ -17,12 +16,15 @@ from typing import Any
 
 from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
 
+from hudi_ops.job_specs import JobFailure, JobResult, JobSpec, ServiceResult
+
 KILL_GRACE_S = 15
 
 
 class HudiSparkSubmitHook(SparkSubmitHook):
     returncode: int | None = None
-    result: dict[str, Any] | None = None  # the job's final JSON line
+    spec: JobSpec | None = None  # the job it runs, which reads the job's final JSON line
+    outcome: JobResult | ServiceResult | JobFailure | None = None  # what that line said
 
     def submit(self, application: str = "", **kwargs: Any) -> str | None:
         kwargs.setdefault("start_new_session", True)
@@ -40,12 +42,8 @@ class HudiSparkSubmitHook(SparkSubmitHook):
 
     def _remember_result(self, lines: Iterable[str]) -> Iterator[str]:
         for line in lines:
-            text = line.strip()
-            if text.startswith("{") and text.endswith("}"):
-                with contextlib.suppress(ValueError):
-                    parsed = json.loads(text)
-                    if isinstance(parsed, dict) and "job" in parsed:
-                        self.result = parsed
+            if self.spec is not None and (outcome := self.spec.parse_result(line)) is not None:
+                self.outcome = outcome
             yield line
 
     def on_kill(self) -> None:

@@ -25,6 +25,8 @@ from pydantic import (
     model_validator,
 )
 
+from hudi_ops.airflow.airflow_api import DEFAULT_CONN_ID as AIRFLOW_API_CONN_ID
+from hudi_ops.airflow.hook import HudiHook
 from hudi_ops.errors import ConfigError
 from hudi_ops.job_specs.writes import OPERATIONS, TABLE_TYPES
 from hudi_ops.sources import SOURCE_FORMATS
@@ -35,6 +37,8 @@ TableType = Literal[TABLE_TYPES]  # type: ignore[valid-type]
 
 
 def _as_text(value: Any) -> Any:
+    if value is None:  # `hoodie_conf:` with nothing after it
+        return {}
     if isinstance(value, Mapping):
         return {str(k): v if isinstance(v, str) else str(v).lower() if isinstance(v, bool) else str(v)
                 for k, v in value.items()}
@@ -43,6 +47,20 @@ def _as_text(value: Any) -> Any:
 
 #: `hoodie.*` (or Spark) options: YAML numbers and booleans are taken as the text Hudi reads
 Options = Annotated[dict[str, str], BeforeValidator(_as_text)]
+
+
+def _upper(value: Any) -> Any:
+    return value.strip().upper() if isinstance(value, str) else value
+
+
+def _none_if_blank(value: Any) -> Any:
+    return None if isinstance(value, str) and not value.strip() else value
+
+
+#: Hudi's enums, in any case, as the Spark jobs take them
+Upper = BeforeValidator(_upper)
+#: a field named as "" means none, as an absent one
+Blank = BeforeValidator(_none_if_blank)
 
 
 class _Section(BaseModel):
@@ -55,7 +73,7 @@ class IngestConfig(_Section):
     source_path: str = Field(min_length=1, description="the landing folder the ingest reads")
     source_format: SourceFormat = "parquet"
     schedule: str | None = Field(None, description="a cron expression or preset; none: triggered only")
-    operation: Operation = "UPSERT"
+    operation: Annotated[Operation, Upper] = "UPSERT"
 
 
 class BackfillConfig(_Section):
@@ -63,7 +81,7 @@ class BackfillConfig(_Section):
 
     source_path: str | None = Field(None, description="the folder of dt= folders; none: a Param each run")
     source_format: SourceFormat = "parquet"
-    operation: Operation = "UPSERT"
+    operation: Annotated[Operation, Upper] = "UPSERT"
     max_active_runs: int = Field(4, gt=0, description="backfill runs at once")
     parallelism: int | None = Field(None, ge=0, description="shuffle parallelism (0: Hudi's choice)")
 
@@ -97,24 +115,29 @@ class TableConfig(_Section):
 
     base_path: str = Field(min_length=1, description="the table's folder or URI")
     record_key: str = Field(min_length=1, description="the record key field(s), comma-separated")
-    partition_field: str | None = None
-    ordering_field: str | None = None
-    table_type: TableType | None = Field(None, description="none: the table's own, COPY_ON_WRITE for a new one")
+    partition_field: Annotated[str | None, Blank] = None
+    ordering_field: Annotated[str | None, Blank] = None
+    table_type: Annotated[TableType | None, Upper, Blank] = Field(
+        None, description="none: the table's own, COPY_ON_WRITE for a new one")
     hoodie_conf: Options = Field(default_factory=dict)
     ingest: IngestConfig | None = None
     backfill: BackfillConfig | None = None
     services: ServicesConfig | None = None
-    restore: RestoreConfig = Field(default_factory=RestoreConfig)
+    restore: Annotated[RestoreConfig, BeforeValidator(lambda v: {} if v is None else v)] = Field(
+        default_factory=RestoreConfig)
     spark_conn_id: str = "spark_default"
     spark_conf: Options = Field(default_factory=dict)
-    zookeeper_conn_id: str | None = "hudi_zookeeper_default"
-    airflow_api_conn_id: str = "hudi_ops_airflow_api"
+    zookeeper_conn_id: str | None = HudiHook.default_conn_name
+    airflow_api_conn_id: str = AIRFLOW_API_CONN_ID
 
     @model_validator(mode="after")
-    def _compaction_needs_logs(self) -> TableConfig:
+    def _services_that_can_run(self) -> TableConfig:
         if self.services and self.services.compaction is not None and self.table_type != "MERGE_ON_READ":
             raise ValueError("a compaction service needs `table_type: MERGE_ON_READ`: only MERGE_ON_READ tables "
                              "have logs to compact")
+        if self.services and self.services.archive is not None and not self.services.runs:
+            raise ValueError("`services.archive` sets the services DAG's archive task, and that DAG runs only with "
+                             "one of compaction, clustering or clean; add one, or drop `archive`")
         return self
 
 

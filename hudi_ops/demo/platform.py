@@ -127,9 +127,7 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as e:
         print(f"make up: {e}", file=sys.stderr)
         return 2
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
+    stop = stop_signals()
     print(f"starting ZooKeeper and Airflow in {home} ...", flush=True)
     with platform:
         _ready(platform)
@@ -141,6 +139,15 @@ def main(argv: list[str] | None = None) -> int:
         print("stopping ...", flush=True)
     print("stopped", flush=True)
     return 0
+
+
+def stop_signals() -> threading.Event:
+    """An event set by Ctrl-C (SIGINT), SIGTERM or a closed terminal (SIGHUP): what ends a platform left
+    up. Its components run in sessions of their own, so none of these reaches them but through us."""
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda *_: stop.set())
+    return stop
 
 
 def _ready(platform: Platform) -> None:

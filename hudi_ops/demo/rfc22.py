@@ -26,10 +26,8 @@ import argparse
 import json
 import logging
 import shutil
-import signal
 import sys
 import tempfile
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -42,6 +40,7 @@ import yaml
 
 from hudi_ops.airflow.dag_factory import backfill_dag_id, ingest_dag_id, services_dag_id, services_pool
 from hudi_ops.demo.local_airflow import LocalAirflow
+from hudi_ops.demo.platform import stop_signals
 from hudi_ops.demo.zookeeper_server import ZookeeperServer, require_zookeeper
 from hudi_ops.errors import ConfigError
 from hudi_ops.format.instant import Action
@@ -296,13 +295,6 @@ def _failure_reason(log: str) -> str:
     return "failed (see the task log)"
 
 
-def _until_interrupted() -> None:
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
-    stop.wait()
-
-
 # -- printing -------------------------------------------------------------------------------------
 
 def print_report(report: Report, say: Callable[[str], None] = print) -> None:
@@ -371,7 +363,7 @@ def main(argv: list[str]) -> int:
             if args.up:
                 print(f"\nAirflow stays up on {airflow.url} (log in as {airflow.USER} / {airflow.password}); "
                       "Ctrl-C stops it", flush=True)
-                _until_interrupted()
+                stop_signals().wait()
         return 0 if report.ok else 1
     finally:
         zookeeper.stop()

@@ -24,7 +24,7 @@ from kazoo.client import KazooClient
 
 from hudi_ops.demo.ports import free_port
 from hudi_ops.errors import ConfigError
-from hudi_ops.maven import MavenArtifact, fetch_with_dependencies, fetched, jars_dir
+from hudi_ops.maven import MavenArtifact, fetch_with_dependencies, fetched, jars_command, jars_dir
 
 CLASSPATH_ENV = "HUDI_OPS_ZOOKEEPER_CLASSPATH"
 MAIN_CLASS = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
@@ -161,17 +161,8 @@ class ZookeeperServer:
 
 
 def main(argv: list[str]) -> int:
-    try:
-        if argv == ["fetch"]:
-            fetch_with_dependencies(SERVER_ARTIFACTS, maven_jars_dir())
-        elif argv:
-            print("usage: python -m hudi_ops.demo.zookeeper_server [fetch]", file=sys.stderr)
-            return 2
-        print(require_zookeeper())
-        return 0
-    except ConfigError as e:
-        print(f"hudi_ops.demo.zookeeper_server: error: {e}", file=sys.stderr)
-        return 2
+    return jars_command(argv, "hudi_ops.demo.zookeeper_server",
+                        lambda: fetch_with_dependencies(SERVER_ARTIFACTS, maven_jars_dir()), require_zookeeper)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from hudi_ops.errors import ConfigError
-from hudi_ops.maven import MavenArtifact, fetch_jar, jars_dir
+from hudi_ops.maven import MavenArtifact, fetch_jar, jars_command, jars_dir
 
 #: The Spark line of the bundle; pyspark in pyproject.toml is pinned to a release of it.
 SPARK_LINE = "3.5"
@@ -73,17 +73,7 @@ def fetch() -> Path:
 
 
 def main(argv: list[str]) -> int:
-    try:
-        if argv[:1] == ["fetch"]:
-            fetch()
-        elif argv:
-            print("usage: python -m hudi_ops.spark.hudi_bundle [fetch]", file=sys.stderr)
-            return 2
-        print(",".join(hudi_jars()))
-        return 0
-    except ConfigError as e:
-        print(f"hudi_ops.spark.hudi_bundle: error: {e}", file=sys.stderr)
-        return 2
+    return jars_command(argv, "hudi_ops.spark.hudi_bundle", fetch, lambda: ",".join(hudi_jars()))
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ everything it started."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import re
@@ -66,6 +67,17 @@ def _started_by(marker: str) -> set[int]:
     return out
 
 
+def _alive(pids: set[int]) -> set[int]:
+    out = set()
+    for pid in pids:
+        try:
+            if "zombie" not in Path(f"/proc/{pid}/status").read_text(errors="replace"):
+                out.add(pid)
+        except OSError:  # gone
+            pass
+    return out
+
+
 def test_make_up_serves_the_example_tables_dags_on_loopback_and_stops_everything_on_sigint(tmp_path):
     port = free_port()
     env = {k: v for k, v in os.environ.items() if k != TABLES_CONFIG_ENV}
@@ -99,11 +111,15 @@ def test_make_up_serves_the_example_tables_dags_on_loopback_and_stops_everything
         _until(lines, r"^stopped$", 5, seen)
         assert not _listening(port) and not _listening(zookeeper_port)
         deadline = time.monotonic() + 10
-        while left := {p for p in started if Path(f"/proc/{p}").exists()
-                       and "zombie" not in Path(f"/proc/{p}/status").read_text(errors="replace")}:
+        while left := _alive(started | _started_by(marker)):
             assert time.monotonic() < deadline, f"processes left running after Ctrl-C: {left}"
             time.sleep(0.5)
-    finally:
+    finally:  # whatever failed above: nothing of it may outlive the test
         if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+            process.send_signal(signal.SIGINT)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=60)
+        for pid in _alive(_started_by(marker) | {process.pid}):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        process.wait()

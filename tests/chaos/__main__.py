@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from hudi_ops.demo.zookeeper_server import ZookeeperServer
-from tests.chaos.run import ChaosFailure, ChaosRun, ChaosSize
+from tests.chaos.run import DURING_COMMIT, ChaosFailure, ChaosRun, ChaosSize
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -47,6 +47,10 @@ def main(argv: list[str] | None = None) -> int:
         if session is not None:
             session.stop()
         zookeeper.stop()
+    if not figures.kills[DURING_COMMIT]:  # Hudi logs it otherwise than COMMIT_LOCK_TAKEN expects, say
+        print(f"chaos run with seed {seed} FAILED: no kill landed during a commit: {dict(figures.kills)}",
+              file=sys.stderr, flush=True)
+        return 1
     print(json.dumps({"chaos": "passed", **figures.to_dict()}), flush=True)
     return 0
 

@@ -129,7 +129,9 @@ class Running:
 class Figures:
     seed: int
     jobs: int = 0
+    #: writers: batches found committed on the timeline at the end; services: completed plans and cleans
     commits: Counter[str] = field(default_factory=Counter)
+    done: Counter[str] = field(default_factory=Counter)  # writers' batches whose job has succeeded
     tries: dict[str, list[int]] = field(default_factory=lambda: defaultdict(list))
     kills: Counter[str] = field(default_factory=Counter)
     retried: Counter[str] = field(default_factory=Counter)  # by the error's class
@@ -197,13 +199,6 @@ class ChaosRun:
             t.join()
         if self._failure is not None:
             raise self._failure
-        made = self.figures.commits
-        short = {p: made[p] for p in ("ingest", *WINDOWS) if made[p] < self.size.commits}
-        if self.figures.commits["services"] < self.size.services_needed:
-            short["services"] = self.figures.commits["services"]
-        if short:
-            raise ChaosFailure(f"pipelines made fewer commits than the run asks ({self.size.commits} per writer, "
-                               f"{self.size.services_needed} of the services): {short}")
         self._finish(spark())
         self.figures.seconds = time.monotonic() - started
         return self.figures
@@ -343,7 +338,7 @@ class ChaosRun:
             if code == 0:
                 if pipeline != "services":
                     with self._mutex:
-                        self.figures.commits[pipeline] += 1
+                        self.figures.done[pipeline] += 1
                         self.figures.tries[pipeline].append(tries)
                 return result
             if code not in RETRYABLE:
@@ -392,9 +387,14 @@ class ChaosRun:
 
     def _await_commit_lock(self, victim: Running) -> bool:
         """Wait until the victim has taken the table lock to commit (Hudi logs it); False when it ended first."""
+        seen, tail = 0, ""
         while not self._stop.is_set() and victim.job.process.poll() is None:
-            with contextlib.suppress(OSError):
-                if COMMIT_LOCK_TAKEN.search(victim.job.log.read_text(errors="replace")):
+            with contextlib.suppress(OSError), victim.job.log.open("rb") as log:
+                log.seek(seen)
+                new = log.read()
+                seen += len(new)
+                tail = tail[-200:] + new.decode(errors="replace")  # a line may arrive in two reads
+                if COMMIT_LOCK_TAKEN.search(tail):
                     return True
             time.sleep(0.02)
         return False
@@ -432,7 +432,7 @@ class ChaosRun:
         restarts = self.size.zookeeper_restarts
         total = self.size.commits * (1 + len(WINDOWS))
         for n in range(1, restarts + 1):
-            while sum(self.figures.commits[p] for p in ("ingest", *WINDOWS)) < total * n / (restarts + 1):
+            while sum(self.figures.done[p] for p in ("ingest", *WINDOWS)) < total * n / (restarts + 1):
                 if self._stop.wait(0.5):
                     return
             self.zookeeper.stop()
@@ -509,6 +509,15 @@ class ChaosRun:
         never = sorted(set(self.batches) - self.committed)
         if never:
             raise ChaosFailure(f"batches whose jobs succeeded have no commit: {never}")
+        made = self.figures.commits
+        for pipeline in ("ingest", *WINDOWS):
+            made[pipeline] = sum(1 for b in self.committed if b.startswith(pipeline + "-"))
+        short = {p: made[p] for p in ("ingest", *WINDOWS) if made[p] < self.size.commits}
+        if made["services"] < self.size.services_needed:
+            short["services"] = made["services"]
+        if short:
+            raise ChaosFailure(f"pipelines made fewer commits than the run asks ({self.size.commits} per writer, "
+                               f"{self.size.services_needed} of the services): {short}")
         for rows in self.batches.values():
             self.model.upsert(rows)
         expected = self.model.expected(COLUMNS)

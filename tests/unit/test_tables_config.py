@@ -48,6 +48,7 @@ def test_options_are_text_and_defaults_fill_every_table():
     ({**TABLE, "recordkey": "id"}, "unknown key `recordkey`; see 'Adding a table' in the README"),
     ({**TABLE, "restore": {"wait_timeout_minutes": -5}},
      "`restore.wait_timeout_minutes`: Input should be greater than 0 (given: -5)"),
+    ({**TABLE, "services": {"archive": {}}}, "`services.archive` sets the services DAG's archive task"),
 ])
 def test_a_bad_entry_names_the_table_the_key_and_the_fix(table, message):
     with pytest.raises(ConfigError, match=re.escape(message)):
@@ -61,3 +62,14 @@ def test_a_config_without_tables_or_with_stray_keys_says_so(tmp_path):
         parse_tables_config({"tables": {"trips": TABLE}, "table": {}}, "tables.yaml")
     with pytest.raises(ConfigError, match="cannot read the tables config"):
         read_tables_config(tmp_path / "missing.yaml")
+
+
+def test_what_users_write_loosely_means_what_they_meant():
+    config = parse_tables_config({"tables": {"trips": {
+        **TABLE, "table_type": "merge_on_read", "partition_field": "", "hoodie_conf": None, "restore": None,
+        "ingest": {"source_path": "/in", "operation": "upsert"}, "backfill": {"operation": " bulk_insert "}}}})
+    trips = config.tables["trips"]
+    assert (trips.table_type, trips.ingest.operation, trips.backfill.operation) == \
+        ("MERGE_ON_READ", "UPSERT", "BULK_INSERT")  # Hudi's enums in any case, as the jobs take them
+    assert trips.partition_field is None  # "" is no partition field, not an empty one
+    assert trips.hoodie_conf == {} and trips.restore.wait_timeout_minutes == 60  # an empty section is the default

@@ -64,10 +64,10 @@ def run(spec: CleanSpec, options: dict[str, str], spark: Callable[[], Any]) -> S
             client.java.clean(False)
     except RollbackRaceError as raced:  # the failed write is rolled back all the same: the clean's aim
         left = [i for i, _ in _pending_cleans(meta)]
+        still = [f"clean plan(s) {', '.join(left)} still pending: the next clean runs them"] if left else []
         return ServiceResult("clean", spec.mode, outcome="rolled back by another process",
                              reason="another process rolled back the failed write this clean was rolling back",
-                             warnings=(str(raced), *([f"clean plan(s) {', '.join(left)} still pending: the next "
-                                                       "clean runs them"] if left else [])),
+                             warnings=(*(rollbacks.warnings if rollbacks else ()), str(raced), *still),
                              details={"policy": policy}, durations_ms=since(started))
     warnings = rollbacks.warnings
     if not plans:
