@@ -23,15 +23,20 @@ REPO = Path(__file__).resolve().parents[2]
 TABLE_DAGS = {"hudi_ingest__trips", "hudi_backfill__trips", "hudi_services__trips", "hudi_restore__trips"}
 
 
-def _lines(process: subprocess.Popen[str]) -> queue.Queue[str]:
+def _lines(process: subprocess.Popen[str]) -> tuple[queue.Queue[str], threading.Thread]:
+    """The process's output lines as they come, and the thread that reads them (it ends, closing the pipe,
+    when the process has exited)."""
     out: queue.Queue[str] = queue.Queue()
 
     def pump() -> None:
-        for line in process.stdout or ():
-            out.put(line.rstrip("\n"))
+        assert process.stdout is not None
+        with process.stdout:
+            for line in process.stdout:
+                out.put(line.rstrip("\n"))
 
-    threading.Thread(target=pump, daemon=True).start()
-    return out
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+    return out, reader
 
 
 def _until(lines: queue.Queue[str], pattern: str, timeout_s: float, seen: list[str]) -> re.Match[str]:
@@ -86,7 +91,7 @@ def test_make_up_serves_the_example_tables_dags_on_loopback_and_stops_everything
     process = subprocess.Popen(
         [sys.executable, "-m", "hudi_ops.demo.platform", "--port", str(port), "--home", str(tmp_path / "up")],
         cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
-    lines, seen = _lines(process), []
+    (lines, reader), seen = _lines(process), []
     try:
         up = _until(lines, r"Airflow is up: (http://127\.0\.0\.1:\d+)  \(log in as admin / (\S+);", 300, seen)
         url, password = up.groups()
@@ -123,3 +128,4 @@ def test_make_up_serves_the_example_tables_dags_on_loopback_and_stops_everything
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         process.wait()
+        reader.join(timeout=10)
