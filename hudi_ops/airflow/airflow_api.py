@@ -3,21 +3,32 @@
 An Airflow 3 task has no access to the metadata database, so pausing a table's writer DAGs and
 watching their runs (the restore DAG) goes through the api-server, as a user would. The API's
 address and a user come from an Airflow connection (`hudi_ops_airflow_api`: host, port, login,
-password; schema `https` for TLS); the user gets a JWT from `/auth/token`, as the UI's login does.
+password; schema `https` for TLS), which `AirflowApiHook` owns; the user gets a JWT from
+`/auth/token`, as the UI's login does. A call the api-server could not take just now (no answer, or
+429, 502, 503, 504: it restarts or is busy) is tried again a few times with backoff.
 """
 
 from __future__ import annotations
 
 import json
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Sequence
 from typing import Any
 
+from airflow.sdk import BaseHook
+from airflow.sdk.exceptions import AirflowNotFoundException
+
 from hudi_ops.errors import HudiOpsError
 
 DEFAULT_CONN_ID = "hudi_ops_airflow_api"
+#: answers that say "not now" rather than "no"
+RETRY_STATUSES = frozenset({429, 502, 503, 504})
+RETRIES = 4
+BACKOFF_S = 0.5
+MAX_BACKOFF_S = 8.0
 #: task instances an executor has or runs: they go on even once their DAG is paused
 ACTIVE_TASK_STATES = ("queued", "running", "restarting", "deferred")
 
@@ -26,32 +37,31 @@ class AirflowApiError(HudiOpsError):
     """The api-server could not be reached, or refused a call."""
 
 
+class _NotNow(AirflowApiError):
+    """The api-server did not take the call just now: worth another try."""
+
+
 class AirflowApi:
     def __init__(self, url: str, username: str | None = None, password: str | None = None, *,
-                 timeout_s: float = 60.0) -> None:
+                 timeout_s: float = 60.0, retries: int = RETRIES) -> None:
         self.url, self.username, self.password, self.timeout_s = url.rstrip("/"), username, password, timeout_s
+        self.retries = retries
         self._token: str | None = None
 
-    @classmethod
-    def from_connection(cls, conn_id: str = DEFAULT_CONN_ID) -> AirflowApi:
-        from airflow.sdk import BaseHook
-        from airflow.sdk.exceptions import AirflowNotFoundException
+    def call(self, method: str, path: str, body: Any = None, *, auth: bool = True,
+             retries: int | None = None) -> Any:
+        """The answer's JSON; `retries` (default the client's) more tries, with backoff, when not now."""
+        tries = 1 + (self.retries if retries is None else retries)
+        for attempt in range(tries):
+            try:
+                return self._call(method, path, body, auth)
+            except _NotNow as e:
+                if attempt + 1 == tries:
+                    raise AirflowApiError(f"{e} (after {tries} tries)") from e
+                time.sleep(min(BACKOFF_S * 2 ** attempt, MAX_BACKOFF_S))
+        raise AssertionError("unreachable")
 
-        try:
-            conn = BaseHook.get_connection(conn_id)
-        except AirflowNotFoundException as e:
-            raise AirflowApiError(
-                f"no Airflow connection {conn_id}: add one (e.g. AIRFLOW_CONN_{conn_id.upper()}='{{\"conn_type\": "
-                f"\"http\", \"host\": \"...\", \"port\": 8080, \"login\": \"...\", \"password\": \"...\"}}') with "
-                "the api-server's address and a user who may pause DAGs") from e
-        if not conn.host:
-            raise AirflowApiError(f"connection {conn_id} has no host: set it to the api-server's address "
-                                  "(host, port, login and password of a user who may pause DAGs)")
-        scheme = conn.schema or "http"
-        host = conn.host if "://" in conn.host else f"{scheme}://{conn.host}"
-        return cls(f"{host}:{conn.port}" if conn.port else host, conn.login, conn.password)
-
-    def call(self, method: str, path: str, body: Any = None, *, auth: bool = True) -> Any:
+    def _call(self, method: str, path: str, body: Any, auth: bool) -> Any:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if auth:
             headers["Authorization"] = f"Bearer {self.token()}"
@@ -62,10 +72,10 @@ class AirflowApi:
                 payload = response.read().decode()
         except urllib.error.HTTPError as e:
             with e:
-                raise AirflowApiError(f"{method} {path}: HTTP {e.code} "
-                                      f"{e.read().decode(errors='replace')[:1000]}") from e
-        except OSError as e:
-            raise AirflowApiError(f"{method} {self.url}{path}: {e}") from e
+                kind = _NotNow if e.code in RETRY_STATUSES else AirflowApiError
+                raise kind(f"{method} {path}: HTTP {e.code} {e.read().decode(errors='replace')[:1000]}") from e
+        except OSError as e:  # no answer: refused, reset, timed out
+            raise _NotNow(f"{method} {self.url}{path}: {e}") from e
         try:
             return json.loads(payload or "null")
         except ValueError as e:
@@ -103,3 +113,33 @@ class AirflowApi:
 
 def _quote(part: str) -> str:
     return urllib.parse.quote(part, safe="")
+
+
+class AirflowApiHook(BaseHook):
+    """The `hudi_ops_airflow_api` connection (type http: host, port, login, password; schema `https` for
+    TLS) and a client of the api-server it names."""
+
+    conn_name_attr = "airflow_api_conn_id"
+    default_conn_name = DEFAULT_CONN_ID
+    conn_type = "http"
+    hook_name = "Airflow REST API (hudi-ops)"
+
+    def __init__(self, airflow_api_conn_id: str = DEFAULT_CONN_ID) -> None:
+        super().__init__()
+        self.airflow_api_conn_id = airflow_api_conn_id
+
+    def get_conn(self) -> AirflowApi:
+        conn_id = self.airflow_api_conn_id
+        try:
+            conn = self.get_connection(conn_id)
+        except AirflowNotFoundException as e:
+            raise AirflowApiError(
+                f"no Airflow connection {conn_id}: add one (e.g. AIRFLOW_CONN_{conn_id.upper()}='{{\"conn_type\": "
+                f"\"http\", \"host\": \"...\", \"port\": 8080, \"login\": \"...\", \"password\": \"...\"}}') with "
+                "the api-server's address and a user who may pause DAGs") from e
+        if not conn.host:
+            raise AirflowApiError(f"connection {conn_id} has no host: set it to the api-server's address "
+                                  "(host, port, login and password of a user who may pause DAGs)")
+        scheme = conn.schema or "http"
+        host = conn.host if "://" in conn.host else f"{scheme}://{conn.host}"
+        return AirflowApi(f"{host}:{conn.port}" if conn.port else host, conn.login, conn.password)

@@ -17,7 +17,7 @@ from typing import Any
 from airflow.sdk import BaseOperator, BaseSensorOperator
 from airflow.sdk.exceptions import AirflowFailException
 
-from hudi_ops.airflow.airflow_api import DEFAULT_CONN_ID, AirflowApi
+from hudi_ops.airflow.airflow_api import DEFAULT_CONN_ID, AirflowApiHook
 from hudi_ops.config import HoodieConfig
 from hudi_ops.errors import TableNotFoundError
 from hudi_ops.format.meta_client import MetaClient
@@ -34,7 +34,7 @@ class PauseWritersOperator(BaseOperator):
         self.writer_dag_ids, self.airflow_api_conn_id = list(writer_dag_ids), airflow_api_conn_id
 
     def execute(self, context: Any) -> list[str]:
-        api = AirflowApi.from_connection(self.airflow_api_conn_id)
+        api = AirflowApiHook(self.airflow_api_conn_id).get_conn()
         paused: list[str] = []
         try:
             for dag_id in self.writer_dag_ids:
@@ -64,7 +64,7 @@ class WritersIdleSensor(BaseSensorOperator):
         self.hoodie_conf, self.airflow_api_conn_id = dict(hoodie_conf or {}), airflow_api_conn_id
 
     def poke(self, context: Any) -> bool:
-        api = AirflowApi.from_connection(self.airflow_api_conn_id)
+        api = AirflowApiHook(self.airflow_api_conn_id).get_conn()
         active = {d: tasks for d in self.writer_dag_ids if (tasks := api.active_tasks(d))}
         if active:
             self.log.info("writer tasks still at work: %s", active)
@@ -98,7 +98,7 @@ class UnpauseWritersOperator(BaseOperator):
                 f"the restore {', '.join(unfinished)} of {self.base_path} did not complete, so the writers "
                 f"{', '.join(paused) or '(none paused by this run)'} stay paused; run the restore again, "
                 "then unpause them in the UI")
-        api = AirflowApi.from_connection(self.airflow_api_conn_id)
+        api = AirflowApiHook(self.airflow_api_conn_id).get_conn()
         for dag_id in paused:
             api.set_paused(dag_id, False)
             self.log.info("unpaused %s", dag_id)

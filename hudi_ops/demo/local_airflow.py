@@ -118,7 +118,7 @@ class LocalAirflow:
                 if proc.poll() is not None:
                     raise AirflowError(f"the {name} exited with {proc.returncode}:\n{self.log_tail(name)}")
             try:
-                health = self.api("GET", "/api/v2/monitor/health", auth=False)
+                health = self.client.call("GET", "/api/v2/monitor/health", auth=False, retries=0)  # we poll
                 if all(health.get(c, {}).get("status") == "healthy"
                        for c in ("metadatabase", "scheduler", "dag_processor",
                                  *(("triggerer",) if self.triggerer else ()))):
