@@ -165,7 +165,9 @@ class ChaosRun:
     def __init__(self, workdir: Path, zookeeper: Any, seed: int, size: ChaosSize) -> None:
         self.work, self.zookeeper, self.size = Path(workdir), zookeeper, size
         # one generator per thread, so that a seed repeats each pipeline's data and the chaos's schedule
-        self.rng = {name: random.Random(f"{seed}:{name}") for name in (*PIPELINES, "killer", "snapshots", "zookeeper")}
+        # (backoff jitter has its own: how often a job is retried must not change the data of later batches)
+        self.rng = {name: random.Random(f"{seed}:{name}")
+                    for name in (*PIPELINES, "killer", "snapshots", "zookeeper", "backoff")}
         self.table = self.work / TABLE
         self.logs = self.work / "logs"
         self.logs.mkdir(parents=True, exist_ok=True)
@@ -345,7 +347,9 @@ class ChaosRun:
                 raise ChaosFailure(f"{pipeline} {batch} exited {code}: {result.get('message')} (log {log})")
             with self._mutex:
                 self.figures.retried[result.get("error", "?")] += 1
-            self._abort.wait(min(8.0, 0.5 * 2 ** tries) * self.rng[pipeline].uniform(0.5, 1.0))  # backoff, jitter
+            with self._mutex:
+                jitter = self.rng["backoff"].uniform(0.5, 1.0)
+            self._abort.wait(min(8.0, 0.5 * 2 ** tries) * jitter)  # backoff, jitter
         raise ChaosFailure(f"{pipeline} {batch} did not succeed in {self.size.max_tries} tries: starved")
 
     def _kill_all(self) -> None:
@@ -551,9 +555,12 @@ class ChaosRun:
     def _check_committed_files_exist(self) -> None:
         meta = MetaClient.open(self.table)
         timeline = meta.timeline()
+        # the archiver moves cleans to the archived timeline while the commits they cleaned may stay active
+        cleans = [timeline.read_bytes(inst) for inst in timeline.completed if inst.action == Action.CLEAN]
+        cleans += [a.metadata for a in meta.archived_timeline() if a.action == Action.CLEAN]
         cleaned: set[str] = set()
-        for inst in timeline.completed:
-            if inst.action == Action.CLEAN and (data := timeline.read_bytes(inst)):
+        for data in cleans:
+            if data:
                 for p in CleanMetadata.from_avro_bytes(data).partition_metadata.values():
                     cleaned |= {posixpath.join(p.partition_path, posixpath.basename(f)) for f in p.success_delete_files}
         missing = []
