@@ -555,14 +555,17 @@ class ChaosRun:
     def _check_committed_files_exist(self) -> None:
         meta = MetaClient.open(self.table)
         timeline = meta.timeline()
-        # the archiver moves cleans to the archived timeline while the commits they cleaned may stay active
+        # the archiver moves cleans to the archived timeline while the commits they cleaned may stay active;
+        # a clean killed after its deletes leaves them to the run that completes its plan, which finds the
+        # files gone and lists them as failed deletes: every file a completed clean planned counts
         cleans = [timeline.read_bytes(inst) for inst in timeline.completed if inst.action == Action.CLEAN]
         cleans += [a.metadata for a in meta.archived_timeline() if a.action == Action.CLEAN]
         cleaned: set[str] = set()
         for data in cleans:
             if data:
                 for p in CleanMetadata.from_avro_bytes(data).partition_metadata.values():
-                    cleaned |= {posixpath.join(p.partition_path, posixpath.basename(f)) for f in p.success_delete_files}
+                    planned = (*p.success_delete_files, *p.failed_delete_files, *p.delete_path_patterns)
+                    cleaned |= {posixpath.join(p.partition_path, posixpath.basename(f)) for f in planned}
         missing = []
         for inst in timeline.completed:
             if inst.action not in Action.WRITE_ACTIONS:
