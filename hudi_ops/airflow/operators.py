@@ -7,13 +7,19 @@ session settings, and maps its exit code: 2 (bad input) fails at once without re
 conflict) and 4 (lock timeout) raise a retryable error, and the operator's defaults retry with
 exponential backoff. The job's JSON result is the task's return value, and a write that committed
 adds an Asset event for the table.
+
+Only the provider's public API is used: the job writes its final line to a file the operator names
+($HUDI_OPS_RESULT_FILE), and the provider's `on_kill` (which signals spark-submit's JVM) is enough
+because the PySpark driver ends with that JVM (hudi_ops.spark.driver_lifetime).
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 import sys
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -23,7 +29,6 @@ from airflow.sdk import Asset, AssetAlias
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowSkipException
 
 from hudi_ops.airflow.hook import HudiHook
-from hudi_ops.airflow.spark_submit import HudiSparkSubmitHook
 from hudi_ops.errors import (
     EXIT_BAD_INPUT,
     EXIT_CONFLICT,
@@ -34,6 +39,7 @@ from hudi_ops.errors import (
     WriteConflictError,
 )
 from hudi_ops.job_specs import BackfillSpec, IngestSpec, JobFailure, JobResult, JobSpec, ServiceResult, WriteSpec
+from hudi_ops.job_specs.results import RESULT_FILE_ENV
 from hudi_ops.read.ingest_work import ingest_work
 from hudi_ops.spark.hudi_bundle import hudi_jars
 from hudi_ops.spark.session import HUDI_SESSION_CONF
@@ -76,7 +82,6 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         self.hoodie_conf = dict(hoodie_conf or {})
         self.zookeeper_conn_id = zookeeper_conn_id
         self.user_jars = kwargs.get("jars")  # Hudi's go in front of them when the task runs
-        self._hudi_hook: HudiSparkSubmitHook | None = None
         self._spec: JobSpec | None = None  # the run's, once `prepare` made it
 
     def job_options(self) -> dict[str, str]:
@@ -112,41 +117,43 @@ class HudiSparkJobOperator(SparkSubmitOperator):
 
     def execute(self, context: Any) -> dict[str, Any] | None:
         self.prepare(context)
+        handle, result_file = tempfile.mkstemp(prefix="hudi-ops-result-", suffix=".json")
+        os.close(handle)
+        self.env_vars = {**self.env_vars, RESULT_FILE_ENV: result_file}
         try:
-            super().execute(context)
-        except AirflowException as e:
-            raise self._failure(e) from e
-        outcome = self._submit_hook().outcome
+            try:
+                super().execute(context)
+            except AirflowException as e:
+                raise self._failure(e, self._outcome(result_file)) from e
+            outcome = self._outcome(result_file)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(result_file)
         result = outcome.to_dict() if isinstance(outcome, JobResult | ServiceResult) else None
         self.announce(context, result or {})
         return result
 
+    def _outcome(self, result_file: str) -> JobResult | ServiceResult | JobFailure | None:
+        """What the job's final line said; None when it wrote none (it was killed, or Spark failed first)."""
+        assert self._spec is not None
+        return self._spec.parse_result(Path(result_file).read_text())
+
     def announce(self, context: Any, result: Mapping[str, Any]) -> None:
         """What a successful run tells Airflow besides its result (writers: an Asset event)."""
 
-    def _failure(self, error: AirflowException) -> AirflowException:
-        hook = self._submit_hook()
-        failure = hook.outcome if isinstance(hook.outcome, JobFailure) else None
-        code, message = hook.returncode, failure.message if failure else str(error)
+    @staticmethod
+    def _failure(error: AirflowException, outcome: object) -> AirflowException:
+        if not isinstance(outcome, JobFailure):  # no diagnosis: Airflow's retries decide
+            return error
+        code, message = outcome.exit_code, outcome.message
         if code == EXIT_BAD_INPUT:
             return AirflowFailException(f"bad input (exit {code}), not retried: {message}")
         if code in (EXIT_CONFLICT, EXIT_LOCK_TIMEOUT):
             # exit 3: a write conflict, or another job doing the same thing (a plan, a rollback, a new table)
-            conflict = failure is None or failure.error in (WriteConflictError.__name__,
-                                                             ClusteringUpdateConflictError.__name__)
+            conflict = outcome.error in (WriteConflictError.__name__, ClusteringUpdateConflictError.__name__)
             what = "lock timeout" if code == EXIT_LOCK_TIMEOUT else "write conflict" if conflict else "concurrent job"
             return AirflowException(f"{what} (exit {code}), retried with backoff: {message}")
         return error
-
-    def _get_hook(self) -> HudiSparkSubmitHook:
-        hook = super()._get_hook()
-        hook.__class__ = HudiSparkSubmitHook  # the provider builds it from many private fields
-        hook.spec = self._spec
-        self._hudi_hook = hook
-        return hook
-
-    def _submit_hook(self) -> HudiSparkSubmitHook:
-        return self._hudi_hook or self._get_hook()
 
 
 class HudiWriteOperator(HudiSparkJobOperator):

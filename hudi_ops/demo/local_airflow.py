@@ -8,7 +8,7 @@ running when it is sent SIGTERM. hudi-ops' sensors reschedule rather than defer,
 the demo run no triggerer; `make up` does, for the user's own deferrable tasks.
 
 Each component runs in its own session, so `stop()` also ends what it started: LocalExecutor
-workers, and spark-submit process groups (which start their own session) found by walking /proc.
+workers and their spark-submits, found by walking /proc.
 """
 
 from __future__ import annotations
@@ -134,8 +134,8 @@ class LocalAirflow:
         return next((name for name, proc in self._processes.items() if proc.poll() is not None), None)
 
     def stop(self, grace_s: float = 20.0) -> None:
-        """SIGTERM each component's session, SIGKILL what is left, then what they started in sessions of
-        their own (spark-submit) and still runs."""
+        """SIGTERM each component's session, SIGKILL what is left, then whatever they started that still
+        runs (a spark-submit, its driver)."""
         started = _descendants(p.pid for p in self._processes.values() if p.poll() is None)
         for proc in self._processes.values():
             if proc.poll() is None:

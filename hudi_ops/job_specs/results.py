@@ -5,11 +5,17 @@ why it failed (`JobFailure`). The Spark application prints it; the operators rea
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
 from typing import Any, Protocol
 
 OK, FAILED = "ok", "failed"
+
+#: a file the job also writes its final line to, when set: the operators read it there rather than
+#: from spark-submit's output, which the Spark provider keeps to itself
+RESULT_FILE_ENV = "HUDI_OPS_RESULT_FILE"
 
 
 class CommitCounts(Protocol):
@@ -95,8 +101,12 @@ class JobFailure:
         return {"status": FAILED, **asdict(self)}
 
 
-def result_line(outcome: JobResult | ServiceResult | JobFailure) -> str:
-    return json.dumps(outcome.to_dict())
+def report(outcome: JobResult | ServiceResult | JobFailure) -> None:
+    """The job's final line, on stdout and in the $HUDI_OPS_RESULT_FILE the operator gave it."""
+    line = json.dumps(outcome.to_dict())
+    print(line, flush=True)
+    if path := os.environ.get(RESULT_FILE_ENV):
+        Path(path).write_text(line + "\n")
 
 
 def parse_result_line(line: str, job: str, result_type: type[JobResult] | type[ServiceResult],

@@ -19,7 +19,8 @@ from typing import Any
 
 from hudi_ops.errors import EXIT_FAILED, EXIT_OK, HudiOpsError, exit_code
 from hudi_ops.job_specs import JOBS, JobSpec, parse_argv
-from hudi_ops.job_specs.results import JobFailure, JobResult, ServiceResult, result_line
+from hudi_ops.job_specs.results import JobFailure, JobResult, ServiceResult, report
+from hudi_ops.spark.driver_lifetime import end_with_spark_submit
 
 
 def main(argv: Sequence[str] | None = None, *, spark: Any | None = None) -> int:
@@ -32,12 +33,12 @@ def main(argv: Sequence[str] | None = None, *, spark: Any | None = None) -> int:
         spec = parse_argv(argv)
         with _Session(spark, job) as session:
             result = _run(spec, spec.options(), session)
-        print(result_line(result), flush=True)
+        report(result)
         return EXIT_OK
     except Exception as e:  # every failure ends with the JSON line: the operator reads it
         error = e if isinstance(e, HudiOpsError) else HudiOpsError(f"the job failed: {type(e).__name__}: {e}")
         code = exit_code(error)
-        print(result_line(JobFailure(job, code, type(error).__name__, str(error))), flush=True)
+        report(JobFailure(job, code, type(error).__name__, str(error)))
         if code == EXIT_FAILED:  # the unforeseen: keep the trace (Java's too) for the log
             traceback.print_exception(e.__cause__ or e, file=sys.stderr)
         print(f"hudi_ops.spark: error: {error}", file=sys.stderr, flush=True)
@@ -89,4 +90,5 @@ class _Session:
 
 
 if __name__ == "__main__":
+    end_with_spark_submit()
     sys.exit(main())

@@ -141,9 +141,11 @@ def test_bad_source_data_fails_the_task_at_once_without_retries(ingest_dag, zook
     assert not (base / ".hoodie" / "timeline").exists() or not any((base / ".hoodie" / "timeline").glob("*.commit"))
 
 
-def test_killing_the_task_ends_the_whole_spark_submit_process_group(zookeeper_connection, zookeeper, tmp_path):
-    """The driver waits in line for the table's ZooKeeper lock, busy in Python: killing only the
-    spark-submit JVM (the provider's way) would leave it running until its lock wait ran out."""
+def test_killing_the_task_ends_spark_submit_and_its_python_driver(zookeeper_connection, zookeeper, tmp_path):
+    """The driver waits in line for the table's ZooKeeper lock, busy in Python: the provider's on_kill
+    ends spark-submit's JVM only, and the driver must not outlive it (it would keep its place in the
+    lock queue until its wait ran out)."""
+    import psutil
     from kazoo.client import KazooClient
 
     op, holder = _ingest_behind_a_held_lock(tmp_path, "killed", lock_wait_ms=600_000)
@@ -158,42 +160,29 @@ def test_killing_the_task_ends_the_whole_spark_submit_process_group(zookeeper_co
     worker = threading.Thread(target=run)
     raw = KazooClient(hosts=zookeeper.url)
     raw.start()
+    before = set(psutil.Process().children(recursive=True))  # ZooKeeper's server, say
     try:
         worker.start()
         deadline = time.monotonic() + 120
         while len(raw.get_children(holder.lock_path)) < 2:  # the job's driver waits behind us
             assert time.monotonic() < deadline and worker.is_alive(), "the job never reached the lock"
             time.sleep(0.1)
-        group = op._hudi_hook._submit_sp.pid
-        assert any("hudi_ops/spark/__main__.py" in _cmdline(p) and "java" not in _cmdline(p) for p in _alive(group))
+        job = set(psutil.Process().children(recursive=True)) - before  # spark-submit's JVM, its driver
+        assert any("hudi_ops/spark/__main__.py" in " ".join(p.cmdline()) and "java" not in p.name() for p in job)
         op.on_kill()
         worker.join(timeout=60)
         assert failure and not worker.is_alive()
-        assert _alive(group) == [], "processes of the spark-submit group outlived on_kill"
+        _, alive = psutil.wait_procs(job, timeout=30)
+        alive = [p for p in alive if p.status() != psutil.STATUS_ZOMBIE]
+        assert alive == [], "processes of the spark-submit outlived on_kill"
+        deadline = time.monotonic() + 60  # its ZooKeeper session closed with it: its place in line is gone
+        while len(raw.get_children(holder.lock_path)) > 1:
+            assert time.monotonic() < deadline, "the killed driver's lock node outlived its session timeout"
+            time.sleep(0.2)
     finally:
         raw.stop()
         raw.close()
         holder.close()
-
-
-def _alive(group: int) -> list[int]:
-    pids = []
-    for proc in Path("/proc").iterdir():
-        if proc.name.isdigit():
-            try:
-                stat = (proc / "stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(stat[2]) == group and stat[0] != "Z":  # field 5 of /proc/PID/stat: the process group
-                pids.append(int(proc.name))
-    return pids
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-    except OSError:
-        return ""
 
 
 def test_a_lock_timeout_is_a_retryable_failure(zookeeper_connection, tmp_path):

@@ -30,7 +30,7 @@ class Job:
         env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
         command = spark_submit_command(job_args, master=master, conf=JOB_CONF, spark_submit=SPARK_SUBMIT)
         out = log.open("w")
-        # its own process group, as the Airflow operator starts it, so a kill reaches the Python driver too
+        # its own process group, so the harness's kill reaches the JVM and the Python driver at once
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, text=True, env=env,
                                    start_new_session=True)
         out.close()
