@@ -28,7 +28,7 @@ ACTION_COLOURS = {
 OTHER_COLOUR = "#7f7f7f"
 ROLLED_BACK_COLOUR = "#8b0000"  # darker than the rollback action's red, to tell them apart
 
-LABEL_WIDTH = 250
+LABEL_WIDTH = 400  # an instant, its action and the pipeline that wrote it
 PLOT_WIDTH = 700
 ROW = 24
 BAR = 16
@@ -84,8 +84,8 @@ def _row(i: int, s: InstantSpan, x0: float, x1: float) -> str:
     y = TOP + i * ROW
     w = max(x1 - x0, MIN_BAR)
     fill = colour(s.action)
-    label = f"{s.requested_time} {s.action}"
-    title = escape(f"{s.action} {s.requested_time}: {_describe(s)}")
+    label = f"{s.requested_time} {s.action}" + (f" · {s.pipeline}" if s.pipeline else "")
+    title = escape(f"{s.action} {s.requested_time}{f' by {s.pipeline}' if s.pipeline else ''}: {_describe(s)}")
     parts = [f'<g class="instant {s.status.replace(" ", "-")}"><title>{title}</title>',
              f'<text x="6" y="{y + BAR - 3}">{escape(label)}</text>']
     if s.status == COMPLETED:

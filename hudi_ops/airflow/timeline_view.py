@@ -43,7 +43,7 @@ _STYLE = """
 body { font-family: sans-serif; margin: 16px; color: #222; }
 table { border-collapse: collapse; margin: 8px 0 24px; font-size: 13px; }
 th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: right; }
-th { background: #f3f3f3; } td.text, th.text { text-align: left; }
+th { background: #f3f3f3; } td.text, th.text { text-align: left; white-space: nowrap; }
 .meta { color: #555; } .error { color: #b00020; }
 """
 
@@ -90,9 +90,9 @@ def _grid(headers: list[str], rows: list[tuple[object, ...]], text_columns: int)
 
 def table_page(overview: TableOverview, lock: LockState, *, now: datetime) -> str:
     commits = _grid(
-        ["requested", "completed", "action", "operation", "files", "records written", "inserts", "updates",
-         "deletes", "bytes", "partitions"],
-        [astuple(c) for c in overview.latest_commits], text_columns=4,
+        ["requested", "completed", "action", "operation", "pipeline", "files", "records written", "inserts",
+         "updates", "deletes", "bytes", "partitions"],
+        [astuple(c) for c in overview.latest_commits], text_columns=5,
     )
     groups = _grid(["partition", "file id", "slices", "base instant", "base file", "log files", "bytes"],
                    [astuple(g) for g in overview.file_groups], text_columns=2)

@@ -47,7 +47,6 @@ from hudi_ops.format.instant import Action
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.locks.held_lock import HeldLock
 from hudi_ops.locks.occ_options import zookeeper_lock_options
-from hudi_ops.read.pipeline_metadata import pipeline_of
 from hudi_ops.read.service_history import CleanSummary, cleans
 from hudi_ops.read.table_overview import COMPLETED, PENDING, TableOverview
 from hudi_ops.spark.session import LOOPBACK_CONF
@@ -146,7 +145,11 @@ class Report:
     distinct_keys: int
     missing: int
     wrong: int
-    writers: dict[str, str]  # commit instant -> the pipeline that wrote it
+
+    @property
+    def writers(self) -> dict[str, str]:
+        """commit instant -> the pipeline that wrote it"""
+        return {s.requested_time: s.pipeline for s in self.overview.instants if s.pipeline}
 
     @property
     def table_ok(self) -> bool:
@@ -269,22 +272,12 @@ class Rfc22Demo:
         rows = table.select(["trip_id", "dt", "ts", "fare"]).to_pylist()
         got = {r["trip_id"]: (r["dt"], r["ts"], r["fare"]) for r in rows}
         expected = self.sources.expected()
+        overview = TableOverview.load(self.table_path)
         return Report(
-            runs=runs, services=services, overview=TableOverview.load(self.table_path), expected_rows=len(expected),
+            runs=runs, services=services, overview=overview, expected_rows=len(expected),
             rows=len(rows), distinct_keys=len(got), missing=len(expected.keys() - got.keys()),
-            wrong=sum(1 for k, v in got.items() if expected.get(k) != v), writers=writers(self.table_path),
+            wrong=sum(1 for k, v in got.items() if expected.get(k) != v),
         )
-
-
-def writers(table_path: Path) -> dict[str, str]:
-    """Which pipeline wrote each commit, from the job's keys in its commit metadata."""
-    timeline = MetaClient.open(table_path).timeline()
-    out = {}
-    for inst in timeline.completed_writes():
-        pipeline = pipeline_of(timeline.commit_metadata(inst).extra_metadata)
-        if pipeline:
-            out[inst.requested_time] = pipeline
-    return out
 
 
 def _failure_reason(log: str) -> str:
@@ -326,7 +319,7 @@ def print_report(report: Report, say: Callable[[str], None] = print) -> None:
             bar = " " * begin + "#" * max(int((end - span.requested_at) / scale), 1)
             status = "" if span.status == COMPLETED else \
                 f"  ({span.state if span.status == PENDING else span.status})"
-            writer = report.writers.get(span.requested_time, span.action)
+            writer = span.pipeline or span.action
             say(f"   {span.requested_time} {writer:22} {(end - span.requested_at).total_seconds():6.1f}s "
                 f"|{bar:<61}|{status}")
     say("\n== hudi-rs reads the table")

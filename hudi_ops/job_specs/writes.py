@@ -71,7 +71,7 @@ class BackfillSpec(WriteSpec):
         first, last = _day(self.start, "--start"), _day(self.end, "--end")
         if first > last:
             raise InvalidInputError(f"the backfill window ends ({last}) before it starts ({first}); "
-                                    "swap --start and --end")
+                                    "swap the start and the end")
         return first, last
 
 

@@ -20,6 +20,7 @@ from hudi_ops.format.plans import RollbackMetadata
 from hudi_ops.format.timeline import Timeline
 from hudi_ops.read.clean_planner import NextClean, next_clean
 from hudi_ops.read.pending_plans import SERVICES, PendingPlan, pending_plans
+from hudi_ops.read.pipeline_metadata import pipeline_of
 from hudi_ops.read.service_history import CleanSummary, SavepointSummary, cleans, savepoints
 
 PENDING = "pending"
@@ -38,6 +39,7 @@ class InstantSpan:
     completion_time: str | None = None
     state: str = State.COMPLETED.value  # the pending instant's state: requested or inflight
     rolled_back_by: str | None = None
+    pipeline: str | None = None  # of a completed write by a hudi-ops job: `ingest`, `backfill of 2026-11-20`
 
     @property
     def requested_at(self) -> datetime:
@@ -74,6 +76,7 @@ class CommitStats:
     completed: str
     action: str
     operation: str | None
+    pipeline: str | None  # `ingest`, `backfill of 2026-11-20`; None for other writers
     files: int
     writes: int
     inserts: int
@@ -129,7 +132,7 @@ def instant_spans(timeline: Timeline, write_action: str) -> tuple[InstantSpan, .
             actions = {i.commit_time: i.action for i in meta.instants_rollback}
             for target in meta.commits_rollback:
                 rolled_back[target] = (actions.get(target, write_action), inst.requested_time)
-    spans = [_completed_span(i) for i in timeline.completed]
+    spans = [_completed_span(timeline, i) for i in timeline.completed]
     for inst in timeline.pending:
         if inst.requested_time in rolled_back:  # the rollback completed but left the target's files
             continue
@@ -139,8 +142,10 @@ def instant_spans(timeline: Timeline, write_action: str) -> tuple[InstantSpan, .
     return tuple(sorted(spans, key=lambda s: s.requested_time))
 
 
-def _completed_span(inst: Instant) -> InstantSpan:
-    return InstantSpan(inst.requested_time, inst.action, COMPLETED, inst.completion_time)
+def _completed_span(timeline: Timeline, inst: Instant) -> InstantSpan:
+    write = inst.action in Action.WRITE_ACTIONS  # not a savepoint, which has its commit's time
+    pipeline = pipeline_of(timeline.commit_metadata(inst).extra_metadata) if write else None
+    return InstantSpan(inst.requested_time, inst.action, COMPLETED, inst.completion_time, pipeline=pipeline)
 
 
 def file_group_summaries(meta: MetaClient, timeline: Timeline, view: FileSystemView | None = None
@@ -169,7 +174,7 @@ def commit_stats_of(timeline: Timeline, inst: Instant) -> CommitStats:
     stats = list(metadata.write_stats())
     return CommitStats(
         instant=inst.requested_time, completed=timeline.completion_time(inst), action=inst.action,
-        operation=metadata.operation_type, files=len(stats),
+        operation=metadata.operation_type, pipeline=pipeline_of(metadata.extra_metadata), files=len(stats),
         writes=sum(s.num_writes or 0 for s in stats), inserts=sum(s.num_inserts or 0 for s in stats),
         updates=sum(s.num_update_writes or 0 for s in stats), deletes=sum(s.num_deletes or 0 for s in stats),
         bytes=sum(s.total_write_bytes or 0 for s in stats), partitions=len({s.partition_path for s in stats}),

@@ -13,6 +13,7 @@ import shutil
 import signal
 import subprocess
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,8 @@ class Chromium:
         self._from_browser, from_browser_w = os.pipe()
         to_browser_r, from_browser_w = _above_4(to_browser_r), _above_4(from_browser_w)  # or 3<& may clobber 4
         args = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
-                "--remote-debugging-pipe", f"--user-data-dir={profile}", f"--window-size={width},{height}"]
+                "--remote-debugging-pipe", "--lang=en-US",  # date fields take keys in en-US order
+                f"--user-data-dir={profile}", f"--window-size={width},{height}"]
         self._proc = subprocess.Popen(
             ["bash", "-c", f'exec "$0" "$@" 3<&{to_browser_r} 4>&{from_browser_w} {to_browser_r}<&- '
              f'{from_browser_w}>&-', binary, *args],
@@ -87,25 +89,25 @@ class Chromium:
                     return
             self._events.append(self._read())
 
-    def screenshot(self, url: str, path: Path, *, cookies: list[dict[str, Any]] = (), settle_s: float = 0) -> Path:
-        """Each page in a new browser context: no cookie carries over from one screenshot to the next.
-        `settle_s` gives a page that renders after its load event (Airflow's React UI) time to draw."""
+    def page(self, *, cookies: Sequence[dict[str, Any]] = ()) -> Page:
+        """A tab in a new browser context: no cookie carries over from one page to the next."""
         context = self._send("Target.createBrowserContext")["browserContextId"]
         target = self._send("Target.createTarget", {"url": "about:blank", "browserContextId": context})["targetId"]
         session = self._send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
-        self._send("Page.enable", session=session)
-        self._send("Emulation.setDeviceMetricsOverride",
-                   {"width": self.width, "height": self.height, "deviceScaleFactor": 1, "mobile": False},
-                   session=session)
+        page = Page(self, session, context)
+        page.send("Page.enable")
+        page.send("Emulation.setDeviceMetricsOverride",
+                  {"width": self.width, "height": self.height, "deviceScaleFactor": 1, "mobile": False})
         for cookie in cookies:
-            self._send("Network.setCookie", cookie, session=session)
-        self._send("Page.navigate", {"url": url}, session=session)
-        self._wait_event("Page.loadEventFired", session)
-        time.sleep(settle_s)
-        data = self._send("Page.captureScreenshot", {"format": "png"}, session=session)["data"]
-        path.write_bytes(base64.b64decode(data))
-        self._send("Target.disposeBrowserContext", {"browserContextId": context})
-        return path
+            page.send("Network.setCookie", cookie)
+        return page
+
+    def screenshot(self, url: str, path: Path, *, cookies: Sequence[dict[str, Any]] = (), settle_s: float = 0) -> Path:
+        """`settle_s` gives a page that renders after its load event (Airflow's React UI) time to draw."""
+        with self.page(cookies=cookies) as page:
+            page.goto(url)
+            time.sleep(settle_s)
+            return page.screenshot(path)
 
     def close(self) -> None:
         with contextlib.suppress(RuntimeError):  # it may already be gone
@@ -119,6 +121,74 @@ class Chromium:
         os.close(self._from_browser)
 
     def __enter__(self) -> Chromium:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class Page:
+    """One tab: navigate, run JavaScript in it, type and click as a user does, take screenshots."""
+
+    def __init__(self, browser: Chromium, session: str, context: str) -> None:
+        self.browser, self.session, self.context = browser, session, context
+
+    def send(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        return self.browser._send(method, params, self.session)
+
+    def goto(self, url: str) -> None:
+        self.send("Page.navigate", {"url": url})
+        self.browser._wait_event("Page.loadEventFired", self.session)
+
+    def evaluate(self, expression: str) -> Any:
+        """The value of a JavaScript expression in the page (a promise is awaited)."""
+        reply = self.send("Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True})
+        if "exceptionDetails" in reply:
+            raise RuntimeError(f"{expression}: {reply['exceptionDetails']}")
+        return reply["result"].get("value")
+
+    def wait_for(self, expression: str, *, timeout_s: float = 60, what: str = "") -> Any:
+        """The first truthy value of `expression`: the React UI draws after its load event, and again
+        after each click, so the test waits for what it looks for rather than for a fixed time."""
+        deadline = time.monotonic() + timeout_s
+        probe = f"(() => {{ const v = ({expression}); return v instanceof Node ? true : v; }})()"  # a Node: found
+        while not (value := self.evaluate(probe)):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"waited {timeout_s:.0f} s for {what or expression}; the page shows:\n"
+                                     f"{self.text()[:3000]}")
+            time.sleep(0.25)
+        return value
+
+    def text(self) -> str:
+        return self.evaluate("document.body ? document.body.innerText : ''") or ""
+
+    def type_into(self, selector: str, keys: str) -> None:
+        """Click the field `selector` finds and type `keys`, one key at a time, as a user does (a date
+        field takes the digits of its locale's order, e.g. 11102026 for 2026-11-10 in en-US)."""
+        self.click(selector)
+        for key in keys:
+            self.send("Input.dispatchKeyEvent", {"type": "keyDown", "key": key, "text": key})
+            self.send("Input.dispatchKeyEvent", {"type": "keyUp", "key": key})
+
+    def click(self, selector: str) -> None:
+        """Click the element at the centre of what `selector` finds, with the mouse."""
+        box = self.evaluate(f"(() => {{ const e = document.querySelector({json.dumps(selector)}); if (!e) return null; "
+                            f"e.scrollIntoView({{block: 'center'}}); const r = e.getBoundingClientRect(); "
+                            f"return [r.x + r.width / 2, r.y + r.height / 2]; }})()")
+        assert box, f"nothing to click at {selector} on the page:\n{self.text()[:3000]}"
+        for event in ("mousePressed", "mouseReleased"):
+            self.send("Input.dispatchMouseEvent",
+                      {"type": event, "x": box[0], "y": box[1], "button": "left", "clickCount": 1})
+
+    def screenshot(self, path: Path) -> Path:
+        data = self.send("Page.captureScreenshot", {"format": "png"})["data"]
+        path.write_bytes(base64.b64decode(data))
+        return path
+
+    def close(self) -> None:
+        self.browser._send("Target.disposeBrowserContext", {"browserContextId": self.context})
+
+    def __enter__(self) -> Page:
         return self
 
     def __exit__(self, *exc: object) -> None:

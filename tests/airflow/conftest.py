@@ -22,6 +22,8 @@ import yaml
 from hudi_ops.spark.session import LOOPBACK_CONF
 
 REPO_DAGS = Path(__file__).resolve().parents[2] / "dags"
+#: kept after the run, for people to look at (the browser tests' screenshots)
+ARTIFACTS = Path(os.environ.get("HUDI_OPS_TEST_ARTIFACTS") or REPO_DAGS.parent / "test-artifacts")
 HOME = Path(tempfile.mkdtemp(prefix="hudi-ops-airflow-"))
 atexit.register(shutil.rmtree, HOME, ignore_errors=True)
 DAGS = HOME / "dags"
@@ -37,6 +39,16 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 #: Spark settings for every job the tests submit: no UI, loopback only
 SPARK_CONF = {"spark.ui.enabled": "false", **LOOPBACK_CONF}
+
+
+@pytest.fixture
+def artifacts(request: pytest.FixtureRequest) -> Path:
+    """This test's folder of artifacts, emptied for the run: $HUDI_OPS_TEST_ARTIFACTS/<test> (default
+    test-artifacts/ in the repo)."""
+    path = ARTIFACTS / request.node.name
+    shutil.rmtree(path, ignore_errors=True)
+    path.mkdir(parents=True)
+    return path
 
 
 @contextlib.contextmanager

@@ -15,7 +15,16 @@ import urllib.request
 import pytest
 
 from hudi_ops.airflow.dag_factory import restore_dag_id
-from hudi_ops.demo.rfc22 import BACKFILL_DAG, INGEST_DAG, LOCK_BASE_PATH, SCHEMA, SERVICES_DAG, TABLE, Rfc22Demo
+from hudi_ops.demo.rfc22 import (
+    BACKFILL_DAG,
+    INGEST_DAG,
+    LOCK_BASE_PATH,
+    OLD_DAYS,
+    SCHEMA,
+    SERVICES_DAG,
+    TABLE,
+    Rfc22Demo,
+)
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import IngestSpec, SavepointSpec
 from hudi_ops.locks.lock_state import lock_state
@@ -120,7 +129,7 @@ def test_the_timeline_view_needs_an_airflow_login(scenario):
     assert {v["name"] for v in plugin["external_views"]} == {"Hudi tables", "Hudi timeline"}
 
 
-def test_the_timeline_tab_shows_inside_airflows_ui(scenario, tmp_path):
+def test_the_timeline_tab_shows_inside_airflows_ui(scenario, tmp_path, artifacts):
     """The "Hudi timeline" tab of a table's DAG, in Airflow's own UI (the view in its iframe)."""
     from PIL import Image
 
@@ -134,12 +143,12 @@ def test_the_timeline_tab_shows_inside_airflows_ui(scenario, tmp_path):
     with Chromium(tmp_path / "profile", width=1800) as browser:  # room for the chart at its own size
         while bands != commits + 1 and time.monotonic() < deadline:  # the React UI draws after its load event
             shot = browser.screenshot(f"{airflow.url}/dags/{INGEST_DAG}/plugin/hudi-timeline",
-                                      tmp_path / "tab.png", cookies=[session], settle_s=2)
+                                      artifacts / "tab.png", cookies=[session], settle_s=2)
             bands = _bands(Image.open(shot).convert("RGB"), ACTION_COLOURS["deltacommit"])
     assert bands == commits + 1  # a bar per deltacommit, and the legend's swatch
 
 
-def test_the_timeline_view_shows_the_table_in_a_browser(scenario, tmp_path, zookeeper):
+def test_the_timeline_view_shows_the_table_in_a_browser(scenario, tmp_path, zookeeper, artifacts):
     """Chromium opens the table's page with the UI's session cookie and takes a screenshot: the chart
     has a bar per commit in the commit colour, the rollback, the rolled-back write and the pending one.
     Without the cookie the same page shows no chart."""
@@ -164,8 +173,8 @@ def test_the_timeline_view_shows_the_table_in_a_browser(scenario, tmp_path, zook
     page = f"{airflow.url}/hudi-ops/tables/{TABLE}"
     session = {"name": "_token", "value": airflow.token(), "url": airflow.url, "httpOnly": True}
     with Chromium(tmp_path / "profile") as browser:
-        shot = Image.open(browser.screenshot(page, tmp_path / "timeline.png", cookies=[session])).convert("RGB")
-        anonymous = Image.open(browser.screenshot(page, tmp_path / "anonymous.png")).convert("RGB")
+        shot = Image.open(browser.screenshot(page, artifacts / "timeline.png", cookies=[session])).convert("RGB")
+        anonymous = Image.open(browser.screenshot(page, artifacts / "anonymous.png")).convert("RGB")
     commits = sum(s.action == "deltacommit" and s.status != ROLLED_BACK for s in overview.instants)
     rollbacks = sum(s.action == "rollback" for s in overview.instants)
     # a band per bar (the pending write's included), plus the legend's swatch
@@ -240,3 +249,102 @@ def test_the_restore_dag_waits_for_a_writer_at_work_restores_and_gives_the_write
     assert read_hudi_rs(demo.table_path) == at_savepoint  # ingest_4's commit undone
     paused = {d: airflow.client.is_paused(d) for d in (INGEST_DAG, BACKFILL_DAG, SERVICES_DAG)}
     assert paused == {INGEST_DAG: False, BACKFILL_DAG: False, SERVICES_DAG: True}  # the demo paused the services
+
+
+def _keys(day: str) -> str:
+    """What a user types into a date field (en-US order: month, day, year) for `day` (YYYY-MM-DD)."""
+    year, month, date = day.split("-")
+    return month + date + year
+
+
+def test_a_newcomer_signs_in_triggers_a_backfill_from_its_form_and_sees_its_commits_by_pipeline(
+        scenario, tmp_path, artifacts):
+    """Airflow's UI in headless Chromium, as a user clicks through it (screenshots in `artifacts`):
+    the login form, the DAG list, the backfill's trigger form and its Params, a window that ends
+    before it starts, a window that runs, and the table's timeline with the commits it made."""
+    from PIL import Image
+
+    from hudi_ops.airflow.timeline_chart import ACTION_COLOURS
+
+    demo, airflow, _ = scenario
+    assert not airflow.client.is_paused(BACKFILL_DAG)  # the restore test before this one gave it back
+    before = {s.requested_time for s in TableOverview.load(demo.table_path).instants}
+    params = {"start": "first dt=YYYY-MM-DD partition", "end": "last dt=YYYY-MM-DD partition",
+              "parallelism": "shuffle parallelism of the writes"}
+    trigger, submit = "button[aria-label='Trigger Dag']", "[data-testid=trigger-dag-submit]"
+
+    def triggered(page, start: str, end: str) -> str:
+        """The run the backfill's trigger form starts for the window; its id."""
+        page.goto(f"{airflow.url}/dags/{BACKFILL_DAG}")
+        page.wait_for(f'document.querySelector("{trigger}")', what="the DAG's Trigger button")
+        page.click(trigger)
+        page.wait_for("document.querySelector('#element_start')", what="the trigger form")
+        page.type_into("#element_start", _keys(start))
+        page.type_into("#element_end", _keys(end))
+        assert page.evaluate("[document.querySelector('#element_start').value, "
+                             "document.querySelector('#element_end').value]") == [start, end]
+        page.wait_for(f"!document.querySelector('{submit}').disabled", what="the form to accept the window")
+        page.click(submit)
+        page.wait_for("location.pathname.includes('/runs/')", what="the new run's page")
+        return page.evaluate("decodeURIComponent(location.pathname.split('/runs/')[1])")
+
+    with Chromium(tmp_path / "profile", width=1400, height=1300) as browser, browser.page() as page:
+        page.goto(f"{airflow.url}/")
+        page.wait_for("document.querySelector('input[name=username]')", what="the login form")
+        page.screenshot(artifacts / "1-sign-in.png")
+        page.type_into("input[name=username]", airflow.USER)
+        page.type_into("input[name=password]", airflow.password)
+        page.click("button[type=submit]")
+        page.wait_for("!location.pathname.startsWith('/auth/')", what="the home page, signed in")
+
+        page.goto(f"{airflow.url}/dags")
+        dags = [INGEST_DAG, BACKFILL_DAG, SERVICES_DAG, RESTORE_DAG]
+        page.wait_for(f"{dags} .every(d => document.body.innerText.includes(d))", what=f"the DAGs {dags}")
+        page.screenshot(artifacts / "2-dags.png")
+
+        page.goto(f"{airflow.url}/dags/{BACKFILL_DAG}")
+        page.wait_for(f'document.querySelector("{trigger}")', what="the DAG's Trigger button")
+        page.click(trigger)
+        page.wait_for("document.querySelector('#element_start')", what="the trigger form")
+        form = page.text()
+        for name, description in params.items():
+            assert f"{name}\n*\n{description}" in form, form  # each Param, required, with its description
+        # without a window the form refuses to trigger, and says why
+        assert form.count("This field is required") == 2
+        assert page.evaluate(f"document.querySelector('{submit}').disabled") is True
+        page.screenshot(artifacts / "3-trigger-form.png")
+
+        # An end before the start: Airflow validates each Param alone, so the form takes it; the run's
+        # task refuses it before Spark starts, names the fix, and is not retried
+        wrong = triggered(page, "2026-11-11", "2026-11-10")
+        assert airflow.wait_for_runs([(BACKFILL_DAG, wrong)]) == {(BACKFILL_DAG, wrong): "failed"}
+        assert int(airflow.task_instance(BACKFILL_DAG, wrong, "backfill")["try_number"]) == 1
+        page.goto(f"{airflow.url}/dags/{BACKFILL_DAG}/runs/{wrong}/tasks/backfill")
+        page.wait_for("document.body.innerText.includes('swap the start and the end')", what="the task's log")
+        assert "the backfill window ends (2026-11-10) before it starts (2026-11-11)" in page.text()
+        page.screenshot(artifacts / "4-end-before-start.png")
+        assert {s.requested_time for s in TableOverview.load(demo.table_path).instants} == before
+
+        run = triggered(page, OLD_DAYS[0], OLD_DAYS[1])
+        assert airflow.wait_for_runs([(BACKFILL_DAG, run)]) == {(BACKFILL_DAG, run): "success"}
+        page.goto(f"{airflow.url}/dags/{BACKFILL_DAG}/runs/{run}")
+        page.wait_for("document.body.innerText.includes('Success')", what="the run shown as a success")
+        page.screenshot(artifacts / "5-backfill-run.png")
+
+        new = [s for s in TableOverview.load(demo.table_path).instants if s.requested_time not in before]
+        assert [(s.action, s.status, s.pipeline) for s in new] == [
+            ("deltacommit", COMPLETED, f"backfill of {day}") for day in OLD_DAYS]
+        page.goto(f"{airflow.url}/hudi-ops/tables/{TABLE}")
+        page.wait_for("document.querySelector('svg.hudi-timeline')", what="the timeline chart")
+        shown = page.text()
+        for s in new:  # its bar's label, and its row among the latest commits
+            assert f"{s.requested_time} deltacommit · {s.pipeline}" in shown, shown
+            assert re.search(rf"{s.requested_time}\t\d{{17}}\tdeltacommit\tUPSERT\t{s.pipeline}\t", shown), shown
+        page.screenshot(artifacts / "6-timeline.png")
+        page.goto(f"{airflow.url}/dags/{BACKFILL_DAG}/plugin/hudi-timeline")  # the same, as a tab of the DAG
+        page.wait_for("document.querySelector('iframe')", what="the Hudi timeline tab")
+        deadline = time.monotonic() + 60  # the frame, a page of its own, draws after the UI's
+        while not _bands(Image.open(page.screenshot(artifacts / "7-timeline-tab.png")).convert("RGB"),
+                         ACTION_COLOURS["deltacommit"]):
+            assert time.monotonic() < deadline, "the tab's frame never drew the timeline"
+            time.sleep(0.5)

@@ -86,7 +86,7 @@ def test_hand_written_arguments_parse_as_hudi_users_write_them():
      "--source-format 'orc' is not valid; use one of parquet, json, csv"),
     (lambda: IngestSpec(base_path=" ", source_path="/s"), "--target-base-path is empty"),
     (lambda: BackfillSpec(base_path="/t", source_path="/s", start="2026-10-31", end="2026-10-01"),
-     "ends (2026-10-01) before it starts (2026-10-31); swap --start and --end"),
+     "ends (2026-10-01) before it starts (2026-10-31); swap the start and the end"),
     (lambda: BackfillSpec(base_path="/t", source_path="/s", start="yesterday", end="2026-10-01"),
      "--start 'yesterday' is not a date; write YYYY-MM-DD"),
     (lambda: CompactSpec(base_path="/t", mode="run"), "--mode 'run' is not valid"),
