@@ -9,8 +9,10 @@ exponential backoff. The job's JSON result is the task's return value, and a wri
 adds an Asset event for the table.
 
 Only the provider's public API is used: the job writes its final line to a file the operator names
-($HUDI_OPS_RESULT_FILE), and the provider's `on_kill` (which signals spark-submit's JVM) is enough
-because the PySpark driver ends with that JVM (hudi_ops.spark.driver_lifetime).
+($HUDI_OPS_RESULT_FILE; the driver runs here, in client mode), the exit code is the one that line
+reports (a job killed before it wrote one fails with the provider's error and Airflow's retries), and
+the provider's `on_kill`, which signals spark-submit's JVM, is enough because the PySpark driver ends
+with that JVM (hudi_ops.spark.driver_lifetime).
 """
 
 from __future__ import annotations
@@ -83,6 +85,8 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         self.zookeeper_conn_id = zookeeper_conn_id
         self.user_jars = kwargs.get("jars")  # Hudi's go in front of them when the task runs
         self._spec: JobSpec | None = None  # the run's, once `prepare` made it
+        self._submitting = False
+        self._killed = False
 
     def job_options(self) -> dict[str, str]:
         return HudiHook(self.table_name, zookeeper_conn_id=self.zookeeper_conn_id,
@@ -121,6 +125,9 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         os.close(handle)
         self.env_vars = {**self.env_vars, RESULT_FILE_ENV: result_file}
         try:
+            if self._killed:  # while it looked for work: spark-submit never starts
+                raise AirflowException("the task was killed before spark-submit started")
+            self._submitting = True
             try:
                 super().execute(context)
             except AirflowException as e:
@@ -133,10 +140,20 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         self.announce(context, result or {})
         return result
 
+    def on_kill(self) -> None:
+        # the provider's on_kill builds its hook from the fields as they are; before `prepare` has set
+        # them, that hook would be the one spark-submit then starts from
+        self._killed = True
+        if self._submitting:
+            super().on_kill()
+
     def _outcome(self, result_file: str) -> JobResult | ServiceResult | JobFailure | None:
         """What the job's final line said; None when it wrote none (it was killed, or Spark failed first)."""
         assert self._spec is not None
-        return self._spec.parse_result(Path(result_file).read_text())
+        try:
+            return self._spec.parse_result(Path(result_file).read_text())
+        except OSError:
+            return None
 
     def announce(self, context: Any, result: Mapping[str, Any]) -> None:
         """What a successful run tells Airflow besides its result (writers: an Asset event)."""

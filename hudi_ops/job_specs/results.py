@@ -1,11 +1,13 @@
 """The job's final JSON line: what a run did (`JobResult` for writers, `ServiceResult` for services), or
 why it failed (`JobFailure`). The Spark application prints it; the operators read it back with
-`parse_result_line`, so both sides share one schema."""
+`parse_result_line` (from the file the operator names, $HUDI_OPS_RESULT_FILE), so both sides share
+one schema."""
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -102,11 +104,18 @@ class JobFailure:
 
 
 def report(outcome: JobResult | ServiceResult | JobFailure) -> None:
-    """The job's final line, on stdout and in the $HUDI_OPS_RESULT_FILE the operator gave it."""
+    """The job's final line, in the $HUDI_OPS_RESULT_FILE the operator gave it, then on stdout. The
+    file is replaced whole, so a reader never sees half a line; failing to write it is logged, not
+    raised: it must not turn a committed write into a failed job."""
     line = json.dumps(outcome.to_dict())
-    print(line, flush=True)
     if path := os.environ.get(RESULT_FILE_ENV):
-        Path(path).write_text(line + "\n")
+        try:
+            partial = Path(f"{path}.partial")
+            partial.write_text(line + "\n")
+            os.replace(partial, path)
+        except OSError as e:
+            print(f"hudi_ops: could not write the result to ${RESULT_FILE_ENV} ({e})", file=sys.stderr, flush=True)
+    print(line, flush=True)
 
 
 def parse_result_line(line: str, job: str, result_type: type[JobResult] | type[ServiceResult],

@@ -64,7 +64,7 @@ class Chromium:
                 if "error" in reply:
                     raise RuntimeError(f"{method}: {reply['error']}")
                 return reply.get("result", {})
-            self._events.append(reply)
+            self._keep(reply)
 
     def _read(self, timeout_s: float = 60.0) -> dict[str, Any]:
         deadline = time.monotonic() + timeout_s
@@ -87,7 +87,15 @@ class Chromium:
                 if event.get("method") == method and event.get("sessionId") == session:
                     del self._events[i]
                     return
-            self._events.append(self._read())
+            self._keep(self._read())
+
+    def _keep(self, event: dict[str, Any]) -> None:
+        if event.get("method") == "Page.loadEventFired":  # the only event anything waits for
+            self._events.append(event)
+
+    def _forget_loads(self, session: str) -> None:
+        """Drop the load events of `session` so far: those of earlier navigations (a form's submit)."""
+        self._events = [e for e in self._events if e.get("sessionId") != session]
 
     def page(self, *, cookies: Sequence[dict[str, Any]] = ()) -> Page:
         """A tab in a new browser context: no cookie carries over from one page to the next."""
@@ -137,6 +145,7 @@ class Page:
         return self.browser._send(method, params, self.session)
 
     def goto(self, url: str) -> None:
+        self.browser._forget_loads(self.session)
         self.send("Page.navigate", {"url": url})
         self.browser._wait_event("Page.loadEventFired", self.session)
 
@@ -152,12 +161,18 @@ class Page:
         after each click, so the test waits for what it looks for rather than for a fixed time."""
         deadline = time.monotonic() + timeout_s
         probe = f"(() => {{ const v = ({expression}); return v instanceof Node ? true : v; }})()"  # a Node: found
-        while not (value := self.evaluate(probe)):
+        while not (value := self._probe(probe)):
             if time.monotonic() > deadline:
                 raise AssertionError(f"waited {timeout_s:.0f} s for {what or expression}; the page shows:\n"
                                      f"{self.text()[:3000]}")
             time.sleep(0.25)
         return value
+
+    def _probe(self, expression: str) -> Any:
+        try:
+            return self.evaluate(expression)
+        except RuntimeError:  # the page navigated away under it (a click's doing): ask the next one
+            return None
 
     def text(self) -> str:
         return self.evaluate("document.body ? document.body.innerText : ''") or ""

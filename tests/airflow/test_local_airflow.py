@@ -267,7 +267,7 @@ def test_a_newcomer_signs_in_triggers_a_backfill_from_its_form_and_sees_its_comm
     from hudi_ops.airflow.timeline_chart import ACTION_COLOURS
 
     demo, airflow, _ = scenario
-    assert not airflow.client.is_paused(BACKFILL_DAG)  # the restore test before this one gave it back
+    assert not airflow.client.is_paused(BACKFILL_DAG)  # the restore test before this one paused it, then gave it back
     before = {s.requested_time for s in TableOverview.load(demo.table_path).instants}
     params = {"start": "first dt=YYYY-MM-DD partition", "end": "last dt=YYYY-MM-DD partition",
               "parallelism": "shuffle parallelism of the writes"}

@@ -175,7 +175,7 @@ def test_killing_the_task_ends_spark_submit_and_its_python_driver(zookeeper_conn
         _, alive = psutil.wait_procs(job, timeout=30)
         alive = [p for p in alive if p.status() != psutil.STATUS_ZOMBIE]
         assert alive == [], "processes of the spark-submit outlived on_kill"
-        deadline = time.monotonic() + 60  # its ZooKeeper session closed with it: its place in line is gone
+        deadline = time.monotonic() + 60  # its place in line goes with it (at the latest, its session's timeout)
         while len(raw.get_children(holder.lock_path)) > 1:
             assert time.monotonic() < deadline, "the killed driver's lock node outlived its session timeout"
             time.sleep(0.2)
@@ -183,6 +183,36 @@ def test_killing_the_task_ends_spark_submit_and_its_python_driver(zookeeper_conn
         raw.stop()
         raw.close()
         holder.close()
+
+
+@pytest.mark.parametrize(("code", "error", "retried", "said"), [
+    (2, "InvalidInputError", False, "bad input (exit 2), not retried: "),
+    (3, "WriteConflictError", True, "write conflict (exit 3), retried with backoff: "),
+    (3, "ClusteringUpdateConflictError", True, "write conflict (exit 3), retried with backoff: "),
+    (3, "ConcurrentJobError", True, "concurrent job (exit 3), retried with backoff: "),
+    (4, "LockTimeoutError", True, "lock timeout (exit 4), retried with backoff: "),
+])
+def test_the_jobs_reported_exit_code_decides_whether_airflow_retries(code, error, retried, said):
+    from airflow.sdk.exceptions import AirflowException, AirflowFailException
+
+    from hudi_ops.airflow.operators import HudiSparkJobOperator
+    from hudi_ops.job_specs import JobFailure
+
+    raised = AirflowException("Cannot execute: spark-submit ... Error code is: 1.")
+    mapped = HudiSparkJobOperator._failure(raised, JobFailure("ingest", code, error, "the reason"))
+    assert str(mapped) == said + "the reason"
+    assert isinstance(mapped, AirflowFailException) is not retried
+
+
+def test_a_job_that_reported_nothing_or_failed_otherwise_fails_as_the_provider_says():
+    from airflow.sdk.exceptions import AirflowException
+
+    from hudi_ops.airflow.operators import HudiSparkJobOperator
+    from hudi_ops.job_specs import JobFailure
+
+    raised = AirflowException("Cannot execute: spark-submit ... Error code is: 137.")
+    assert HudiSparkJobOperator._failure(raised, None) is raised  # killed: Airflow's retries decide
+    assert HudiSparkJobOperator._failure(raised, JobFailure("ingest", 1, "HudiOpsError", "boom")) is raised
 
 
 def test_a_lock_timeout_is_a_retryable_failure(zookeeper_connection, tmp_path):
@@ -200,7 +230,7 @@ def test_a_lock_timeout_is_a_retryable_failure(zookeeper_connection, tmp_path):
 
 def _ingest_behind_a_held_lock(tmp_path: Path, table: str, *, lock_wait_ms: int):
     """An ingest task of a one-row source, and a holder that has taken the table's ZooKeeper lock
-    (each test its own table, hence its own lock: a killed job's queued lock node outlives it)."""
+    (each test its own table, hence its own lock: a killed job's queued lock node may outlive it a while)."""
     from hudi_ops.airflow.hook import HudiHook
     from hudi_ops.airflow.operators import HudiIngestOperator
     from hudi_ops.config import HoodieConfig

@@ -50,6 +50,8 @@ def test_a_silent_driver_started_by_spark_submit_exits_once_its_jvm_is_killed():
         parent.wait()
         assert ended(driver, 5.0), "the driver outlived its spark-submit"
     finally:
+        parent.kill()
+        parent.wait()
         if driver.is_running():
             driver.kill()
 
@@ -62,5 +64,7 @@ def test_a_job_run_without_spark_submit_does_not_watch_its_parent():
         parent.wait()
         assert not ended(driver, 2.0)  # `python -m hudi_ops.spark` belongs to whoever started it
     finally:
+        parent.kill()
+        parent.wait()
         driver.kill()
         driver.wait(10)

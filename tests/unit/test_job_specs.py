@@ -133,3 +133,25 @@ def test_the_final_line_reads_back_as_the_specs_result():
     # another job's line, or a log line, is not this job's result
     assert ingest.parse_result(json.dumps(service.to_dict())) is None
     assert ingest.parse_result("26/11/25 11:43:17 INFO TransactionManager: {x}") is None
+
+
+def test_the_final_line_goes_whole_into_the_operators_result_file_and_to_stdout(tmp_path, monkeypatch, capsys):
+    from hudi_ops.job_specs.results import RESULT_FILE_ENV, parse_result_line, report
+
+    result_file = tmp_path / "result.json"
+    monkeypatch.setenv(RESULT_FILE_ENV, str(result_file))
+    outcome = JobResult(job="ingest", instant="20261125101010101", commits=1, rows=3)
+    report(outcome)
+    assert parse_result_line(result_file.read_text(), "ingest", JobResult) == outcome
+    assert parse_result_line(capsys.readouterr().out, "ingest", JobResult) == outcome
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["result.json"]  # no partial file left
+
+
+def test_a_result_file_that_cannot_be_written_does_not_fail_the_job(tmp_path, monkeypatch, capsys):
+    from hudi_ops.job_specs.results import RESULT_FILE_ENV, parse_result_line, report
+
+    monkeypatch.setenv(RESULT_FILE_ENV, str(tmp_path / "missing" / "result.json"))
+    outcome = JobResult(job="ingest", instant="20261125101010101", commits=1)
+    report(outcome)  # the commit is done: the line still reaches stdout
+    out, err = capsys.readouterr()
+    assert parse_result_line(out, "ingest", JobResult) == outcome and f"${RESULT_FILE_ENV}" in err
