@@ -1,5 +1,5 @@
 # Set-up and checks for hudi-ops. `make demo` and `make test` each create .venv and fetch Hudi's
-# Spark bundle and ZooKeeper's server with Maven into .cache/jars when needed (once: later runs are
+# Spark bundle, ZooKeeper's server and the s3a connector with Maven into .cache/jars when needed (once: later runs are
 # offline). They need Python 3.11, Java 17 and Maven; the tests also run three Debian packages.
 PYTHON ?= python3
 VENV := .venv
@@ -19,9 +19,10 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-$(JARS): $(STAMP) hudi_ops/spark/hudi_bundle.py hudi_ops/demo/zookeeper_server.py
+$(JARS): $(STAMP) hudi_ops/spark/hudi_bundle.py hudi_ops/demo/zookeeper_server.py hudi_ops/spark/s3a.py
 	$(PY) -m hudi_ops.spark.hudi_bundle fetch
 	$(PY) -m hudi_ops.demo.zookeeper_server fetch
+	$(PY) -m hudi_ops.spark.s3a fetch
 	touch $(JARS)
 
 # what the tests run from Debian: headless screenshots, Compose's validation of docker-compose.yaml,

@@ -17,9 +17,10 @@ APPLICATION = str(Path(__file__).parent / "__main__.py")
 
 def spark_submit_command(
     job_args: Sequence[str], *, master: str = "local[2]", conf: Mapping[str, str] | None = None,
-    spark_submit: str = "spark-submit", application: str = APPLICATION,
+    spark_submit: str = "spark-submit", application: str = APPLICATION, jars: Sequence[str] = (),
 ) -> list[str]:
-    command = [spark_submit, "--master", master, "--jars", ",".join(hudi_jars())]
+    """`jars`: more than Hudi's, e.g. the s3a connector's."""
+    command = [spark_submit, "--master", master, "--jars", ",".join([*hudi_jars(), *jars])]
     for key, value in {**HUDI_SESSION_CONF, **(conf or {})}.items():
         command += ["--conf", f"{key}={value}"]
     return [*command, application, *job_args]

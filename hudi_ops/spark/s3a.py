@@ -1,0 +1,56 @@
+"""Hadoop's s3a connector for Spark 3.5 (Hadoop 3.3.4): the jars that let Hudi's writer reach
+`s3a://` tables, and the Spark settings of an S3 endpoint.
+
+The connector must match pyspark's Hadoop client (`hadoop-client-api-3.3.4`), and the AWS SDK
+bundle is the one hadoop-aws 3.3.4 was built against. Both are fetched once with Maven into the jar
+cache, like Hudi's bundle. Credentials are never Spark settings (they would be on spark-submit's
+command line): s3a reads them from the environment (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`).
+
+`python -m hudi_ops.spark.s3a` prints the jars, `... fetch` fetches them first.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from hudi_ops.errors import ConfigError
+from hudi_ops.maven import MavenArtifact, fetch_jar, jars_command, jars_dir
+
+HADOOP_AWS = MavenArtifact("org.apache.hadoop", "hadoop-aws", "3.3.4")
+AWS_SDK_BUNDLE = MavenArtifact("com.amazonaws", "aws-java-sdk-bundle", "1.12.262")
+ARTIFACTS = (HADOOP_AWS, AWS_SDK_BUNDLE)
+
+
+def s3a_jars() -> tuple[str, ...]:
+    """The connector's jars in the jar cache, as absolute paths."""
+    jars = tuple(jars_dir() / a.jar_name for a in ARTIFACTS)
+    missing = [j.name for j in jars if not j.is_file()]
+    if missing:
+        raise ConfigError(f"the s3a connector's jars {', '.join(missing)} are not in {jars_dir()}; fetch them "
+                          "with `python -m hudi_ops.spark.s3a fetch` (make does)")
+    return tuple(str(j.resolve()) for j in jars)
+
+
+def s3a_conf(endpoint: str | None = None, *, path_style: bool = False) -> dict[str, str]:
+    """Spark settings for s3a on `endpoint` (None: AWS's own); an S3 server of one's own usually
+    serves buckets by path rather than as host names."""
+    conf: dict[str, str] = {}
+    if endpoint:
+        conf["spark.hadoop.fs.s3a.endpoint"] = endpoint
+        conf["spark.hadoop.fs.s3a.connection.ssl.enabled"] = str(endpoint.startswith("https://")).lower()
+    if path_style:
+        conf["spark.hadoop.fs.s3a.path.style.access"] = "true"
+    return conf
+
+
+def fetch() -> None:
+    for artifact in ARTIFACTS:
+        fetch_jar(artifact, jars_dir())
+
+
+def main(argv: list[str]) -> int:
+    return jars_command(argv, "hudi_ops.spark.s3a", fetch, lambda: ",".join(s3a_jars()))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
