@@ -36,7 +36,8 @@ class S3Server:
     def env(self) -> dict[str, str]:
         """What a process needs to reach it: s3a, pyarrow, hudi-rs and boto3 all read these."""
         return {"AWS_ACCESS_KEY_ID": self.access_key, "AWS_SECRET_ACCESS_KEY": self.secret_key,
-                "AWS_REGION": REGION, "AWS_DEFAULT_REGION": REGION, "AWS_ENDPOINT_URL": self.endpoint}
+                "AWS_REGION": REGION, "AWS_DEFAULT_REGION": REGION, "AWS_ENDPOINT_URL": self.endpoint,
+                "AWS_ALLOW_HTTP": "true"}  # hudi-rs refuses a plain-HTTP endpoint without it
 
     def create_bucket(self, name: str) -> None:
         import boto3

@@ -5,6 +5,7 @@ line or output."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -107,3 +108,14 @@ def test_ingest_backfill_compaction_and_clean_on_an_s3a_table_under_the_zookeepe
     assert not ingest_work(table, Storage.for_uri(landing), "parquet").files  # both landing files ingested
     assert read_hudi_rs_s3(s3, table) == model.expected()
     assert all(s3.secret_key not in log.read_text() for log in logs)
+
+    # the CLI, with the keys in its environment, on the s3a:// URI the jobs were given
+    def cli(*args: str) -> str:
+        done = subprocess.run([str(Path(sys.executable).parent / "hudi-ops"), *args, table], capture_output=True,
+                              text=True, env={**os.environ, **s3.env()}, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    assert compaction["instant"] in cli("commits") and clean["instant"] in cli("cleans")
+    rows = [json.loads(line) for line in cli("read").splitlines()]
+    assert sorted(tuple(r[c] for c in COLUMNS) for r in rows) == model.expected()
