@@ -6,7 +6,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,9 +26,12 @@ class Job:
     log: Path
 
     @classmethod
-    def start(cls, job_args: Sequence[str], log: Path, *, master: str = "local[1]") -> Job:
-        env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
-        command = spark_submit_command(job_args, master=master, conf=JOB_CONF, spark_submit=SPARK_SUBMIT)
+    def start(cls, job_args: Sequence[str], log: Path, *, master: str = "local[1]", jars: Sequence[str] = (),
+              conf: Mapping[str, str] | None = None, env: Mapping[str, str] | None = None) -> Job:
+        """`jars`, `conf` and `env`: beyond Hudi's jars, the tests' Spark settings and this environment."""
+        env = {**os.environ, **(env or {}), "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+        command = spark_submit_command(job_args, master=master, conf={**JOB_CONF, **(conf or {})},
+                                       spark_submit=SPARK_SUBMIT, jars=jars)
         out = log.open("w")
         # its own process group, so the harness's kill reaches the JVM and the Python driver at once
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, text=True, env=env,

@@ -19,12 +19,11 @@ from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import BackfillSpec, CleanSpec, CompactSpec
 from hudi_ops.read.ingest_work import ingest_work
 from hudi_ops.spark.s3a import s3a_conf, s3a_jars
-from hudi_ops.spark.submit import spark_submit_command
 from hudi_ops.storage import Storage
 from tests.integration.lock_options import occ_options
-from tests.integration.processes import JOB_CONF, SPARK_SUBMIT
+from tests.integration.processes import Job
 from tests.integration.test_spark_jobs import ingest_args
-from tests.tables import COLUMNS, Model, job_result, trips, write_source
+from tests.tables import COLUMNS, Model, trips, write_source
 
 DAY, OLD_DAY = "2026-11-20", "2026-11-10"
 COMPACT_EVERY_COMMIT = {"hoodie.compact.inline.max.delta.commits": "1"}
@@ -41,12 +40,9 @@ def s3(monkeypatch):
 
 
 def submit(server: S3Server, job_args: list[str], log) -> tuple[list[str], int, dict]:
-    command = spark_submit_command(job_args, master="local[1]", spark_submit=SPARK_SUBMIT, jars=s3a_jars(),
-                                   conf={**JOB_CONF, **s3a_conf(server.endpoint, path_style=True)})
-    env = {**os.environ, **server.env(), "PYSPARK_PYTHON": sys.executable}
-    with log.open("w") as out:
-        code = subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, env=env, timeout=600).returncode
-    return command, code, job_result(log.read_text())
+    job = Job.start(job_args, log, jars=s3a_jars(), conf=s3a_conf(server.endpoint, path_style=True),
+                    env=server.env())
+    return list(job.process.args), *job.finish(timeout_s=600)
 
 
 def read_hudi_rs_s3(server: S3Server, uri: str) -> list[tuple]:
