@@ -18,6 +18,19 @@ class TableNotFoundError(HudiOpsError):
         self.base_path = base_path
 
 
+class TableBeingCreatedError(TableNotFoundError):
+    """hoodie.properties is there but not yet whole, and the table has no instant: a writer is creating it."""
+
+    def __init__(self, base_path: str, detail: str) -> None:
+        HudiOpsError.__init__(
+            self,
+            f"the Hudi table at {base_path!r} is being created: {detail}; wait for the first write to commit. "
+            "If no writer is creating it, the creation died: delete its .hoodie/ folder (it holds no commit) "
+            "and write again",
+        )
+        self.base_path = base_path
+
+
 class InvalidTableError(HudiOpsError):
     """The table on storage is malformed or of a version/layout hudi-ops cannot handle."""
 

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from hudi_ops.config import ConfigKey, HoodieConfig, TableConfigKeys, parse_properties
-from hudi_ops.errors import ConfigError, InvalidTableError, TableNotFoundError
+from hudi_ops.errors import ConfigError, InvalidTableError, TableBeingCreatedError, TableNotFoundError
+from hudi_ops.format.timeline import instant_files
 from hudi_ops.storage import Storage
 
 _log = logging.getLogger(__name__)
@@ -30,6 +31,14 @@ _ORDERING_FIELDS = "hoodie.table.ordering.fields"  # v9's name for the precombin
 def checksum(database: str | None, table_name: str) -> int:
     """`HoodieTableConfig.generateChecksum`: CRC32 of UTF-8 `<database>.<table>`, database "" if absent."""
     return zlib.crc32(f"{database or ''}.{table_name}".encode())
+
+
+#: the keys every table has, with the fix for a file that lacks one
+_REQUIRED = {
+    _K.NAME: "hoodie.table.name=<the table's name>",
+    _K.TYPE: "hoodie.table.type=COPY_ON_WRITE or MERGE_ON_READ",
+    _K.VERSION: "hoodie.table.version=<6, 8 or 9, as written by the Hudi release that made it>",
+}
 
 
 # -- typed table properties --------------------------------------------------------------------------
@@ -53,23 +62,33 @@ class TableProperties:
     @classmethod
     def load(cls, storage: Storage) -> TableProperties:
         """Read the table's properties; like Java, fall back to the backup when the main file is
-        missing or invalid, e.g. fails its checksum (a writer is in the middle of updating it)."""
+        missing or invalid, e.g. fails its checksum (a writer is in the middle of updating it).
+
+        Hudi creates the file by opening it and then writing it in one stream whose last key is the
+        checksum: a main file lacking a required key and the checksum, with no backup and no instant
+        yet, is a table a first write is still creating."""
         first_error: InvalidTableError | None = None
+        unfinished = False
         for rel in (PROPERTIES_FILE, BACKUP_FILE):
             try:
                 data = storage.read_bytes(rel)
             except FileNotFoundError:
                 continue
+            values: Mapping[str, str] = {}
             try:
-                props = cls(parse_properties(_decode(data)))
+                values = parse_properties(_decode(data))
+                props = cls(values)
             except InvalidTableError as e:
                 first_error = first_error or InvalidTableError(f"{storage.uri_of(rel)}: {e}")
+                unfinished = unfinished or (rel == PROPERTIES_FILE and _is_unfinished(values))
                 continue
             if props.table_version == 6 and _K.TIMELINE_LAYOUT_VERSION.name not in props.values:
                 _log.warning("%s has no %s; assuming 1, as for every table version 6",
                              storage.uri_of(rel), _K.TIMELINE_LAYOUT_VERSION.name)
             return props
         if first_error is not None:
+            if unfinished and not instant_files(storage):
+                raise TableBeingCreatedError(storage.uri, f"{PROPERTIES_FILE} is not yet whole ({first_error})")
             raise first_error
         raise TableNotFoundError(storage.uri)
 
@@ -158,11 +177,7 @@ class TableProperties:
             raise InvalidTableError(f"hoodie.properties: {e}") from None
 
     def _validate(self) -> None:
-        for key, fix in (
-            (_K.NAME, "hoodie.table.name=<the table's name>"),
-            (_K.TYPE, "hoodie.table.type=COPY_ON_WRITE or MERGE_ON_READ"),
-            (_K.VERSION, "hoodie.table.version=<6, 8 or 9, as written by the Hudi release that made it>"),
-        ):
+        for key, fix in _REQUIRED.items():
             if not self.values.get(key.name):
                 raise InvalidTableError(f"hoodie.properties lacks the required key {key.name}; add {fix}")
         self._get(_K.TYPE)  # parse now, so a bad value fails on load and not in a later read
@@ -195,6 +210,10 @@ class TableProperties:
                     "edited by hand, and Java rejects it; fix hoodie.table.name / hoodie.database.name, "
                     f"or set hoodie.table.checksum={expected_sum}"
                 )
+
+
+def _is_unfinished(values: Mapping[str, str]) -> bool:
+    return _K.CHECKSUM.name not in values and not all(values.get(k.name) for k in _REQUIRED)
 
 
 def _decode(data: bytes) -> str:

@@ -19,12 +19,21 @@ from hudi_ops.format.instant import Action, Instant, State
 from hudi_ops.storage import Storage
 
 META_FOLDER = ".hoodie"
+#: where layout 1 and layout 2 (with Hudi's default hoodie.timeline.path) keep their active instants
+_TIMELINE_FOLDERS = (META_FOLDER, f"{META_FOLDER}/timeline")
 
 #: actions on Java's "write timeline": their first instant bounds what counts as archived
 _WRITE_TIMELINE_ACTIONS = frozenset({
     Action.COMMIT, Action.DELTA_COMMIT, Action.REPLACE_COMMIT, Action.COMPACTION,
     Action.LOG_COMPACTION, Action.CLUSTERING,
 })
+
+
+def instant_files(storage: Storage) -> list[str]:
+    """The instant files of either layout's timeline folder, found without hoodie.properties (which names
+    the folder): whether a table whose properties are missing or unfinished ever began an instant."""
+    return [f.path for folder in _TIMELINE_FOLDERS for f in storage.list_files(folder)
+            if Instant.try_parse(posixpath.basename(f.path))]
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from hudi_ops.config import parse_properties
-from hudi_ops.errors import InvalidTableError, TableNotFoundError
+from hudi_ops.errors import InvalidTableError, TableBeingCreatedError, TableNotFoundError
 from hudi_ops.format.table_properties import BACKUP_FILE, PROPERTIES_FILE, TableProperties, checksum
 from hudi_ops.storage import Storage
 from tests.shared_data import FIXTURES
@@ -207,3 +207,24 @@ def test_backup_is_read_while_the_main_file_is_missing_or_damaged(tmp_path: Path
     main.write_bytes(properties_text({**V8, "hoodie.table.name": "other"}))
     with pytest.raises(InvalidTableError, match=r"hoodie.properties: hoodie.table.checksum=\d+ does not"):
         TableProperties.load(storage)
+
+
+@pytest.mark.parametrize("cut", [0, 40], ids=["empty", "first keys"])
+def test_a_properties_file_a_writer_is_still_creating_is_a_table_not_there_yet(tmp_path: Path, cut: int) -> None:
+    """Hudi creates hoodie.properties by opening it and then writing it in one stream, the checksum last: a
+    reader in that moment (a services check polling a table a first write is making) finds it empty (the
+    CI's chaos run did) or cut short, and must take it for a table that does not exist yet, not for a damaged one."""
+    text = properties_text(V8)
+    assert text.rstrip().endswith(f"hoodie.table.checksum={V8['hoodie.table.checksum']}".encode())
+    main = tmp_path / PROPERTIES_FILE
+    main.parent.mkdir()
+    main.write_bytes(text[:cut])
+    with pytest.raises(TableBeingCreatedError, match=r"is being created: .*hoodie.properties is not yet whole") as e:
+        load(tmp_path)
+    assert isinstance(e.value, TableNotFoundError)  # what "is there work?" checks answer "no table yet" to
+    # the same file beside an instant was finished once and lost its end: damaged, not being created
+    (tmp_path / ".hoodie/timeline").mkdir()
+    (tmp_path / ".hoodie/timeline/20261125092701051.deltacommit.requested").write_bytes(b"")
+    with pytest.raises(InvalidTableError, match=r"lacks") as e:
+        load(tmp_path)
+    assert not isinstance(e.value, TableNotFoundError)

@@ -9,49 +9,42 @@ the table made and writes to it as to any other.
 from __future__ import annotations
 
 import contextlib
-import posixpath
-import re
 import time
 from collections.abc import Mapping
 from types import TracebackType
 
 from hudi_ops.errors import ConcurrentJobError, InvalidTableError, TableNotFoundError
 from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.format.timeline import instant_files
 from hudi_ops.locks.held_lock import HeldLock
 from hudi_ops.locks.job_locks import creation_lock, has_zookeeper_lock
 from hudi_ops.storage import Storage
 
 #: how long a writer waits for another to create the table: a first write's length
 CREATION_WAIT_S = 600.0
-#: how long a `.hoodie/` without hoodie.properties must be left unchanged to be a dead creator's: Hudi
+#: how long a `.hoodie/` without a whole hoodie.properties must be left unchanged to be a dead creator's: Hudi
 #: writes hoodie.properties within a second of making the folder
 DEAD_CREATION_AGE_S = 60.0
 
 
-#: `20261125092701051.deltacommit.requested`, `20261125092701051_20261125092719915.deltacommit`
-_INSTANT_FILE = re.compile(r"^\d{14,17}(?:_\d{14,17})?\.[a-z_]+(?:\.(?:requested|inflight))?$")
-
-
 def _clear_dead_creation(storage: Storage) -> None:
-    """A `.hoodie/` without hoodie.properties, found under the creation lock, is a first writer's that died
+    """A `.hoodie/` without a whole hoodie.properties, found under the creation lock, is a first writer's that died
     while Hudi created the table (a living hudi-ops writer would hold the lock). Hudi cannot write on from
     it, and before hoodie.properties there is no instant, so no commit: it is removed and the table made
     anew. Not while it is fresh: a creator that takes no lock (another tool, a lost ZooKeeper session)
     may be at work in it."""
     if not storage.is_dir(".hoodie"):
         return
-    files = storage.walk_files(".hoodie")
-    instants = [f.path for f in files if posixpath.dirname(f.path) in (".hoodie", ".hoodie/timeline")
-                and _INSTANT_FILE.match(posixpath.basename(f.path))]
+    instants = instant_files(storage)
     if instants:
         raise InvalidTableError(
-            f"{storage.uri} has instants ({', '.join(instants[:3])}) but no .hoodie/hoodie.properties; restore "
+            f"{storage.uri} has instants ({', '.join(instants[:3])}) but no whole .hoodie/hoodie.properties; restore "
             "that file from a backup or a copy of the table, or move the table aside and write a new one")
-    newest = max([f.mtime_ms for f in files] + [storage.mtime_ms(".hoodie")], default=0)
+    newest = max([f.mtime_ms for f in storage.walk_files(".hoodie")] + [storage.mtime_ms(".hoodie")], default=0)
     age_s = time.time() - newest / 1000
     if age_s < DEAD_CREATION_AGE_S:
         raise ConcurrentJobError(
-            f"{storage.uri} has a .hoodie/ without hoodie.properties, changed {age_s:.0f}s ago: another writer may "
+            f"{storage.uri} has a .hoodie/ without a whole hoodie.properties, changed {age_s:.0f}s ago: another writer may "
             f"be creating the table; retry (after {DEAD_CREATION_AGE_S:.0f}s unchanged it is taken for a dead "
             "creator's and cleared)")
     storage.delete_dir(".hoodie")
