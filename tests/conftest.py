@@ -51,9 +51,12 @@ def spark():
     # Spark's Python workers must run this interpreter, or they miss pyarrow and hudi_ops
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    from hudi_ops.spark.s3a import s3a_jars
     from hudi_ops.spark.session import require_hudi, session_builder
 
     builder = session_builder("hudi-ops-tests", master="local[2]")
+    # the s3a connector for tables on the local S3 server, on the JVM's own class path (not copied per job)
+    builder = builder.config("spark.driver.extraClassPath", os.pathsep.join(s3a_jars()))
     for key, value in SPARK_TEST_CONF.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()

@@ -53,7 +53,7 @@ class Model:
         return sorted(tuple(r[c] for c in columns) for r in self.rows.values())
 
 
-def read_hudi_rs(path: Path, columns: Sequence[str] = COLUMNS, *, read_optimized: bool = False) -> list[tuple]:
+def read_hudi_rs(path: Path | str, columns: Sequence[str] = COLUMNS, *, read_optimized: bool = False) -> list[tuple]:
     import hudi
 
     options = hudi.HudiReadOptions(
@@ -65,7 +65,7 @@ def read_hudi_rs(path: Path, columns: Sequence[str] = COLUMNS, *, read_optimized
     return sorted(tuple(r[c] for c in columns) for r in table.to_pylist())
 
 
-def read_spark(spark: Any, path: Path, columns: Sequence[str] = COLUMNS) -> list[tuple]:
+def read_spark(spark: Any, path: Path | str, columns: Sequence[str] = COLUMNS) -> list[tuple]:
     frame = spark.read.format("hudi").load(str(path)).select(*columns)
     return sorted(tuple(r) for r in frame.collect())
 

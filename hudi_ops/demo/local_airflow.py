@@ -4,7 +4,15 @@ api-server, scheduler (LocalExecutor), dag-processor and, when asked, the trigge
 SimpleAuthManager. The components are started separately, not through `airflow standalone`, for two
 reasons found by running it: standalone's scheduler and triggerer start log servers on every
 interface (each one's own `--skip-serve-logs` turns them off), and standalone leaves its children
-running when it is sent SIGTERM. hudi-ops' sensors reschedule rather than defer, so the tests and
+running when it is sent SIGTERM.
+
+The api-server runs as two processes: the UI and REST API (`--apps core`) and the tasks' Execution API
+(`--apps execution`, on a port of its own). In one process, on SQLite, a REST write (its audit-log
+insert is committed synchronously inside an async dependency, on the event loop) that comes while a
+task's Execution API call holds an uncommitted write (committed when its session dependency closes,
+which needs that event loop) deadlocks both for SQLite's busy timeout: the REST call fails with
+HTTP 500 "database is locked" after 5 s and the task's call stalls (found by `make up`'s test; a
+probe of the database's write lock showed it held exactly that long). hudi-ops' sensors reschedule rather than defer, so the tests and
 the demo run no triggerer; `make up` does, for the user's own deferrable tasks.
 
 Each component runs in its own session, so `stop()` also ends what it started: LocalExecutor
@@ -43,6 +51,7 @@ class LocalAirflow:
                  triggerer: bool = False) -> None:
         self.home = Path(home)
         self.port = port or 0  # 0: a free one, chosen right before the api-server binds it
+        self.execution_port = 0  # the Execution API's, always a free one
         self.triggerer = triggerer
         self.home.mkdir(parents=True, exist_ok=True)
         self.password = secrets.token_urlsafe(12)  # a new one per start-up, printed for the UI's login
@@ -82,8 +91,10 @@ class LocalAirflow:
     def start(self, timeout_s: float = 240.0) -> LocalAirflow:
         self._airflow("db", "migrate")
         self.port = self.port or free_port()
+        self.execution_port = free_port()
         self.env.update({"AIRFLOW__API__PORT": str(self.port), "AIRFLOW__API__BASE_URL": self.url,
-                         "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{self.url}/execution/",
+                         "AIRFLOW__CORE__EXECUTION_API_SERVER_URL":
+                             f"http://127.0.0.1:{self.execution_port}/execution/",
                          # tasks that pause DAGs (the restore DAG) call this api-server as the admin
                          f"AIRFLOW_CONN_{AIRFLOW_API_CONN_ID.upper()}": json.dumps(
                              {"conn_type": "http", "host": "127.0.0.1", "port": self.port, "login": self.USER,
@@ -102,7 +113,9 @@ class LocalAirflow:
         return self
 
     def _components(self) -> list[tuple[str, list[str]]]:
-        out = [("api-server", ["api-server", "--host", "127.0.0.1", "--port", str(self.port)]),
+        out = [("api-server", ["api-server", "--apps", "core", "--host", "127.0.0.1", "--port", str(self.port)]),
+               ("execution-api", ["api-server", "--apps", "execution", "--host", "127.0.0.1",
+                                  "--port", str(self.execution_port)]),
                ("scheduler", ["scheduler", "--skip-serve-logs"]), ("dag-processor", ["dag-processor"])]
         return out + ([("triggerer", ["triggerer", "--skip-serve-logs"])] if self.triggerer else [])
 
@@ -119,9 +132,11 @@ class LocalAirflow:
                     raise AirflowError(f"the {name} exited with {proc.returncode}:\n{self.log_tail(name)}")
             try:
                 health = self.client.call("GET", "/api/v2/monitor/health", auth=False, retries=0)  # we poll
+                execution = AirflowApi(f"http://127.0.0.1:{self.execution_port}", retries=0)
                 if all(health.get(c, {}).get("status") == "healthy"
                        for c in ("metadatabase", "scheduler", "dag_processor",
-                                 *(("triggerer",) if self.triggerer else ()))):
+                                 *(("triggerer",) if self.triggerer else ()))) \
+                        and execution.call("GET", "/execution/health", auth=False) is not None:
                     return
             except AirflowApiError:
                 pass

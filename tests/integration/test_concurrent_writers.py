@@ -2,7 +2,8 @@
 
 Writers are lined up behind the table's lock, held from Python with hudi-ops' Curator-compatible
 lock, and released together, so that their writes overlap for certain. Every outcome is judged by
-hudi-rs and Spark's Hudi reader against a plain model of the batches.
+hudi-rs and Spark's Hudi reader against a plain model of the batches. The conflict matrix and the kill
+run on a local folder and on S3 (`s3a://`, where no rename is atomic and the lock is all there is).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.locks.held_lock import HeldLock
 from hudi_ops.read.table_overview import COMPLETED, ROLLED_BACK, instant_spans
 from hudi_ops.spark.__main__ import main
+from hudi_ops.storage import Storage
+from tests.integration.conftest import S3Lake
 from tests.integration.lock_options import HEARTBEAT_EXPIRY_S, occ_options
 from tests.integration.processes import Job, run_job
 from tests.integration.test_spark_jobs import ingest_args
@@ -26,9 +29,11 @@ DAY1, DAY2 = "2026-11-20", "2026-11-21"
 class Table:
     """A seeded table, its writers' lock options, and the model of what it must hold."""
 
-    def __init__(self, root, zookeeper, spark, capsys, table_type="COPY_ON_WRITE"):
-        self.root, self.spark, self.capsys = root, spark, capsys
-        self.path = root / "trips"
+    def __init__(self, root, zookeeper, spark, capsys, table_type="COPY_ON_WRITE", lake: S3Lake | None = None):
+        self.root, self.spark, self.capsys, self.lake = root, spark, capsys, lake
+        self.path = lake.uri("trips") if lake else root / "trips"
+        if lake:
+            lake.configure(spark)
         self.options = occ_options(zookeeper.url)
         self.lock_key = self.options["hoodie.write.lock.zookeeper.lock_key"]
         self.model = Model()
@@ -56,7 +61,8 @@ class Table:
 
     def start(self, source, rows):
         self.land(source, rows)
-        job = Job.start(self.args(source), self.root / f"{source}-{time.monotonic_ns()}.log")
+        job = Job.start(self.args(source), self.root / f"{source}-{time.monotonic_ns()}.log",
+                        **(self.lake.job_kwargs() if self.lake else {}))
         self.jobs.append(job)
         return job
 
@@ -75,17 +81,28 @@ class Table:
         assert rows == read_spark(self.spark, self.path), "hudi-rs and Spark's Hudi reader disagree"
         return rows
 
+    def data_files(self, instant):
+        """The data files `instant` wrote (its name is in theirs), wherever the table lives."""
+        files = Storage.for_uri(self.path).walk_files(skip_dot_folders=True)
+        return [f.path for f in files if instant in f.name]
+
     def spans(self):
         meta = MetaClient.open(self.path)
         return {s.requested_time: s for s in instant_spans(meta.timeline(), meta.commit_action)}
 
 
+@pytest.fixture(params=["local", "s3"])
+def where(request):
+    """Where the table lives: a local folder, or a bucket on a local S3 server."""
+    return request.getfixturevalue("s3") if request.param == "s3" else None
+
+
 @pytest.fixture
-def make_table(tmp_path, zookeeper, spark, capsys):
+def make_table(tmp_path, zookeeper, spark, capsys, where):
     made = []
 
     def make(table_type="COPY_ON_WRITE"):
-        made.append(Table(tmp_path, zookeeper, spark, capsys, table_type))
+        made.append(Table(tmp_path, zookeeper, spark, capsys, table_type, where))
         return made[-1]
 
     yield make
@@ -141,8 +158,7 @@ def test_a_writer_killed_before_its_commit_leaves_nothing_and_its_rerun_ingests_
     with table.held() as lock:
         lock.wait_for_waiters(1, timeout_s=180)  # the writer is done writing and waits to commit
         (instant,) = set(table.spans()) - before
-        written = [p for p in table.path.rglob(f"*{instant}*") if ".hoodie" not in p.parts]
-        assert written and table.spans()[instant].state == "inflight"
+        assert table.data_files(instant) and table.spans()[instant].state == "inflight"
         job.kill()
     assert table.read() == seeded  # its files are there, but nothing of it is visible
     assert table.spans()[instant].status != COMPLETED
@@ -155,6 +171,7 @@ def test_a_writer_killed_before_its_commit_leaves_nothing_and_its_rerun_ingests_
     assert table.spans()[instant].status == ROLLED_BACK
 
 
+@pytest.mark.parametrize("where", ["local"], indirect=True)  # the lock's wait, not the storage, is the point
 def test_a_writer_behind_a_held_lock_exits_4_after_the_wait_and_commits_once_it_is_free(make_table, tmp_path):
     table = make_table()
     seeded = table.model.expected()

@@ -1,0 +1,50 @@
+"""A local S3 server per test, for tables on object storage (`s3a://`)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from hudi_ops.demo.s3_server import S3Server
+from hudi_ops.spark.s3a import s3a_conf, s3a_jars
+
+
+@dataclass(frozen=True)
+class S3Lake:
+    """A bucket on a running local S3 server: table URIs in it, and what a spark-submit needs to reach it
+    (the keys through its environment only)."""
+
+    server: S3Server
+    bucket: str
+
+    def uri(self, name: str) -> str:
+        return f"s3a://{self.bucket}/{name}"
+
+    def job_kwargs(self) -> dict[str, Any]:
+        """`Job.start`'s extra jars, Spark settings and environment."""
+        return {"jars": s3a_jars(), "conf": s3a_conf(self.server.endpoint, path_style=True), "env": self.server.env()}
+
+    def configure(self, spark: Any) -> None:
+        """Point the shared session's s3a at this server. A bucket of its own per test keeps Hadoop's file
+        system cache (one instance per bucket) from handing out an earlier server's."""
+        hadoop = spark.sparkContext._jsc.hadoopConfiguration()
+        settings = {key.removeprefix("spark.hadoop."): value
+                    for key, value in s3a_conf(self.server.endpoint, path_style=True).items()}
+        settings |= {"fs.s3a.access.key": self.server.access_key, "fs.s3a.secret.key": self.server.secret_key}
+        for key, value in settings.items():
+            hadoop.set(key, value)
+
+
+@pytest.fixture
+def s3(monkeypatch: pytest.MonkeyPatch) -> Iterator[S3Lake]:
+    """A fresh server and bucket; this process's readers (pyarrow, hudi-rs) find it through the environment."""
+    with S3Server() as server:
+        lake = S3Lake(server, f"lake-{uuid.uuid4().hex[:8]}")
+        server.create_bucket(lake.bucket)
+        for key, value in server.env().items():
+            monkeypatch.setenv(key, value)
+        yield lake
