@@ -14,6 +14,9 @@ from dataclasses import dataclass
 import pyarrow.fs as pafs
 
 from hudi_ops.errors import StorageError
+from hudi_ops.s3_settings import S3Settings
+
+S3_SCHEMES = ("s3", "s3a", "s3n")
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,14 +41,18 @@ class Storage:
         self.uri = uri
 
     @classmethod
-    def for_uri(cls, uri: str | os.PathLike[str]) -> Storage:
+    def for_uri(cls, uri: str | os.PathLike[str], *, s3: S3Settings | None = None) -> Storage:
+        """`s3`: how to reach an `s3://` or `s3a://` URI's store (None: pyarrow's AWS chain, from the
+        environment)."""
         text = os.fspath(uri)
         if "://" not in text:
             text = os.path.abspath(text)
             return cls(pafs.LocalFileSystem(), text, text)
         # Hadoop's s3a:// (what Hudi and Spark are given) is plain S3 to Arrow; the URI is kept for them
         scheme, rest = text.split("://", 1)
-        fs, root = pafs.FileSystem.from_uri(f"s3://{rest}" if scheme in ("s3a", "s3n") else text)
+        if scheme in S3_SCHEMES and s3 is not None:
+            return cls(s3.filesystem(), rest, text)
+        fs, root = pafs.FileSystem.from_uri(f"s3://{rest}" if scheme in S3_SCHEMES else text)
         return cls(fs, root, text)
 
     @property

@@ -8,6 +8,11 @@ conflict) and 4 (lock timeout) raise a retryable error, and the operator's defau
 exponential backoff. The job's JSON result is the task's return value, and a write that committed
 adds an Asset event for the table.
 
+A table on S3 names an Amazon `aws` connection (`aws_conn_id`): its endpoint and addressing become
+s3a's Spark settings, its keys the spark-submit's environment. The job's hoodie.* options go to it in a
+properties file (`--props`, readable by the task's user only), so neither keys nor options show in the
+command line the task log prints and `ps` lists.
+
 Only the provider's public API is used: the job writes its final line to a file the operator names
 ($HUDI_OPS_RESULT_FILE; the driver runs here, in client mode), the exit code is the one that line
 reports (a job killed before it wrote one fails with the provider's error and Airflow's retries), and
@@ -17,12 +22,14 @@ with that JVM (hudi_ops.spark.driver_lifetime).
 
 from __future__ import annotations
 
-import contextlib
+import dataclasses
 import datetime as dt
 import os
+import shutil
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +37,9 @@ from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOpe
 from airflow.sdk import Asset, AssetAlias
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowSkipException
 
+from hudi_ops.airflow.aws_connection import s3_settings
 from hudi_ops.airflow.hook import HudiHook
+from hudi_ops.config import props_file_text
 from hudi_ops.errors import (
     EXIT_BAD_INPUT,
     EXIT_CONFLICT,
@@ -43,7 +52,9 @@ from hudi_ops.errors import (
 from hudi_ops.job_specs import BackfillSpec, IngestSpec, JobFailure, JobResult, JobSpec, ServiceResult, WriteSpec
 from hudi_ops.job_specs.results import RESULT_FILE_ENV
 from hudi_ops.read.ingest_work import ingest_work
+from hudi_ops.s3_settings import S3Settings
 from hudi_ops.spark.hudi_bundle import hudi_jars
+from hudi_ops.spark.s3a import s3a_conf, s3a_jars
 from hudi_ops.spark.session import HUDI_SESSION_CONF
 from hudi_ops.spark.submit import APPLICATION
 from hudi_ops.storage import Storage
@@ -74,7 +85,7 @@ class HudiSparkJobOperator(SparkSubmitOperator):
 
     def __init__(
         self, *, base_path: str, table_name: str, hoodie_conf: Mapping[str, str] | None = None,
-        zookeeper_conn_id: str | None = HudiHook.default_conn_name, **kwargs: Any,
+        zookeeper_conn_id: str | None = HudiHook.default_conn_name, aws_conn_id: str | None = None, **kwargs: Any,
     ) -> None:
         for key, value in RETRY_DEFAULTS.items():
             kwargs.setdefault(key, value)
@@ -83,10 +94,17 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         self.base_path, self.table_name = base_path, table_name
         self.hoodie_conf = dict(hoodie_conf or {})
         self.zookeeper_conn_id = zookeeper_conn_id
+        self.aws_conn_id = aws_conn_id  # an S3 table's store (and an S3 source's)
         self.user_jars = kwargs.get("jars")  # Hudi's go in front of them when the task runs
         self._spec: JobSpec | None = None  # the run's, once `prepare` made it
+        self._folder: Path | None = None  # its options file and result file, from `prepare` to the end
         self._submitting = False
         self._killed = False
+
+    @cached_property
+    def s3(self) -> S3Settings | None:
+        """How the control plane and the job reach the table on S3; None: not on S3, or from the environment."""
+        return s3_settings(self.aws_conn_id) if self.aws_conn_id else None
 
     def job_options(self) -> dict[str, str]:
         return HudiHook(self.table_name, zookeeper_conn_id=self.zookeeper_conn_id,
@@ -105,7 +123,8 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         is skipped), Hudi's jars and session settings added to the submit."""
         try:
             spec = self.job_spec(context, self.job_options())
-            jars = hudi_jars()
+            options_file = props_file_text(spec.options())
+            jars = [*hudi_jars(), *(s3a_jars() if self.s3 else ())]
             idle = self.idle_reason(context, spec)
         except InvalidInputError as e:
             raise AirflowFailException(f"bad job arguments, not retried: {e}") from e
@@ -114,16 +133,19 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         if idle:
             raise AirflowSkipException(idle)
         self._spec = spec
-        self.application_args = spec.to_argv()
-        self.env_vars = {**_python_env(), **(self.env_vars or {})}
+        self._folder = Path(tempfile.mkdtemp(prefix="hudi-ops-job-"))  # the task's user's alone
+        props = self._folder / "hoodie.properties"
+        props.write_text(options_file)
+        self.application_args = dataclasses.replace(spec, props=str(props), hoodie_conf={}).to_argv()
+        self.env_vars = {**_python_env(), **(self.s3.env() if self.s3 else {}), **(self.env_vars or {})}
         self.jars = ",".join([*jars, *([self.user_jars] if self.user_jars else [])])
-        self.conf = {**HUDI_SESSION_CONF, **(self.conf or {})}
+        self.conf = {**HUDI_SESSION_CONF, **(s3a_conf(self.s3) if self.s3 else {}), **(self.conf or {})}
 
     def execute(self, context: Any) -> dict[str, Any] | None:
         self.prepare(context)
-        handle, result_file = tempfile.mkstemp(prefix="hudi-ops-result-", suffix=".json")
-        os.close(handle)
-        self.env_vars = {**self.env_vars, RESULT_FILE_ENV: result_file}
+        assert self._folder is not None
+        result_file = self._folder / "result.json"
+        self.env_vars = {**self.env_vars, RESULT_FILE_ENV: str(result_file)}
         try:
             if self._killed:  # while it looked for work: spark-submit never starts
                 raise AirflowException("the task was killed before spark-submit started")
@@ -134,8 +156,7 @@ class HudiSparkJobOperator(SparkSubmitOperator):
                 raise self._failure(e, self._outcome(result_file)) from e
             outcome = self._outcome(result_file)
         finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(result_file)
+            shutil.rmtree(self._folder, ignore_errors=True)
         result = outcome.to_dict() if isinstance(outcome, JobResult | ServiceResult) else None
         self.announce(context, result or {})
         return result
@@ -147,11 +168,11 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         if self._submitting:
             super().on_kill()
 
-    def _outcome(self, result_file: str) -> JobResult | ServiceResult | JobFailure | None:
+    def _outcome(self, result_file: Path) -> JobResult | ServiceResult | JobFailure | None:
         """What the job's final line said; None when it wrote none (it was killed, or Spark failed first)."""
         assert self._spec is not None
         try:
-            return self._spec.parse_result(Path(result_file).read_text())
+            return self._spec.parse_result(result_file.read_text())
         except OSError:
             return None
 
@@ -219,7 +240,8 @@ class HudiIngestOperator(HudiWriteOperator):
     spec_type = IngestSpec
 
     def idle_reason(self, context: Any, spec: IngestSpec) -> str | None:  # type: ignore[override]
-        work = ingest_work(spec.base_path, Storage.for_uri(spec.source_path), spec.source_format)
+        work = ingest_work(spec.base_path, Storage.for_uri(spec.source_path, s3=self.s3), spec.source_format,
+                           s3=self.s3)
         return None if work.files else f"nothing to ingest: no new source files in {spec.source_path} " + (
             f"since the table's checkpoint {work.checkpoint}" if work.checkpoint else "(the folder is empty)")
 

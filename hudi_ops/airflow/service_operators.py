@@ -59,7 +59,7 @@ class HudiTableServiceOperator(HudiSparkJobOperator):
 
     def idle_reason(self, context: Any, spec: JobSpec) -> str | None:
         try:
-            meta = MetaClient.open(self.base_path)
+            meta = MetaClient.open(self.base_path, s3=self.s3)
         except TableNotFoundError:
             return f"{self.base_path} is not a Hudi table yet: nothing to serve"
         work = self.work(context, meta, spec.hoodie_conf)

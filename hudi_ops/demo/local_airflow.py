@@ -12,8 +12,10 @@ insert is committed synchronously inside an async dependency, on the event loop)
 task's Execution API call holds an uncommitted write (committed when its session dependency closes,
 which needs that event loop) deadlocks both for SQLite's busy timeout: the REST call fails with
 HTTP 500 "database is locked" after 5 s and the task's call stalls (found by `make up`'s test; a
-probe of the database's write lock showed it held exactly that long). hudi-ops' sensors reschedule rather than defer, so the tests and
-the demo run no triggerer; `make up` does, for the user's own deferrable tasks.
+probe of the database's write lock showed it held exactly that long).
+
+hudi-ops' sensors reschedule rather than defer, so the tests and the demo run no triggerer; `make up`
+does, for the user's own deferrable tasks.
 
 Each component runs in its own session, so `stop()` also ends what it started: LocalExecutor
 workers and their spark-submits, found by walking /proc.

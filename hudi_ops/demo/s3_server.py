@@ -11,6 +11,7 @@ from __future__ import annotations
 import secrets
 
 from hudi_ops.errors import ConfigError
+from hudi_ops.s3_settings import S3Settings
 
 REGION = "us-east-1"
 
@@ -33,11 +34,14 @@ class S3Server:
         self.endpoint = f"http://{host}:{port}"
         return self
 
+    def settings(self) -> S3Settings:
+        """How to reach it: its endpoint, by path, with its keys."""
+        return S3Settings(endpoint=self.endpoint, region=REGION, path_style=True, access_key_id=self.access_key,
+                          secret_access_key=self.secret_key)
+
     def env(self) -> dict[str, str]:
         """What a process needs to reach it: s3a, pyarrow, hudi-rs and boto3 all read these."""
-        return {"AWS_ACCESS_KEY_ID": self.access_key, "AWS_SECRET_ACCESS_KEY": self.secret_key,
-                "AWS_REGION": REGION, "AWS_DEFAULT_REGION": REGION, "AWS_ENDPOINT_URL": self.endpoint,
-                "AWS_ALLOW_HTTP": "true"}  # hudi-rs refuses a plain-HTTP endpoint without it
+        return self.settings().env()
 
     def create_bucket(self, name: str) -> None:
         import boto3

@@ -15,6 +15,7 @@ from hudi_ops.format.fs_view import FileSystemView
 from hudi_ops.format.instant import Action
 from hudi_ops.format.table_properties import TableProperties
 from hudi_ops.format.timeline import Timeline
+from hudi_ops.s3_settings import S3Settings
 from hudi_ops.storage import Storage
 
 
@@ -26,8 +27,9 @@ class MetaClient:
     properties: TableProperties
 
     @classmethod
-    def open(cls, base_path: str | os.PathLike[str]) -> MetaClient:
-        storage = Storage.for_uri(base_path)
+    def open(cls, base_path: str | os.PathLike[str], *, s3: S3Settings | None = None) -> MetaClient:
+        """`s3`: how to reach a table on S3 (None: from the environment)."""
+        storage = Storage.for_uri(base_path, s3=s3)
         return cls(storage, TableProperties.load(storage))
 
     @property

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from hudi_ops.errors import InvalidInputError, TableNotFoundError
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.read.pipeline_metadata import ingest_checkpoint, ingest_position
+from hudi_ops.s3_settings import S3Settings
 from hudi_ops.sources import position, source_files
 from hudi_ops.storage import FileInfo, Storage
 
@@ -31,11 +32,13 @@ class IngestWork:
         return f"{len(self.files)} new source file(s) {since}"
 
 
-def ingest_work(base_path: str | os.PathLike[str], source: Storage, fmt: str) -> IngestWork:
+def ingest_work(base_path: str | os.PathLike[str], source: Storage, fmt: str, *,
+                s3: S3Settings | None = None) -> IngestWork:
+    """The source files past the table's ingest checkpoint; `s3`: how to reach a table on S3."""
     if not source.is_dir(""):  # a mistyped folder would otherwise skip every tick, silently
         raise InvalidInputError(f"the source folder {source.uri} does not exist; fix the ingest's source path")
     try:
-        checkpoint = ingest_position(MetaClient.open(base_path), source.table_id)
+        checkpoint = ingest_position(MetaClient.open(base_path, s3=s3), source.table_id)
     except TableNotFoundError:
         checkpoint = None
     files = [f for f in source_files(source, "", fmt) if checkpoint is None or position(f) > checkpoint]

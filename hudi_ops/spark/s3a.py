@@ -15,6 +15,7 @@ import sys
 
 from hudi_ops.errors import ConfigError
 from hudi_ops.maven import MavenArtifact, fetch_jar, jars_command, jars_dir
+from hudi_ops.s3_settings import S3Settings
 
 HADOOP_AWS = MavenArtifact("org.apache.hadoop", "hadoop-aws", "3.3.4")
 AWS_SDK_BUNDLE = MavenArtifact("com.amazonaws", "aws-java-sdk-bundle", "1.12.262")
@@ -31,14 +32,15 @@ def s3a_jars() -> tuple[str, ...]:
     return tuple(str(j.resolve()) for j in jars)
 
 
-def s3a_conf(endpoint: str | None = None, *, path_style: bool = False) -> dict[str, str]:
-    """Spark settings for s3a on `endpoint` (None: AWS's own); an S3 server of one's own usually
-    serves buckets by path rather than as host names."""
+def s3a_conf(s3: S3Settings) -> dict[str, str]:
+    """Spark settings for s3a on `s3`'s endpoint (None: AWS's own). No keys: those go in the environment."""
     conf: dict[str, str] = {}
-    if endpoint:
-        conf["spark.hadoop.fs.s3a.endpoint"] = endpoint
-        conf["spark.hadoop.fs.s3a.connection.ssl.enabled"] = str(endpoint.startswith("https://")).lower()
-    if path_style:
+    if s3.endpoint:
+        conf["spark.hadoop.fs.s3a.endpoint"] = s3.endpoint
+        conf["spark.hadoop.fs.s3a.connection.ssl.enabled"] = str(not s3.plain_http).lower()
+    if s3.region:
+        conf["spark.hadoop.fs.s3a.endpoint.region"] = s3.region
+    if s3.path_style:
         conf["spark.hadoop.fs.s3a.path.style.access"] = "true"
     return conf
 

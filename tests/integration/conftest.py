@@ -26,14 +26,14 @@ class S3Lake:
 
     def job_kwargs(self) -> dict[str, Any]:
         """`Job.start`'s extra jars, Spark settings and environment."""
-        return {"jars": s3a_jars(), "conf": s3a_conf(self.server.endpoint, path_style=True), "env": self.server.env()}
+        return {"jars": s3a_jars(), "conf": s3a_conf(self.server.settings()), "env": self.server.env()}
 
     def configure(self, spark: Any) -> None:
         """Point the shared session's s3a at this server. A bucket of its own per test keeps Hadoop's file
         system cache (one instance per bucket) from handing out an earlier server's."""
         hadoop = spark.sparkContext._jsc.hadoopConfiguration()
         settings = {key.removeprefix("spark.hadoop."): value
-                    for key, value in s3a_conf(self.server.endpoint, path_style=True).items()}
+                    for key, value in s3a_conf(self.server.settings()).items()}
         settings |= {"fs.s3a.access.key": self.server.access_key, "fs.s3a.secret.key": self.server.secret_key}
         for key, value in settings.items():
             hadoop.set(key, value)

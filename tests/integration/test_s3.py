@@ -40,7 +40,7 @@ def s3(monkeypatch):
 
 
 def submit(server: S3Server, job_args: list[str], log) -> tuple[list[str], int, dict]:
-    job = Job.start(job_args, log, jars=s3a_jars(), conf=s3a_conf(server.endpoint, path_style=True),
+    job = Job.start(job_args, log, jars=s3a_jars(), conf=s3a_conf(server.settings()),
                     env=server.env())
     return list(job.process.args), *job.finish(timeout_s=600)
 

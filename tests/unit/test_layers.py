@@ -10,7 +10,7 @@ import hudi_ops
 PACKAGE = Path(hudi_ops.__file__).parent
 # lowest first; modules not listed sit on top (the CLI, the demo)
 LAYERS = [
-    {"errors", "config", "storage", "sources", "maven"},
+    {"errors", "config", "storage", "s3_settings", "sources", "maven"},
     {"job_specs"},  # the contract between Airflow and the Spark jobs
     {"format"},
     {"read", "locks"},

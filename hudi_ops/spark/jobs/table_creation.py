@@ -44,9 +44,9 @@ def _clear_dead_creation(storage: Storage) -> None:
     age_s = time.time() - newest / 1000
     if age_s < DEAD_CREATION_AGE_S:
         raise ConcurrentJobError(
-            f"{storage.uri} has a .hoodie/ without a whole hoodie.properties, changed {age_s:.0f}s ago: another writer may "
-            f"be creating the table; retry (after {DEAD_CREATION_AGE_S:.0f}s unchanged it is taken for a dead "
-            "creator's and cleared)")
+            f"{storage.uri} has a .hoodie/ without a whole hoodie.properties, changed {age_s:.0f}s ago: another "
+            f"writer may be creating the table; retry (after {DEAD_CREATION_AGE_S:.0f}s unchanged it is taken for "
+            "a dead creator's and cleared)")
     storage.delete_dir(".hoodie")
 
 

@@ -1,0 +1,39 @@
+"""An Airflow connection of the Amazon provider's `aws` type, as the S3 settings of a table on S3.
+
+The provider's own conventions, so one connection serves both it and hudi-ops (the provider itself is
+not needed): login and password are the access key id and secret; the extras `endpoint_url` (or
+`service_config.s3.endpoint_url`), `region_name`, `aws_session_token`, and `config_kwargs.s3.addressing_style`
+("path" for buckets by path, as most S3 servers of one's own serve them). A connection without keys
+leaves them to the AWS chain of each process (environment, profile, instance role).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from airflow.sdk import BaseHook
+
+from hudi_ops.errors import ConfigError
+from hudi_ops.s3_settings import S3Settings
+
+CONN_TYPE = "aws"
+
+
+def s3_settings(conn_id: str) -> S3Settings:
+    conn = BaseHook.get_connection(conn_id)
+    if conn.conn_type != CONN_TYPE:
+        raise ConfigError(f"the connection {conn_id!r} is of type {conn.conn_type!r}; a table on S3 needs one of type "
+                          f"{CONN_TYPE!r} (Amazon Web Services): login = access key id, password = secret, extra "
+                          '{"endpoint_url": ..., "region_name": ..., "config_kwargs": {"s3": {"addressing_style": '
+                          '"path"}}}')
+    extra: dict[str, Any] = conn.extra_dejson
+    s3_service = (extra.get("service_config") or {}).get("s3") or {}
+    endpoint = s3_service.get("endpoint_url") or extra.get("endpoint_url")
+    if endpoint and "://" not in endpoint:
+        raise ConfigError(f"the connection {conn_id!r} has endpoint_url {endpoint!r}; give it with its scheme, e.g. "
+                          f"https://{endpoint}")
+    addressing = ((extra.get("config_kwargs") or {}).get("s3") or {}).get("addressing_style")
+    return S3Settings(endpoint=endpoint, region=extra.get("region_name"), path_style=addressing == "path",
+                      access_key_id=conn.login or extra.get("aws_access_key_id"),
+                      secret_access_key=conn.password or extra.get("aws_secret_access_key"),
+                      session_token=extra.get("aws_session_token"))
