@@ -19,6 +19,11 @@ from hudi_ops.s3_settings import S3Settings
 CONN_TYPE = "aws"
 
 
+def table_s3(aws_conn_id: str | None) -> S3Settings | None:
+    """The S3 settings of a table's `aws_conn_id`; None (no connection): the AWS chain, or not on S3."""
+    return s3_settings(aws_conn_id) if aws_conn_id else None
+
+
 def s3_settings(conn_id: str) -> S3Settings:
     conn = BaseHook.get_connection(conn_id)
     if conn.conn_type != CONN_TYPE:

@@ -119,11 +119,13 @@ class TableEntry:
     name: str
     base_path: str
     zookeeper_conn_id: str | None
+    aws_conn_id: str | None  # a table on S3
     clean_conf: Mapping[str, str]  # the options its cleans run with: what the next one removes
 
 
 def table_entries(config: TablesConfig, *, origin: str = "tables config") -> dict[str, TableEntry]:
-    return {name: TableEntry(name, t.config.base_path, t.config.zookeeper_conn_id, t.clean_conf())
+    return {name: TableEntry(name, t.config.base_path, t.config.zookeeper_conn_id, t.config.aws_conn_id,
+                             t.clean_conf())
             for name, t in _tables(config, origin).items()}
 
 
@@ -176,7 +178,7 @@ class _Table:
     def _job_args(self) -> dict[str, Any]:
         c = self.config
         return {"base_path": c.base_path, "table_name": self.name, "zookeeper_conn_id": c.zookeeper_conn_id,
-                "conn_id": c.spark_conn_id, "conf": dict(c.spark_conf)}
+                "aws_conn_id": c.aws_conn_id, "conn_id": c.spark_conn_id, "conf": dict(c.spark_conf)}
 
     def _operator_args(self) -> dict[str, Any]:
         c = self.config
@@ -279,7 +281,7 @@ class _Table:
             return None
         wait = self.config.restore.wait_timeout_minutes
         api = {"airflow_api_conn_id": self.config.airflow_api_conn_id}
-        base_path = self.config.base_path
+        table = {"base_path": self.config.base_path, "aws_conn_id": self.config.aws_conn_id}
         params = {"savepoint": Param(type="string", pattern="^[0-9]{14}([0-9]{3})?$",
                                      description="the savepoint to restore to (`hudi-ops savepoints` lists them)")}
         with DAG(
@@ -290,11 +292,11 @@ class _Table:
         ) as dag:
             pause = PauseWritersOperator(task_id="pause_writers", writer_dag_ids=writers, **api)
             wait = WritersIdleSensor(
-                task_id="wait_for_writers", writer_dag_ids=writers, base_path=base_path,
-                hoodie_conf=dict(self.config.hoodie_conf), timeout=60 * wait, **api)
+                task_id="wait_for_writers", writer_dag_ids=writers, hoodie_conf=dict(self.config.hoodie_conf),
+                timeout=60 * wait, **api, **table)
             run = HudiRestoreOperator(task_id="restore", savepoint="{{ params.savepoint }}",
                                       hoodie_conf=dict(self.config.hoodie_conf), **self._job_args())
             unpause = UnpauseWritersOperator(task_id="unpause_writers", pause_task_id=pause.task_id,
-                                             work_task_id=run.task_id, base_path=base_path, **api)
+                                             work_task_id=run.task_id, **api, **table)
             pause >> wait >> run >> unpause
         return dag

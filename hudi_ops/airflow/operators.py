@@ -37,7 +37,7 @@ from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOpe
 from airflow.sdk import Asset, AssetAlias
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowSkipException
 
-from hudi_ops.airflow.aws_connection import s3_settings
+from hudi_ops.airflow.aws_connection import table_s3
 from hudi_ops.airflow.hook import HudiHook
 from hudi_ops.config import props_file_text
 from hudi_ops.errors import (
@@ -104,7 +104,7 @@ class HudiSparkJobOperator(SparkSubmitOperator):
     @cached_property
     def s3(self) -> S3Settings | None:
         """How the control plane and the job reach the table on S3; None: not on S3, or from the environment."""
-        return s3_settings(self.aws_conn_id) if self.aws_conn_id else None
+        return table_s3(self.aws_conn_id)
 
     def job_options(self) -> dict[str, str]:
         return HudiHook(self.table_name, zookeeper_conn_id=self.zookeeper_conn_id,

@@ -7,6 +7,7 @@ from typing import Any
 
 from airflow.sdk import BaseSensorOperator, PokeReturnValue
 
+from hudi_ops.airflow.aws_connection import table_s3
 from hudi_ops.errors import TableNotFoundError
 from hudi_ops.format.meta_client import MetaClient
 
@@ -18,13 +19,14 @@ class HudiCommitSensor(BaseSensorOperator):
 
     template_fields: Sequence[str] = ("base_path", "after")
 
-    def __init__(self, *, base_path: str, after: str | None = None, **kwargs: Any) -> None:
+    def __init__(self, *, base_path: str, after: str | None = None, aws_conn_id: str | None = None,
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.base_path, self.after = base_path, after
+        self.base_path, self.after, self.aws_conn_id = base_path, after, aws_conn_id
 
     def poke(self, context: Any) -> PokeReturnValue:
         try:
-            timeline = MetaClient.open(self.base_path).timeline()
+            timeline = MetaClient.open(self.base_path, s3=table_s3(self.aws_conn_id)).timeline()
         except TableNotFoundError:
             return PokeReturnValue(is_done=False)
         done = [(timeline.completion_time(i), i.requested_time, i.action) for i in timeline.completed_writes()]

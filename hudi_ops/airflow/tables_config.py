@@ -128,6 +128,8 @@ class TableConfig(_Section):
     spark_conn_id: str = "spark_default"
     spark_conf: Options = Field(default_factory=dict)
     zookeeper_conn_id: str | None = HudiHook.default_conn_name
+    aws_conn_id: str | None = Field(None, description="for a table on S3: an Airflow connection of type aws "
+                                    "(keys, endpoint_url, region_name, config_kwargs.s3.addressing_style)")
     airflow_api_conn_id: str = AIRFLOW_API_CONN_ID
 
     @model_validator(mode="after")

@@ -21,6 +21,7 @@ from airflow.api_fastapi.core_api.security import GetUserDep
 from fastapi import FastAPI, HTTPException
 from fastapi.responses import HTMLResponse
 
+from hudi_ops.airflow.aws_connection import table_s3
 from hudi_ops.airflow.dag_factory import (
     TableEntry,
     backfill_dag_id,
@@ -71,6 +72,10 @@ def _entry(user: object, name: str) -> TableEntry:
     if not _may_read(user, name):
         raise HTTPException(403, f"reading table {name!r} needs read access to its DAGs")
     return tables[name]
+
+
+def _overview(entry: TableEntry) -> TableOverview:
+    return TableOverview.load(entry.base_path, clean_options=entry.clean_conf, s3=table_s3(entry.aws_conn_id))
 
 
 def _page(title: str, body: str) -> HTMLResponse:
@@ -168,7 +173,7 @@ def create_app() -> FastAPI:
     def tables_page(name: str, user: GetUserDep) -> HTMLResponse:
         entry = _entry(user, name)
         try:
-            overview = TableOverview.load(entry.base_path, clean_options=entry.clean_conf)
+            overview = _overview(entry)
         except HudiOpsError as e:
             return _page(name, f"<h2>{escape(name)}</h2><p class='error'>{escape(str(e))}</p>")
         lock = table_lock_state(name, entry.zookeeper_conn_id)
@@ -185,7 +190,7 @@ def create_app() -> FastAPI:
     def api_table(name: str, user: GetUserDep) -> dict[str, object]:
         entry = _entry(user, name)
         try:
-            overview = TableOverview.load(entry.base_path, clean_options=entry.clean_conf).to_dict()
+            overview = _overview(entry).to_dict()
         except HudiOpsError as e:
             raise HTTPException(422, str(e)) from e
         return {**overview, "lock": asdict(table_lock_state(name, entry.zookeeper_conn_id))}

@@ -18,6 +18,7 @@ from airflow.sdk import BaseOperator, BaseSensorOperator
 from airflow.sdk.exceptions import AirflowFailException
 
 from hudi_ops.airflow.airflow_api import DEFAULT_CONN_ID, AirflowApiHook
+from hudi_ops.airflow.aws_connection import table_s3
 from hudi_ops.config import HoodieConfig
 from hudi_ops.errors import TableNotFoundError
 from hudi_ops.format.meta_client import MetaClient
@@ -55,13 +56,14 @@ class WritersIdleSensor(BaseSensorOperator):
 
     def __init__(self, *, writer_dag_ids: Sequence[str], base_path: str,
                  hoodie_conf: dict[str, str] | None = None, airflow_api_conn_id: str = DEFAULT_CONN_ID,
-                 **kwargs: Any) -> None:
+                 aws_conn_id: str | None = None, **kwargs: Any) -> None:
         kwargs.setdefault("poke_interval", 10)
         kwargs.setdefault("timeout", 3600)
         kwargs.setdefault("mode", "reschedule")  # a wait of up to an hour holds no worker slot
         super().__init__(**kwargs)
         self.writer_dag_ids, self.base_path = list(writer_dag_ids), base_path
         self.hoodie_conf, self.airflow_api_conn_id = dict(hoodie_conf or {}), airflow_api_conn_id
+        self.aws_conn_id = aws_conn_id  # a table on S3
 
     def poke(self, context: Any) -> bool:
         api = AirflowApiHook(self.airflow_api_conn_id).get_conn()
@@ -70,7 +72,7 @@ class WritersIdleSensor(BaseSensorOperator):
             self.log.info("writer tasks still at work: %s", active)
             return False
         try:
-            meta = MetaClient.open(self.base_path)
+            meta = MetaClient.open(self.base_path, s3=table_s3(self.aws_conn_id))
         except TableNotFoundError:
             return True
         live = live_writes(meta, HoodieConfig(self.hoodie_conf))
@@ -84,11 +86,11 @@ class UnpauseWritersOperator(BaseOperator):
     run does) when `work_task_id`, the operation the writers were paused for, returned nothing."""
 
     def __init__(self, *, pause_task_id: str, work_task_id: str, base_path: str,
-                 airflow_api_conn_id: str = DEFAULT_CONN_ID, **kwargs: Any) -> None:
+                 airflow_api_conn_id: str = DEFAULT_CONN_ID, aws_conn_id: str | None = None, **kwargs: Any) -> None:
         kwargs.setdefault("trigger_rule", "all_done")  # after a failed restore too: it decides itself
         super().__init__(**kwargs)
         self.pause_task_id, self.work_task_id = pause_task_id, work_task_id
-        self.base_path, self.airflow_api_conn_id = base_path, airflow_api_conn_id
+        self.base_path, self.airflow_api_conn_id, self.aws_conn_id = base_path, airflow_api_conn_id, aws_conn_id
 
     def execute(self, context: Any) -> list[str]:
         paused = context["ti"].xcom_pull(task_ids=self.pause_task_id) or []
@@ -111,6 +113,6 @@ class UnpauseWritersOperator(BaseOperator):
 
     def _pending_restores(self) -> list[str]:
         try:
-            return pending_restores(MetaClient.open(self.base_path).timeline())
+            return pending_restores(MetaClient.open(self.base_path, s3=table_s3(self.aws_conn_id)).timeline())
         except TableNotFoundError:
             return []

@@ -22,6 +22,7 @@ from hudi_ops.read.clean_planner import NextClean, next_clean
 from hudi_ops.read.pending_plans import SERVICES, PendingPlan, pending_plans
 from hudi_ops.read.pipeline_metadata import pipeline_of
 from hudi_ops.read.service_history import CleanSummary, SavepointSummary, cleans, savepoints
+from hudi_ops.s3_settings import S3Settings
 
 PENDING = "pending"
 COMPLETED = "completed"
@@ -102,9 +103,10 @@ class TableOverview:
 
     @classmethod
     def load(cls, base_path: str | os.PathLike[str], *, latest_commits: int = 10,
-             clean_options: Mapping[str, str] | None = None) -> TableOverview:
-        """`clean_options`: the table's cleaner settings (`hoodie.cleaner.*`), for the next clean."""
-        meta = MetaClient.open(base_path)
+             clean_options: Mapping[str, str] | None = None, s3: S3Settings | None = None) -> TableOverview:
+        """`clean_options`: the table's cleaner settings (`hoodie.cleaner.*`), for the next clean; `s3`: how
+        to reach a table on S3."""
+        meta = MetaClient.open(base_path, s3=s3)
         timeline = meta.timeline()
         props = meta.properties
         view = meta.fs_view(timeline)
