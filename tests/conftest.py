@@ -1,15 +1,20 @@
-"""Fixtures shared by the integration and Airflow tests: ZooKeeper, the fixture tables, one SparkSession."""
+"""Fixtures shared by the integration and Airflow tests: ZooKeeper, the fixture tables, one SparkSession, a
+local S3 server."""
 
 from __future__ import annotations
 
 import logging
 import os
 import sys
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from hudi_ops.demo.s3_server import S3Server
 from hudi_ops.spark.session import LOOPBACK_CONF
+from tests.s3_lake import S3Lake
 from tests.shared_data import unzip_fixture
 
 
@@ -66,3 +71,14 @@ def spark():
     logging.getLogger("py4j").setLevel(logging.WARNING)
     yield session
     session.stop()
+
+
+@pytest.fixture
+def s3(monkeypatch: pytest.MonkeyPatch) -> Iterator[S3Lake]:
+    """A fresh server and bucket; this process's readers (pyarrow, hudi-rs) find it through the environment."""
+    with S3Server() as server:
+        lake = S3Lake(server, f"lake-{uuid.uuid4().hex[:8]}")
+        server.create_bucket(lake.bucket)
+        for key, value in server.env().items():
+            monkeypatch.setenv(key, value)
+        yield lake

@@ -17,10 +17,10 @@ from hudi_ops.locks.held_lock import HeldLock
 from hudi_ops.read.table_overview import COMPLETED, ROLLED_BACK, instant_spans
 from hudi_ops.spark.__main__ import main
 from hudi_ops.storage import Storage
-from tests.integration.conftest import S3Lake
 from tests.integration.lock_options import HEARTBEAT_EXPIRY_S, occ_options
 from tests.integration.processes import Job, run_job
 from tests.integration.test_spark_jobs import ingest_args
+from tests.s3_lake import S3Lake
 from tests.tables import Model, job_result, read_hudi_rs, read_spark, trips, write_source
 
 DAY1, DAY2 = "2026-11-20", "2026-11-21"

@@ -1,7 +1,10 @@
-"""Tables on object storage: Hudi's writer and table services through s3a, as spark-submits of the
-hudi-ops jobs, on a real local S3 server (moto's), read back by hudi-rs and by the control plane
-through pyarrow's S3. Credentials reach the jobs through their environment only, never their command
-line or output."""
+"""Tables on object storage: Hudi's writer and table services through s3a, on a real local S3 server
+(moto's), read back by hudi-rs, Spark's Hudi reader and the control plane (pyarrow's S3).
+
+The first test runs every job as a spark-submit, with the keys in its environment only (never its
+command line or output); the second runs clustering, savepoint and restore in the tests' shared
+session pointed at the same kind of server, and holds the control plane to Hudi's own procedures.
+(The conflict matrix and the SIGKILL test on S3 are in test_concurrent_writers.)"""
 
 from __future__ import annotations
 
@@ -11,54 +14,31 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pyarrow as pa
-import pytest
-
-from hudi_ops.demo.s3_server import S3Server
 from hudi_ops.format.meta_client import MetaClient
-from hudi_ops.job_specs import BackfillSpec, CleanSpec, CompactSpec
+from hudi_ops.job_specs import BackfillSpec, CleanSpec, ClusterSpec, CompactSpec, RestoreSpec, SavepointSpec
 from hudi_ops.read.ingest_work import ingest_work
-from hudi_ops.spark.s3a import s3a_conf, s3a_jars
+from hudi_ops.read.table_overview import commit_stats, file_group_summaries
 from hudi_ops.storage import Storage
 from tests.integration.lock_options import occ_options
 from tests.integration.processes import Job
-from tests.integration.test_spark_jobs import ingest_args
-from tests.tables import COLUMNS, Model, trips, write_source
+from tests.integration.test_spark_jobs import ingest_args, run, trips_args
+from tests.s3_lake import S3Lake
+from tests.tables import COLUMNS, Model, read_hudi_rs, read_spark, trips, write_source
 
 DAY, OLD_DAY = "2026-11-20", "2026-11-10"
 COMPACT_EVERY_COMMIT = {"hoodie.compact.inline.max.delta.commits": "1"}
 KEEP_ONE_VERSION = {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS", "hoodie.cleaner.fileversions.retained": "1"}
 
 
-@pytest.fixture
-def s3(monkeypatch):
-    with S3Server() as server:
-        server.create_bucket("lake")
-        for key, value in server.env().items():  # for this process's readers: pyarrow, hudi-rs
-            monkeypatch.setenv(key, value)
-        yield server
-
-
-def submit(server: S3Server, job_args: list[str], log) -> tuple[list[str], int, dict]:
-    job = Job.start(job_args, log, jars=s3a_jars(), conf=s3a_conf(server.settings()),
-                    env=server.env())
+def submit(s3: S3Lake, job_args: list[str], log: Path) -> tuple[list[str], int, dict]:
+    job = Job.start(job_args, log, **s3.job_kwargs())
     return list(job.process.args), *job.finish(timeout_s=600)
-
-
-def read_hudi_rs_s3(server: S3Server, uri: str) -> list[tuple]:
-    import hudi
-
-    table = hudi.HudiTable(uri.replace("s3a://", "s3://"), {
-        "aws_endpoint_url": server.endpoint, "aws_access_key_id": server.access_key,
-        "aws_secret_access_key": server.secret_key, "aws_region": "us-east-1", "aws_allow_http": "true"})
-    rows = pa.Table.from_batches(table.read()).select(list(COLUMNS)).to_pylist()
-    return sorted(tuple(r[c] for c in COLUMNS) for r in rows)
 
 
 def test_ingest_backfill_compaction_and_clean_on_an_s3a_table_under_the_zookeeper_lock(s3, tmp_path, zookeeper):
     """A MERGE_ON_READ table on S3: two ingests (the second updates, into log files), a backfill day,
     then Hudi's compaction and a clean as the services DAG runs them; hudi-rs reads the model."""
-    table, landing, history, model = "s3a://lake/warehouse/trips", tmp_path / "landing", tmp_path / "history", Model()
+    table, landing, history, model = s3.uri("warehouse/trips"), tmp_path / "landing", tmp_path / "history", Model()
     options = occ_options(zookeeper.url)
     logs: list[Path] = []
 
@@ -66,7 +46,7 @@ def test_ingest_backfill_compaction_and_clean_on_an_s3a_table_under_the_zookeepe
         logs.append(tmp_path / f"{len(logs)}-{argv[0]}.log")
         command, code, result = submit(s3, argv, logs[-1])
         assert code == 0, logs[-1].read_text()[-3000:]
-        for secret in (s3.secret_key, s3.access_key):  # the keys went through the environment only
+        for secret in (s3.server.secret_key, s3.server.access_key):  # the keys went through the environment only
             assert not any(secret in arg for arg in command)
         return result
 
@@ -87,7 +67,7 @@ def test_ingest_backfill_compaction_and_clean_on_an_s3a_table_under_the_zookeepe
     backfill = BackfillSpec(base_path=table, source_path=str(history), start=OLD_DAY, end=OLD_DAY, hoodie_conf=options)
     assert job(backfill.to_argv())["commits"] == 1
     model.upsert(old)
-    assert read_hudi_rs_s3(s3, table) == model.expected()
+    assert read_hudi_rs(table) == model.expected()
 
     compaction = job(CompactSpec(base_path=table, hoodie_conf={**options, **COMPACT_EVERY_COMMIT}).to_argv())
     assert compaction["outcome"] == "completed" and compaction["file_groups"] == 1, compaction
@@ -102,16 +82,70 @@ def test_ingest_backfill_compaction_and_clean_on_an_s3a_table_under_the_zookeepe
     groups = meta.fs_view(timeline).file_groups()
     assert groups and all(len(g.slices) == 1 and not g.slices[0].log_files for g in groups)  # compacted, cleaned
     assert not ingest_work(table, Storage.for_uri(landing), "parquet").files  # both landing files ingested
-    assert read_hudi_rs_s3(s3, table) == model.expected()
-    assert all(s3.secret_key not in log.read_text() for log in logs)
+    assert read_hudi_rs(table) == model.expected()
+    assert all(s3.server.secret_key not in log.read_text() for log in logs)
 
     # the CLI, with the keys in its environment, on the s3a:// URI the jobs were given
     def cli(*args: str) -> str:
         done = subprocess.run([str(Path(sys.executable).parent / "hudi-ops"), *args, table], capture_output=True,
-                              text=True, env={**os.environ, **s3.env()}, timeout=120)
+                              text=True, env={**os.environ, **s3.server.env()}, timeout=120)
         assert done.returncode == 0, done.stderr
         return done.stdout
 
     assert compaction["instant"] in cli("commits") and clean["instant"] in cli("cleans")
     rows = [json.loads(line) for line in cli("read").splitlines()]
     assert sorted(tuple(r[c] for c in COLUMNS) for r in rows) == model.expected()
+
+
+def test_clustering_savepoint_and_restore_on_an_s3a_table_agree_with_hudis_procedures(s3, spark, tmp_path, capsys):
+    """Two bulk inserts make two file groups of a day, clustering makes one, a savepoint keeps that
+    state through a later upsert, the restore brings it back; at each step hudi-rs and Spark's reader
+    equal the model, and the control plane's commits and latest file slices are Hudi's own."""
+    s3.configure(spark)
+    table, landing, history, model = s3.uri("trips"), tmp_path / "landing", tmp_path / "history", Model()
+
+    def job(argv: list[str]) -> dict:
+        code, result = run(capsys, argv, spark)
+        assert code == 0, result
+        return result
+
+    for n in range(2):
+        rows = trips(OLD_DAY, range(n * 10, n * 10 + 10), ts=1)
+        write_source(history / f"{n}" / f"dt={OLD_DAY}" / "part-0.parquet", rows)
+        job(trips_args(BackfillSpec, table, history / f"{n}", start=OLD_DAY, end=OLD_DAY, operation="BULK_INSERT",
+                       run_id=f"bulk-{n}"))
+        model.upsert(rows)
+    assert len(MetaClient.open(table).fs_view().file_groups()) == 2
+
+    clustered = job(ClusterSpec(base_path=table).to_argv())
+    assert clustered["outcome"] == "completed" and clustered["file_groups"] == 2, clustered
+    assert len(MetaClient.open(table).fs_view().file_groups()) == 1
+    assert read_hudi_rs(table) == read_spark(spark, table) == model.expected()
+
+    saved = job(SavepointSpec(base_path=table).to_argv())
+    assert saved["outcome"] == "created"
+    at_savepoint = model.expected()
+    later = trips(OLD_DAY, range(5), ts=2, fare=99.0)
+    write_source(landing / "later.parquet", later)
+    job(ingest_args(table, landing))
+    assert read_hudi_rs(table) == read_spark(spark, table) == model.upsert(later).expected() != at_savepoint
+
+    name = "s3_trips"
+    spark.sql(f"CREATE TABLE {name} USING hudi LOCATION '{table}'")
+    try:
+        meta = MetaClient.open(table)
+        ours = {(c.instant, c.action, c.bytes, c.writes) for c in commit_stats(meta.timeline())}
+        hudis = {(r.commit_time, r.action, r.total_bytes_written, r.total_records_written)
+                 for r in spark.sql(f"CALL show_commits(table => '{name}', limit => 100)").collect()}
+        assert ours == hudis and len(ours) == 4  # two bulk inserts, the clustering, the upsert
+        slices = {(g.partition, g.file_id, g.base_instant, g.base_file)
+                  for g in file_group_summaries(meta, meta.timeline())}
+        hudi_slices = {(r.partition, r.file_id, r.base_instant, r.data_file.rsplit("/", 1)[-1])
+                       for r in spark.sql(f"CALL show_fsview_latest(path => '{table}', limit => 100)").collect()}
+        assert slices == hudi_slices and len(slices) == 1
+    finally:
+        spark.sql(f"DROP TABLE {name}")  # the catalog's entry only: the table on S3 stays
+
+    restored = job(RestoreSpec(base_path=table, savepoint=saved["instant"]).to_argv())
+    assert restored["outcome"] == "restored" and len(restored["details"]["undone"]) == 1, restored
+    assert read_hudi_rs(table) == read_spark(spark, table) == at_savepoint

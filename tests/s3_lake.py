@@ -1,13 +1,9 @@
-"""A local S3 server per test, for tables on object storage (`s3a://`)."""
+"""A bucket on a local S3 server, for tables on object storage (`s3a://`)."""
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
-
-import pytest
 
 from hudi_ops.demo.s3_server import S3Server
 from hudi_ops.spark.s3a import s3a_conf, s3a_jars
@@ -37,14 +33,3 @@ class S3Lake:
         settings |= {"fs.s3a.access.key": self.server.access_key, "fs.s3a.secret.key": self.server.secret_key}
         for key, value in settings.items():
             hadoop.set(key, value)
-
-
-@pytest.fixture
-def s3(monkeypatch: pytest.MonkeyPatch) -> Iterator[S3Lake]:
-    """A fresh server and bucket; this process's readers (pyarrow, hudi-rs) find it through the environment."""
-    with S3Server() as server:
-        lake = S3Lake(server, f"lake-{uuid.uuid4().hex[:8]}")
-        server.create_bucket(lake.bucket)
-        for key, value in server.env().items():
-            monkeypatch.setenv(key, value)
-        yield lake
