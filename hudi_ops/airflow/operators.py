@@ -135,6 +135,7 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         self._spec = spec
         self._folder = Path(tempfile.mkdtemp(prefix="hudi-ops-job-"))  # the task's user's alone
         props = self._folder / "hoodie.properties"
+        props.touch(mode=0o600)
         props.write_text(options_file)
         self.application_args = dataclasses.replace(spec, props=str(props), hoodie_conf={}).to_argv()
         self.env_vars = {**_python_env(), **(self.s3.env() if self.s3 else {}), **(self.env_vars or {})}

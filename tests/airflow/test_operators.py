@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import threading
 import time
 from importlib.metadata import entry_points
@@ -13,6 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from hudi_ops.config import parse_props_file
 from tests.airflow.conftest import SPARK_CONF, dag_in_folder
 
 DAG_ID = "hudi_ops_test_ingest"
@@ -70,7 +72,7 @@ def test_a_backfill_operator_submits_the_hudi_ops_application_with_hudis_jars_an
     op = HudiBackfillOperator(
         task_id="backfill", base_path="/data/trips", table_name="trips", record_key_field="id",
         source_path="/in", start="{{ params.start }}", end="{{ params.end }}", zookeeper_conn_id=None,
-        conf={"spark.ui.enabled": "false"},
+        conf={"spark.ui.enabled": "false"}, hoodie_conf={"hoodie.upsert.shuffle.parallelism": "3"},
     )
     op.render_template_fields({"params": {"start": "2026-01-01", "end": "2026-01-31"}, "run_id": "manual__1"})
     op.prepare({})
@@ -81,6 +83,12 @@ def test_a_backfill_operator_submits_the_hudi_ops_application_with_hudis_jars_an
     assert {f"{k}={v}" for k, v in HUDI_SESSION_CONF.items()} | {"spark.ui.enabled=false"} <= confs
     assert cmd[cmd.index(APPLICATION) + 1:][:1] == ["backfill"]
     assert cmd[cmd.index("--start") + 1] == "2026-01-01" and cmd[cmd.index("--end") + 1] == "2026-01-31"
+    # the hoodie.* options travel in a properties file only the task's user can read, off the command line
+    assert "--hoodie-conf" not in cmd and not any(arg.startswith("hoodie.") for arg in cmd)
+    props = Path(cmd[cmd.index("--props") + 1])
+    assert parse_props_file(props.read_text())["hoodie.upsert.shuffle.parallelism"] == "3"
+    assert props.stat().st_mode & 0o077 == 0 and props.parent.stat().st_mode & 0o077 == 0
+    shutil.rmtree(props.parent)  # execute() removes it when the job ends
 
 
 @pytest.fixture
@@ -245,3 +253,49 @@ def _ingest_behind_a_held_lock(tmp_path: Path, table: str, *, lock_wait_ms: int)
     holder = ZookeeperBasedLockProvider.from_config(HoodieConfig(HudiHook(table).write_options()), table_name=table)
     holder.acquire(10)
     return op, holder
+
+
+S3_DAG_ID = "hudi_ops_test_ingest_s3"
+S3_DAG_FILE = f'''
+from airflow.sdk import DAG, Param
+
+from hudi_ops.airflow.operators import HudiIngestOperator
+
+with DAG("{S3_DAG_ID}", schedule=None, params={{"base_path": Param(""), "source_path": Param("")}}):
+    HudiIngestOperator(
+        task_id="ingest", base_path="{{{{ params.base_path }}}}", source_path="{{{{ params.source_path }}}}",
+        table_name="trips", record_key_field="id", partition_path_field="city", ordering_field="ts",
+        aws_conn_id="lake", conf={SPARK_CONF!r}, retries=0,
+    )
+'''
+
+
+def test_an_ingest_into_an_s3_table_takes_its_store_from_an_aws_connection_and_never_shows_its_keys(
+    airflow_db, zookeeper_connection, s3, tmp_path, capfd, monkeypatch
+):
+    """The task's process has no AWS keys of its own: the control plane's check, spark-submit and hudi-rs
+    reach the table with the connection's alone, and no key shows in the task's log or its result."""
+    server = s3.server
+    monkeypatch.setenv("AIRFLOW_CONN_LAKE", json.dumps(
+        {"conn_type": "aws", "login": server.access_key, "password": server.secret_key,
+         "extra": {"endpoint_url": server.endpoint, "region_name": "us-east-1",
+                   "config_kwargs": {"s3": {"addressing_style": "path"}}}}))
+    for key in server.env():  # the `s3` fixture's environment is this test's readers', not the task's
+        monkeypatch.delenv(key)
+    source, base = tmp_path / "in", s3.uri("trips")
+    source.mkdir()
+    pq.write_table(_trips([1, 2, 3]), source / "a.parquet")
+    with dag_in_folder(S3_DAG_ID, S3_DAG_FILE) as dag:
+        capfd.readouterr()
+        run = dag.test(run_conf={"base_path": base, "source_path": str(source)})
+        log = "".join(capfd.readouterr())
+        assert run.state == "success", log[-3000:]
+        result = _task(run).xcom_pull(task_ids="ingest")
+        assert result["rows"] == 3 and "Spark-Submit cmd" in log
+        idle = dag.test(run_conf={"base_path": base, "source_path": str(source)})  # the check read the table
+        assert _task(idle).state == "skipped"
+        log += "".join(capfd.readouterr())
+    for secret in (server.secret_key, server.access_key):
+        assert secret not in log and secret not in json.dumps(result)
+    rows = pa.Table.from_batches(hudi.HudiTable(base, server.settings().hudi_rs_options()).read())
+    assert sorted(rows.column("id").to_pylist()) == [1, 2, 3]
