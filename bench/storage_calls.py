@@ -1,0 +1,186 @@
+"""Storage calls per control-plane question on S3: LISTs, GETs and HEADs, counted at a local S3 server.
+
+A COPY_ON_WRITE table gets COMMITS small ingest commits (Hudi's own writer, in one local session), with
+Hudi's archival keeping 240 to 250 of them active, so about half are archived when it is done; a copy
+is kept after COMMITS / 2 commits, before any archival. Both are uploaded to a local S3 server (moto's),
+and each question the control plane answers again and again is asked once of each:
+
+- `ingest tick`: the ingest DAG's "is there a new source file?" (the table's ingest checkpoint);
+- `services tick`: the services DAG's four tasks' checks (clustering to schedule and to execute, clean,
+  archive), each as its operator asks it;
+- `timeline page`: the timeline view of the table;
+- `next clean`: what the next clean would remove.
+
+The server counts the requests: a LIST is a ListObjects(V2) call (a page of up to 1,000 keys), a GET
+reads an object (or a range of it), a HEAD asks for one. One JSON line per table, then the growth from
+the half-size table to the full one (1.0: the count does not grow with archived history).
+
+`python bench/storage_calls.py [COMMITS]` (default 500); the tables are built once into .cache/bench/.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from hudi_ops.demo.s3_server import S3Server
+from hudi_ops.job_specs import IngestSpec
+from hudi_ops.s3_settings import S3Settings
+
+CACHE = Path(__file__).resolve().parents[1] / ".cache" / "bench"
+BUCKET = "lake"
+ARCHIVAL = {"hoodie.keep.min.commits": "240", "hoodie.keep.max.commits": "250",
+            "hoodie.cleaner.commits.retained": "230", "hoodie.metadata.enable": "false"}
+DAYS = ("2026-11-20", "2026-11-21", "2026-11-22", "2026-11-23")
+
+
+# -- the tables --------------------------------------------------------------------------------------
+
+
+def build(commits: int) -> tuple[Path, Path]:
+    """The table after `commits` ingests (half archived) and its copy after `commits // 2` (none)."""
+    root = CACHE / f"storage-calls-{commits}"
+    full, half = root / "full" / "trips", root / "half" / "trips"
+    if (root / "done").exists():
+        return half, full
+    shutil.rmtree(root, ignore_errors=True)
+    from hudi_ops.spark.__main__ import main as job
+    from hudi_ops.spark.session import session_builder
+
+    spark = session_builder("storage-calls-bench", master="local[2]").config(
+        "spark.sql.shuffle.partitions", "2").config("spark.ui.enabled", "false").getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    landing = root / "landing"
+    landing.mkdir(parents=True)
+    for n in range(commits):
+        rows = [{"trip_id": f"t{(n * 7 + i) % 400}", "dt": DAYS[(n + i) % len(DAYS)], "ts": n, "fare": float(i)}
+                for i in range(5)]
+        pq.write_table(pa.Table.from_pylist(rows), landing / f"{n:05d}.parquet")
+        spec = IngestSpec(base_path=str(full), source_path=str(landing), table_name="trips", record_key_field="trip_id",
+                          partition_path_field="dt", ordering_field="ts", hoodie_conf=ARCHIVAL)
+        if job(spec.to_argv(), spark=spark) != 0:
+            raise SystemExit(f"ingest {n} failed")
+        if n + 1 == commits // 2:
+            shutil.copytree(full, half)
+        if n % 50 == 0:
+            print(f"{n} commits", file=sys.stderr, flush=True)
+    spark.stop()
+    (root / "done").touch()
+    return half, full
+
+
+def upload(server: S3Server, table: Path, prefix: str) -> str:
+    import boto3
+
+    s3 = boto3.client("s3", endpoint_url=server.endpoint, region_name="us-east-1",
+                      aws_access_key_id=server.access_key, aws_secret_access_key=server.secret_key)
+    for path in table.rglob("*"):
+        if path.is_file() and not path.name.endswith(".crc"):
+            s3.upload_file(str(path), BUCKET, f"{prefix}/{path.relative_to(table)}")
+    return f"s3a://{BUCKET}/{prefix}"
+
+
+# -- counting ----------------------------------------------------------------------------------------
+
+
+class _Requests(logging.Handler):
+    """The server's request log (werkzeug's), as S3 calls."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: Counter[str] = Counter()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        line = record.getMessage()
+        if '"' not in line:
+            return
+        method, target = line.split('"')[1].split(" ")[:2]
+        path, _, query = target.partition("?")
+        if method == "GET" and path.strip("/") == BUCKET:
+            self.calls["LIST"] += 1
+        elif method in ("GET", "HEAD"):
+            self.calls[method] += 1
+        else:
+            self.calls["other"] += 1
+
+
+@contextmanager
+def counted() -> Iterator[_Requests]:
+    handler = _Requests()
+    logger = logging.getLogger("werkzeug")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield handler
+    finally:
+        logger.removeHandler(handler)
+
+
+# -- the questions -----------------------------------------------------------------------------------
+
+
+def questions(table: str, s3: S3Settings, source: Path) -> dict[str, Callable[[], Any]]:
+    from hudi_ops.format.meta_client import MetaClient
+    from hudi_ops.read.clean_planner import next_clean
+    from hudi_ops.read.ingest_work import ingest_work
+    from hudi_ops.read.service_work import (
+        archive_work,
+        clean_work,
+        clustering_schedule_work,
+        plan_execution_work,
+    )
+    from hudi_ops.read.table_overview import TableOverview
+    from hudi_ops.storage import Storage
+
+    def services_tick() -> None:
+        # the services DAG of a COPY_ON_WRITE table, as its four operators ask: each opens the table itself
+        clustering_schedule_work(MetaClient.open(table, s3=s3), ARCHIVAL)
+        plan_execution_work(MetaClient.open(table, s3=s3), "clustering")
+        clean_work(MetaClient.open(table, s3=s3), ARCHIVAL)
+        archive_work(MetaClient.open(table, s3=s3), ARCHIVAL)
+
+    return {
+        "ingest tick": lambda: ingest_work(table, Storage.for_uri(source), "parquet", s3=s3),
+        "services tick": services_tick,
+        "timeline page": lambda: TableOverview.load(table, clean_options=ARCHIVAL, s3=s3),
+        "next clean": lambda: next_clean(MetaClient.open(table, s3=s3), ARCHIVAL),
+    }
+
+
+def measure(server: S3Server, table: str, source: Path) -> dict[str, dict[str, int]]:
+    out = {}
+    for name, ask in questions(table, server.settings(), source).items():
+        with counted() as requests:
+            ask()
+        out[name] = {kind: requests.calls[kind] for kind in ("LIST", "GET", "HEAD", "other")}
+    return out
+
+
+def main(argv: list[str]) -> int:
+    commits = int(argv[0]) if argv else 500
+    half, full = build(commits)
+    with S3Server() as server:  # its requests go to werkzeug's logger, which `counted` reads
+        server.create_bucket(BUCKET)
+        figures = {}
+        for label, table in ((f"{commits // 2} commits, none archived", half),
+                             (f"{commits} commits, half archived", full)):
+            uri = upload(server, table, label.split(",")[0].replace(" ", "-"))
+            figures[label] = measure(server, uri, table.parent.parent / "landing")
+        small, large = figures.values()
+        growth = {q: round(sum(large[q].values()) / max(1, sum(small[q].values())), 2) for q in small}
+        print(json.dumps({"benchmark": "storage_calls", "tables": figures, "growth": growth}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
