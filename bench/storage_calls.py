@@ -105,7 +105,7 @@ class _Requests(logging.Handler):
         if '"' not in line:
             return
         method, target = line.split('"')[1].split(" ")[:2]
-        path, _, query = target.partition("?")
+        path = target.partition("?")[0]
         if method == "GET" and path.strip("/") == BUCKET:
             self.calls["LIST"] += 1
         elif method in ("GET", "HEAD"):

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import pyarrow as pa
 
@@ -21,10 +22,13 @@ from hudi_ops.storage import Storage
 
 @dataclass(frozen=True)
 class MetaClient:
-    """Hudi's HoodieTableMetaClient: what is needed to look at a table, loaded on demand."""
+    """Hudi's HoodieTableMetaClient: one look at a table. Like Java's, it lists the active timeline once,
+    when first asked, and builds the file-system view from that listing once; `reload()` looks again
+    (what a job does after Hudi changed the table, or a poll between its tries)."""
 
     storage: Storage
     properties: TableProperties
+    _loaded: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def open(cls, base_path: str | os.PathLike[str], *, s3: S3Settings | None = None) -> MetaClient:
@@ -45,9 +49,17 @@ class MetaClient:
         """The action a write completes as: deltacommit on MERGE_ON_READ, commit on COPY_ON_WRITE."""
         return Action.DELTA_COMMIT if self.is_mor else Action.COMMIT
 
+    def reload(self) -> MetaClient:
+        """The same table, looked at afresh (hoodie.properties is not read again)."""
+        return MetaClient(self.storage, self.properties)
+
     def timeline(self) -> Timeline:
-        props = self.properties
-        return Timeline.load(self.storage, props.timeline_path, layout_version=props.timeline_layout_version)
+        """The active timeline as listed at this look's first use."""
+        if "timeline" not in self._loaded:
+            props = self.properties
+            self._loaded["timeline"] = Timeline.load(self.storage, props.timeline_path,
+                                                     layout_version=props.timeline_layout_version)
+        return self._loaded["timeline"]  # type: ignore[no-any-return]
 
     def archived_timeline(self) -> Iterator[ArchivedInstant]:
         """The instants Hudi's archiver moved out of the active timeline (table versions 8 and 9), newest
@@ -56,7 +68,12 @@ class MetaClient:
         return archived_instants(self.storage, history) if history else iter(())
 
     def fs_view(self, timeline: Timeline | None = None) -> FileSystemView:
-        return FileSystemView.build(self.storage, timeline or self.timeline())
+        """The file groups as of `timeline` (default this look's), from one listing of the table's files."""
+        if timeline is not None and timeline is not self.timeline():
+            return FileSystemView.build(self.storage, timeline)
+        if "fs_view" not in self._loaded:
+            self._loaded["fs_view"] = FileSystemView.build(self.storage, self.timeline())
+        return self._loaded["fs_view"]  # type: ignore[no-any-return]
 
     def table_schema(self, timeline: Timeline | None = None) -> pa.Schema | None:
         """The user columns' schema: from the latest commit that recorded one, else the create schema."""

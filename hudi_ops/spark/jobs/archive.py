@@ -20,7 +20,7 @@ def run(spec: ArchiveSpec, options: dict[str, str], spark: Callable[[], Any]) ->
     before = {i.requested_time for i in meta.timeline().completed}
     with write_client(spark(), meta, options) as client:
         client.java.archive()
-    archived = sorted(before - {i.requested_time for i in meta.timeline().completed})
+    archived = sorted(before - {i.requested_time for i in meta.reload().timeline().completed})
     if not archived:
         return ServiceResult("archive", reason="Hudi's archival rules keep every instant active",
                              durations_ms=since(started))

@@ -73,7 +73,7 @@ def run(spec: CleanSpec, options: dict[str, str], spark: Callable[[], Any]) -> S
     if not plans:
         return ServiceResult("clean", spec.mode, reason=nothing, details={"policy": policy},
                              durations_ms=since(started))
-    done = meta.timeline()
+    done = meta.reload().timeline()
     left = [i for i, _ in plans if done.completed_instant(i) is None]
     result = _result(spec, meta, plans[-1][0], "completed", files, started, policy, sized)
     still = (f"clean plan(s) {', '.join(left)} still pending",) if left else ()
@@ -85,7 +85,7 @@ def _clean_service(client: WriteClient) -> Any:
 
 
 def _pending_cleans(meta: MetaClient) -> list[tuple[str, CleanerPlan]]:
-    timeline = meta.timeline()
+    timeline = meta.reload().timeline()  # asked again after Hudi planned or cleaned
     pending = set(pending_cleans(timeline))
     return [(i.requested_time, CleanerPlan.from_avro_bytes(timeline.read_bytes(i)))
             for i in timeline.instants if i.action == Action.CLEAN and i.requested_time in pending

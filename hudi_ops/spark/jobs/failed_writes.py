@@ -37,7 +37,7 @@ class RollbackTurn:
     def spare_starting_writes(self) -> None:
         """Call right before Hudi's rollback: returns once no pending write is between its requested
         instant and its first heartbeat (each one beats or ages past the expiry, so this ends)."""
-        while self.lazy and starting_writes(self.meta, self.config):
+        while self.lazy and starting_writes(self.meta.reload(), self.config):
             time.sleep(_POLL_S)
 
 

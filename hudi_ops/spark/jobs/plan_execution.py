@@ -62,6 +62,7 @@ def run(service: PlanService, spec: PlanServiceSpec, options: dict[str, str],
             _check_new_instant(meta, instant)
         with write_client(spark(), meta, options) as client:
             instant = service.schedule(client, instant)
+        meta = meta.reload()  # with the plan Hudi made
         if instant is None:
             return ServiceResult(service.job, spec.mode, reason=f"Hudi found nothing to plan for {service.service}",
                                  durations_ms=since(started))
@@ -96,6 +97,7 @@ def _execute(service: PlanService, meta: MetaClient, options: dict[str, str], sp
         warnings = (f"no ZooKeeper lock is configured: nothing stops another executor of {service.service} "
                     f"plan {instant} from running it at the same time",)
     with guard as held:
+        meta = meta.reload()  # as the executor we may have waited for left it
         if meta.timeline().completed_instant(instant) is not None:  # the executor we waited for ran it
             return _outcome(service, meta, spec, instant, "completed by another run", started, plan, warnings)
         with write_client(spark(), meta, options) as client:
@@ -120,7 +122,7 @@ def _pending(meta: MetaClient, service: PlanService, instant: str) -> PendingPla
 
 def _outcome(service: PlanService, meta: MetaClient, spec: PlanServiceSpec, instant: str, outcome: str,
              started: float, plan: PendingPlan | None = None, warnings: tuple[str, ...] = ()) -> ServiceResult:
-    timeline = meta.timeline()
+    timeline = meta.reload().timeline()  # after the execution
     done = timeline.completed_instant(instant)
     if done is None:
         raise TableServiceError(f"Hudi returned from {service.service} {instant} of {meta.base_path}, "

@@ -39,7 +39,7 @@ def run(spec: RollbackFailedSpec, options: dict[str, str], spark: Callable[[], A
             except RollbackRaceError as e:  # rolled back all the same, which is what this job is for
                 raced = (str(e),)
     warnings = (*turn.warnings, *raced)
-    timeline = meta.timeline()
+    timeline = meta.reload().timeline()
     # gone from the pending ones without completing: rolled back (a write may also have completed meanwhile)
     rolled_back = sorted(i for i in before - set(pending_writes(timeline)) if timeline.completed_instant(i) is None)
     if not rolled_back:
@@ -51,4 +51,4 @@ def run(spec: RollbackFailedSpec, options: dict[str, str], spark: Callable[[], A
 
 
 def _pending_writes(meta: MetaClient) -> set[str]:
-    return set(pending_writes(meta.timeline()))
+    return set(pending_writes(meta.reload().timeline()))  # asked again after another rollback's turn
