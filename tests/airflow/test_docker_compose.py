@@ -25,7 +25,7 @@ COMPOSE_FILE = REPO / "docker-compose.yaml"
 DATA_VOLUME, DATA_PATH = "hudi-data", "/opt/hudi-ops/data"
 AIRFLOW = ("airflow-init", "airflow-apiserver", "airflow-scheduler", "airflow-dag-processor", "airflow-triggerer")
 SPARK = ("spark-master", "spark-worker")
-SERVICES = {"postgres", "zookeeper", *AIRFLOW, *SPARK}
+SERVICES = {"postgres", "zookeeper", "s3", *AIRFLOW, *SPARK}
 #: What a user would put in .env: every component must pick up the same values
 SECRETS = {"AIRFLOW_JWT_SECRET": "j" * 64, "AIRFLOW_API_SECRET_KEY": "k" * 64, "POSTGRES_PASSWORD": "pg-secret"}
 
@@ -115,7 +115,7 @@ def _depends_on(config: dict[str, Any], service: str) -> dict[str, str]:
         return dict.fromkeys(deps, "service_started")
     return {name: (spec or {}).get("condition", "service_started") for name, spec in deps.items()}
 
-def test_the_stack_has_airflow_its_database_spark_and_zookeeper(config):
+def test_the_stack_has_airflow_its_database_spark_zookeeper_and_an_s3_server(config):
     assert set(config["services"]) == SERVICES
     assert _env(config, "airflow-scheduler")["AIRFLOW__CORE__EXECUTOR"] == "LocalExecutor"
 
@@ -214,11 +214,13 @@ def test_only_the_airflow_ui_and_the_spark_master_ui_are_published_on_localhost(
     assert published == {"airflow-apiserver": {("127.0.0.1", 8080, 8080)}, "spark-master": {("127.0.0.1", 8081, 8080)}}
 
 
-def test_every_path_of_the_example_tables_config_is_on_the_shared_volume(config):
+def test_every_path_of_the_example_tables_config_is_on_the_shared_volume_or_the_s3_service(config):
     tables = yaml.safe_load((REPO / "dags" / "tables.yaml").read_text())["tables"]
     paths = [table["base_path"] for table in tables.values()]
     paths += [table[job]["source_path"] for table in tables.values() for job in ("ingest", "backfill") if job in table]
-    assert len(paths) >= 3
+    on_s3 = [p for p in paths if p.startswith("s3a://")]
+    paths = [p for p in paths if p not in on_s3]
+    assert len(paths) >= 3 and on_s3
     # where the driver (scheduler) and the executors (worker) both see the volume
     (mount,) = {target for s in ("airflow-scheduler", "spark-worker") for source, target in _mounts(config, s)
                 if source == DATA_VOLUME}
@@ -239,3 +241,24 @@ def test_config_rejects_a_broken_file(tmp_path, original, broken, named):
     result = _config(tmp_path, compose_file, **SECRETS)
     assert result.returncode != 0
     assert named in result.stdout + result.stderr
+
+
+def test_the_example_table_on_s3_reaches_the_s3_service_with_the_same_keys_everywhere(config, monkeypatch):
+    """The connection the S3 table names points at the s3 service by path; the bucket of its base path is
+    the one airflow-init makes; the Spark executors hold the connection's keys (they read no connection)."""
+    from hudi_ops.airflow.aws_connection import s3_settings
+
+    (table,) = [t for t in yaml.safe_load((REPO / "dags" / "tables.yaml").read_text())["tables"].values()
+                if t["base_path"].startswith("s3a://")]
+    conn_id = table["aws_conn_id"]
+    env_key = f"AIRFLOW_CONN_{conn_id.upper()}"
+    for service in AIRFLOW:
+        assert env_key in _env(config, service), service
+    monkeypatch.setenv(env_key, _env(config, "airflow-scheduler")[env_key])
+    s3 = s3_settings(conn_id)
+    assert urlsplit(s3.endpoint).hostname in config["services"] and s3.path_style
+    bucket = urlsplit(table["base_path"]).netloc
+    assert f'create_bucket(Bucket="{bucket}")' in _command(config, "airflow-init")
+    worker = _env(config, "spark-worker")
+    assert (worker["AWS_ACCESS_KEY_ID"], worker["AWS_SECRET_ACCESS_KEY"]) == (s3.access_key_id, s3.secret_access_key)
+    assert _depends_on(config, "airflow-init")["s3"] == "service_healthy"
