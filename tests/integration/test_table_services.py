@@ -79,7 +79,7 @@ def test_compaction_scheduled_by_one_run_and_executed_by_another_keeps_every_row
     plan = scheduled["instant"]
     # the control plane sees the plan Hudi wrote, without a JVM
     assert [p.instant for p in pending_plans(MetaClient.open(table).timeline(), "compaction")] == [plan]
-    assert plan_execution_work(meta, "compaction").due
+    assert plan_execution_work(meta.reload(), "compaction").due  # a MetaClient is one look: look again
     (shown,) = cli_json(capsys, "plans", table)
     assert (shown["service"], shown["instant"], shown["state"], len(shown["file_groups"])) == \
         ("compaction", plan, "REQUESTED", scheduled["file_groups"])
@@ -89,7 +89,7 @@ def test_compaction_scheduled_by_one_run_and_executed_by_another_keeps_every_row
     assert executed["files"] == scheduled["file_groups"] and executed["rows"] == 30
     timeline = MetaClient.open(table).timeline()
     assert timeline.completed_instant(plan).action == "commit" and not pending_plans(timeline, "compaction")
-    assert not compaction_schedule_work(meta, COMPACT_EVERY_COMMIT).due
+    assert not compaction_schedule_work(meta.reload(), COMPACT_EVERY_COMMIT).due
     expected = model.expected()
     assert read_hudi_rs(table) == read_spark(spark, table) == expected
     assert read_hudi_rs(table, read_optimized=True) == expected  # the base files alone now hold every row
