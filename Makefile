@@ -41,9 +41,10 @@ venv: $(STAMP)
 
 jars: $(JARS)
 
-# `make demo UP=1` leaves the demo's Airflow up afterwards, until Ctrl-C
+# `make demo UP=1` leaves the demo's Airflow up afterwards, until Ctrl-C; `make demo S3=1` puts the
+# table on a local S3 server (moto's), written through s3a
 demo: $(STAMP) $(JARS)
-	$(PY) -m hudi_ops.demo $(if $(UP),--up)
+	$(PY) -m hudi_ops.demo $(if $(UP),--up) $(if $(S3),--s3)
 
 # the platform on 127.0.0.1:8080 (PORT=...) with $$HUDI_OPS_TABLES_CONFIG (or an example table), until Ctrl-C
 up: $(STAMP) $(JARS)

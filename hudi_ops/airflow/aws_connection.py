@@ -19,6 +19,19 @@ from hudi_ops.s3_settings import S3Settings
 CONN_TYPE = "aws"
 
 
+def aws_connection(s3: S3Settings) -> dict[str, Any]:
+    """The connection (in Airflow's JSON form, e.g. for an AIRFLOW_CONN_* variable) that `s3_settings`
+    reads back as `s3`."""
+    extra: dict[str, Any] = {key: value for key, value in (("endpoint_url", s3.endpoint), ("region_name", s3.region),
+                                                           ("aws_session_token", s3.session_token)) if value}
+    if s3.path_style:
+        extra["config_kwargs"] = {"s3": {"addressing_style": "path"}}
+    conn: dict[str, Any] = {"conn_type": CONN_TYPE, "extra": extra}
+    if s3.access_key_id:
+        conn |= {"login": s3.access_key_id, "password": s3.secret_access_key}
+    return conn
+
+
 def table_s3(aws_conn_id: str | None) -> S3Settings | None:
     """The S3 settings of a table's `aws_conn_id`; None (no connection): the AWS chain, or not on S3."""
     return s3_settings(aws_conn_id) if aws_conn_id else None

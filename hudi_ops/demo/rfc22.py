@@ -38,9 +38,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
+from hudi_ops.airflow.aws_connection import aws_connection
 from hudi_ops.airflow.dag_factory import backfill_dag_id, ingest_dag_id, services_dag_id, services_pool
 from hudi_ops.demo.local_airflow import LocalAirflow
 from hudi_ops.demo.platform import stop_signals
+from hudi_ops.demo.s3_server import S3Server
 from hudi_ops.demo.zookeeper_server import ZookeeperServer, require_zookeeper
 from hudi_ops.errors import ConfigError
 from hudi_ops.format.instant import Action
@@ -55,6 +57,8 @@ REPO = Path(__file__).resolve().parents[2]
 TABLE = "trips"
 INGEST_DAG, BACKFILL_DAG, SERVICES_DAG = ingest_dag_id(TABLE), backfill_dag_id(TABLE), services_dag_id(TABLE)
 LOCK_BASE_PATH = "/hudi/locks"
+#: with --s3: the bucket of the table, and the aws connection its DAGs reach it with
+S3_BUCKET, S3_CONN_ID = "lake", "hudi_ops_s3"
 SPARK_CONF = {"spark.ui.enabled": "false", **LOOPBACK_CONF,
               "spark.driver.memory": "768m"}
 SEED_DAYS = ("2026-11-20", "2026-11-21")
@@ -161,9 +165,12 @@ class Report:
 
 
 class Rfc22Demo:
-    def __init__(self, root: Path, *, say: Callable[[str], None] = print) -> None:
-        self.root, self.say = Path(root), say
-        self.table_path = self.root / "warehouse" / TABLE
+    """`s3`: the table on this local S3 server (bucket `lake`), reached through an aws connection."""
+
+    def __init__(self, root: Path, *, say: Callable[[str], None] = print, s3: S3Server | None = None) -> None:
+        self.root, self.say, self.s3_server = Path(root), say, s3
+        self.s3 = s3.settings() if s3 else None
+        self.table_path: Path | str = f"s3a://{S3_BUCKET}/warehouse/{TABLE}" if s3 else self.root / "warehouse" / TABLE
         self.landing, self.history = self.root / "landing" / TABLE, self.root / "history" / TABLE
         self.sources = Sources.generate()
 
@@ -174,6 +181,7 @@ class Rfc22Demo:
             "tables": {TABLE: {
                 "base_path": str(self.table_path), "record_key": "trip_id", "partition_field": "dt",
                 "ordering_field": "ts", "table_type": "MERGE_ON_READ",
+                **({"aws_conn_id": S3_CONN_ID} if self.s3 else {}),
                 "hoodie_conf": {
                     # writers wait in line for the lock while the demo holds it
                     "hoodie.write.lock.wait_time_ms": "300000",
@@ -202,6 +210,7 @@ class Rfc22Demo:
                 {"conn_type": "hudi_zookeeper", "host": zookeeper.host, "port": zookeeper.port,
                  "extra": {"base_path": LOCK_BASE_PATH}}
             ),
+            **({f"AIRFLOW_CONN_{S3_CONN_ID.upper()}": json.dumps(aws_connection(self.s3))} if self.s3 else {}),
         })
 
     def run(self, airflow: LocalAirflow, zookeeper: ZookeeperServer) -> Report:
@@ -247,7 +256,7 @@ class Rfc22Demo:
     def _services_report(self, airflow: LocalAirflow, run_id: str) -> ServicesReport:
         listed = airflow.api("GET", f"/api/v2/dags/{SERVICES_DAG}/dagRuns/{run_id}/taskInstances")
         tasks = {t["task_id"]: t["state"] for t in listed["task_instances"]}
-        meta = MetaClient.open(self.table_path)
+        meta = MetaClient.open(self.table_path, s3=self.s3)
         compactions = [i.requested_time for i in meta.timeline().completed if i.action == Action.COMMIT]
         done = cleans(meta)
         return ServicesReport(airflow.run_state(SERVICES_DAG, run_id), tasks, compactions[-1] if compactions else None,
@@ -268,11 +277,12 @@ class Rfc22Demo:
     def _check(self, runs: tuple[RunReport, ...], services: ServicesReport) -> Report:
         import hudi
 
-        table = pa.Table.from_batches(hudi.HudiTable(str(self.table_path)).read())
+        options = self.s3.hudi_rs_options() if self.s3 else {}
+        table = pa.Table.from_batches(hudi.HudiTable(str(self.table_path), options).read())
         rows = table.select(["trip_id", "dt", "ts", "fare"]).to_pylist()
         got = {r["trip_id"]: (r["dt"], r["ts"], r["fare"]) for r in rows}
         expected = self.sources.expected()
-        overview = TableOverview.load(self.table_path)
+        overview = TableOverview.load(self.table_path, s3=self.s3)
         return Report(
             runs=runs, services=services, overview=overview, expected_rows=len(expected),
             rows=len(rows), distinct_keys=len(got), missing=len(expected.keys() - got.keys()),
@@ -332,6 +342,7 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m hudi_ops.demo", description=__doc__.split("\n")[0])
     parser.add_argument("--keep", action="store_true", help="keep the demo's folder (table, logs) at the end")
     parser.add_argument("--up", action="store_true", help="leave Airflow up after the demo, until Ctrl-C")
+    parser.add_argument("--s3", action="store_true", help="the table on a local S3 server (moto's), through s3a")
     args = parser.parse_args(argv)
     keep = args.keep
     # Airflow's logging set-up would show kazoo's INFO lines, and its warnings while ZooKeeper starts
@@ -342,9 +353,13 @@ def main(argv: list[str]) -> int:
         print(f"the demo needs ZooKeeper: {e}", file=sys.stderr)
         return 2
     root = Path(tempfile.mkdtemp(prefix="hudi-ops-demo-"))
-    demo = Rfc22Demo(root)
+    s3 = S3Server() if args.s3 else None
+    demo = Rfc22Demo(root, s3=s3)
     zookeeper = ZookeeperServer(root / "zookeeper")
     try:
+        if s3:
+            s3.start().create_bucket(S3_BUCKET)
+            print(f"S3 server (moto's) on {s3.endpoint}, bucket {S3_BUCKET}")
         zookeeper.start()
         print(f"ZooKeeper on {zookeeper.url}; starting Airflow (api-server, scheduler, dag-processor)...")
         with demo.airflow(zookeeper) as airflow:
@@ -360,6 +375,8 @@ def main(argv: list[str]) -> int:
         return 0 if report.ok else 1
     finally:
         zookeeper.stop()
+        if s3:
+            s3.stop()
         if keep:
             print(f"kept {root}")
         else:

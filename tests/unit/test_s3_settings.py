@@ -18,7 +18,7 @@ def connection(monkeypatch: pytest.MonkeyPatch, conn_id: str, **fields: object) 
 
 
 def test_an_aws_connection_becomes_the_settings_of_its_store(monkeypatch):
-    from hudi_ops.airflow.aws_connection import s3_settings, table_s3
+    from hudi_ops.airflow.aws_connection import aws_connection, s3_settings, table_s3
 
     connection(monkeypatch, "lake", conn_type="aws", login="AKIDEXAMPLE", password=SECRET,
                extra={"endpoint_url": "http://127.0.0.1:9000", "region_name": "eu-west-1",
@@ -28,6 +28,8 @@ def test_an_aws_connection_becomes_the_settings_of_its_store(monkeypatch):
                             access_key_id="AKIDEXAMPLE", secret_access_key=SECRET)
     assert SECRET not in repr(s3) and "AKIDEXAMPLE" not in repr(s3)  # a log of the value shows no key
     assert table_s3(None) is None  # no connection: each process's own AWS chain
+    connection(monkeypatch, "again", **aws_connection(s3))  # what the demo gives Airflow
+    assert s3_settings("again") == s3
     # the provider's per-service endpoint wins over the connection-wide one, as in the provider
     connection(monkeypatch, "lake", conn_type="aws",
                extra={"endpoint_url": "https://s3.example.com", "service_config": {"s3": {"endpoint_url":
