@@ -26,7 +26,8 @@ from hudi_ops.errors import EXIT_OK, HudiOpsError, InvalidInputError, exit_code
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.read.clean_planner import next_clean
 from hudi_ops.read.pending_plans import SERVICES, pending_plans
-from hudi_ops.read.service_history import cleans, savepointed, savepoints
+from hudi_ops.read.savepoints import savepointed, savepoints
+from hudi_ops.read.service_history import cleans
 from hudi_ops.read.table_overview import commit_stats, file_group_summaries
 
 FILTER_OPS = ("not in", "in", "<=", ">=", "!=", "=", "<", ">")

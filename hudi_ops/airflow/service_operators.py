@@ -30,7 +30,7 @@ from hudi_ops.job_specs import (
 )
 from hudi_ops.job_specs.services import EXECUTE
 from hudi_ops.read.pending_plans import CLUSTERING, COMPACTION, pending_cleans
-from hudi_ops.read.service_history import require_savepoint, savepointed
+from hudi_ops.read.savepoints import require_savepoint, savepointed
 from hudi_ops.read.service_work import (
     ServiceWork,
     archive_work,

@@ -22,8 +22,8 @@ from hudi_ops.airflow.aws_connection import table_s3
 from hudi_ops.config import HoodieConfig
 from hudi_ops.errors import TableNotFoundError
 from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.read.heartbeats import live_writes
 from hudi_ops.read.pending_plans import pending_restores
-from hudi_ops.read.service_work import live_writes
 
 
 class PauseWritersOperator(BaseOperator):

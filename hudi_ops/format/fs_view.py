@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from hudi_ops.format.file_group import BaseFile, FileGroup, FileGroupId, FileSlice, LogFile
 from hudi_ops.format.file_names import BaseFileName, LogFileName
 from hudi_ops.format.instant import Action, State
-from hudi_ops.format.plans import CompactionPlan
+from hudi_ops.format.plans import plan_file_groups
 from hudi_ops.format.timeline import META_FOLDER, Timeline
 from hudi_ops.storage import Storage
 
@@ -123,7 +123,6 @@ def pending_compaction_file_groups(timeline: Timeline) -> dict[FileGroupId, str]
         if inst.state is not State.REQUESTED or inst.requested_time not in pending:
             continue
         if inst.action in (Action.COMPACTION, Action.LOG_COMPACTION):
-            plan = CompactionPlan.from_avro_bytes(timeline.read_bytes(inst))
-            for op in plan.operations or ():
-                out[FileGroupId(op.partition_path or "", op.file_id or "")] = inst.requested_time
+            groups = plan_file_groups(inst.action, timeline.read_bytes(inst)) or ()
+            out.update(dict.fromkeys(groups, inst.requested_time))
     return out

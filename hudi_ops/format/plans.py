@@ -19,6 +19,8 @@ from typing import ClassVar, TypeVar
 
 from hudi_ops.errors import InvalidTableError
 from hudi_ops.format.avro_container import from_avro_record, read_single_record
+from hudi_ops.format.file_group import FileGroupId
+from hudi_ops.format.instant import Action
 
 P = TypeVar("P", bound="_TimelineRecord")
 
@@ -288,3 +290,22 @@ class SavepointMetadata(_TimelineRecord):
     comments: str
     partition_metadata: dict[str, SavepointPartitionMetadata]
     version: int | None = 1
+
+
+# -- what a plan names ---------------------------------------------------------------------------------
+
+
+def plan_file_groups(action: str, data: bytes) -> tuple[FileGroupId, ...] | None:
+    """The file groups a table service's plan names, read from its `.requested` file: a (log)
+    compaction's operations, a clustering's input slices. None when the instant holds no such plan (an
+    insert overwrite's replacecommit, an empty requested file, any other action)."""
+    if action in (Action.COMPACTION, Action.LOG_COMPACTION):
+        plan = CompactionPlan.from_avro_bytes(data)
+        return tuple(FileGroupId(op.partition_path or "", op.file_id or "") for op in plan.operations or ())
+    if action not in (Action.CLUSTERING, Action.REPLACE_COMMIT) or not data:
+        return None
+    requested = RequestedReplaceMetadata.from_avro_bytes(data)
+    if requested.clustering_plan is None:
+        return None
+    return tuple(FileGroupId(s.partition_path or "", s.file_id or "")
+                 for g in requested.clustering_plan.input_groups or () for s in g.slices or ())

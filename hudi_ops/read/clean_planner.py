@@ -22,7 +22,6 @@ full one (only after the policy was made stricter).
 from __future__ import annotations
 
 import datetime as dt
-import posixpath
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -31,8 +30,8 @@ from hudi_ops.format.file_group import FileGroup, FileSlice
 from hudi_ops.format.fs_view import FileSystemView
 from hudi_ops.format.instant import Action, parse_instant_time
 from hudi_ops.format.meta_client import MetaClient
-from hudi_ops.format.plans import SavepointMetadata
 from hudi_ops.format.timeline import Timeline
+from hudi_ops.read.savepoints import savepointed_files
 
 #: replaced by clustering or an overwrite
 REPLACED = "replaced"
@@ -133,17 +132,6 @@ def earliest_commit_to_retain(timeline: Timeline, config: HoodieConfig, now: dt.
 def _instant_moment(instant: str, local: bool) -> dt.datetime:
     moment = parse_instant_time(instant)  # read as UTC
     return moment.replace(tzinfo=None).astimezone() if local else moment
-
-
-def savepointed_files(timeline: Timeline) -> set[str]:
-    """The names of the data files the table's savepoints keep."""
-    out: set[str] = set()
-    for inst in timeline.completed:
-        if inst.action == Action.SAVEPOINT:
-            metadata = SavepointMetadata.from_avro_bytes(timeline.read_bytes(inst))
-            out.update(posixpath.basename(f) for p in metadata.partition_metadata.values()
-                       for f in p.savepoint_data_file)
-    return out
 
 
 def _beyond_versions(group: FileGroup, keep: int, pending: bool, saved: set[str]) -> list[SliceToClean]:

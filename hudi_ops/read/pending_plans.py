@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from hudi_ops.format.file_group import FileGroupId
 from hudi_ops.format.instant import Action, Instant, State
-from hudi_ops.format.plans import CompactionPlan, RequestedReplaceMetadata
+from hudi_ops.format.plans import plan_file_groups
 from hudi_ops.format.timeline import Timeline
 
 COMPACTION = "compaction"
@@ -48,21 +48,8 @@ def pending_plans(timeline: Timeline, service: str) -> tuple[PendingPlan, ...]:
 
 def _plan_file_groups(timeline: Timeline, inst: Instant, service: str) -> tuple[FileGroupId, ...] | None:
     """The plan's file groups, or None when `inst` is not a plan of `service`."""
-    if service == COMPACTION:
-        if inst.action != Action.COMPACTION:
-            return None
-        plan = CompactionPlan.from_avro_bytes(timeline.read_bytes(inst))
-        return tuple(FileGroupId(op.partition_path or "", op.file_id or "") for op in plan.operations or ())
-    if inst.action not in (Action.CLUSTERING, Action.REPLACE_COMMIT):
-        return None
-    data = timeline.read_bytes(inst)
-    if not data:  # insert overwrite's empty requested file
-        return None
-    requested = RequestedReplaceMetadata.from_avro_bytes(data)
-    if requested.clustering_plan is None:
-        return None
-    return tuple(FileGroupId(s.partition_path or "", s.file_id or "")
-                 for g in requested.clustering_plan.input_groups or () for s in g.slices or ())
+    actions = (Action.COMPACTION,) if service == COMPACTION else (Action.CLUSTERING, Action.REPLACE_COMMIT)
+    return plan_file_groups(inst.action, timeline.read_bytes(inst)) if inst.action in actions else None
 
 
 def pending_cleans(timeline: Timeline) -> list[str]:

@@ -1,4 +1,4 @@
-"""What the table services did, read from the timeline without a JVM: cleans and savepoints.
+"""What the cleaner did, read from the timeline without a JVM.
 
 Hudi's clean metadata names the files a clean deleted but not their sizes; the bytes come from the
 write statistics of the commits that wrote those files (active and archived timeline), so a clean
@@ -11,11 +11,10 @@ import posixpath
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from hudi_ops.errors import InvalidInputError
 from hudi_ops.format.commit_metadata import WriteStat
 from hudi_ops.format.instant import Action
 from hudi_ops.format.meta_client import MetaClient
-from hudi_ops.format.plans import CleanMetadata, SavepointMetadata
+from hudi_ops.format.plans import CleanMetadata
 from hudi_ops.format.timeline import Timeline
 
 
@@ -33,17 +32,6 @@ class CleanSummary:
         return {"instant": self.instant, "completed": self.completed, "policy": self.policy, "files": self.files,
                 "bytes": self.bytes, "earliest_commit_to_retain": self.earliest_commit_to_retain,
                 "partitions": self.partitions}
-
-
-@dataclass(frozen=True)
-class SavepointSummary:
-    instant: str  # the savepointed commit
-    by: str
-    comments: str
-    files: int  # base files it keeps from the cleaner
-
-    def to_dict(self) -> dict[str, object]:
-        return {"instant": self.instant, "by": self.by, "comments": self.comments, "files": self.files}
 
 
 def cleans(meta: MetaClient, timeline: Timeline | None = None) -> list[CleanSummary]:
@@ -67,30 +55,6 @@ def cleans(meta: MetaClient, timeline: Timeline | None = None) -> list[CleanSumm
             inst.requested_time, inst.completion_time, ",".join(sorted(policies)) or "-", len(deleted),
             None if None in known else sum(s for s in known if s is not None), metadata.earliest_commit_to_retain,
             len(metadata.partition_metadata)))
-    return out
-
-
-def savepointed(meta: MetaClient) -> set[str]:
-    """The commits that hold a completed savepoint."""
-    return {i.requested_time for i in meta.timeline().completed if i.action == Action.SAVEPOINT}
-
-
-def require_savepoint(meta: MetaClient, instant: str) -> None:
-    """Refuses an instant that holds no savepoint, naming those that do."""
-    held = savepointed(meta)
-    if instant not in held:
-        raise InvalidInputError(f"{meta.base_path} has no savepoint {instant} (savepoints: "
-                                f"{', '.join(sorted(held)) or 'none'}); `hudi-ops savepoints` lists them")
-
-
-def savepoints(meta: MetaClient, timeline: Timeline | None = None) -> list[SavepointSummary]:
-    timeline = timeline or meta.timeline()
-    out = []
-    for inst in timeline.completed:
-        if inst.action == Action.SAVEPOINT:
-            metadata = SavepointMetadata.from_avro_bytes(timeline.read_bytes(inst))
-            files = sum(len(p.savepoint_data_file) for p in metadata.partition_metadata.values())
-            out.append(SavepointSummary(inst.requested_time, metadata.savepointed_by, metadata.comments, files))
     return out
 
 

@@ -15,14 +15,14 @@ from hudi_ops.config import (
     ArchivalConfig,
     ClusteringConfig,
     CompactionConfig,
-    HeartbeatConfig,
     HoodieConfig,
 )
-from hudi_ops.format.instant import Action, State
+from hudi_ops.format.instant import Action
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.format.timeline import Timeline
 from hudi_ops.read.clean_planner import next_clean
-from hudi_ops.read.pending_plans import CLUSTERING, COMPACTION, pending_cleans, pending_plans, pending_writes
+from hudi_ops.read.heartbeats import failed_writes
+from hudi_ops.read.pending_plans import CLUSTERING, COMPACTION, pending_cleans, pending_plans
 
 
 @dataclass(frozen=True)
@@ -133,52 +133,5 @@ def archive_work(meta: MetaClient, options: Mapping[str, str]) -> ServiceWork:
                        f" active, {'more than' if due else 'at most'} {ArchivalConfig.MAX_COMMITS_TO_KEEP.name}={keep}")
 
 
-def live_writes(meta: MetaClient, config: HoodieConfig, now: dt.datetime | None = None) -> list[str]:
-    """Pending writes whose heartbeat is alive: writers still at work on the table."""
-    timeline = meta.timeline()
-    failed = set(failed_writes(meta, config, now, timeline=timeline))
-    return [i for i in pending_writes(timeline) if i not in failed]
-
-
-def failed_writes(meta: MetaClient, config: HoodieConfig, now: dt.datetime | None = None, *,
-                  timeline: Timeline | None = None) -> list[str]:
-    """Pending writes whose heartbeat expired (or never started): what LAZY cleaning rolls back."""
-    expiry_ms = heartbeat_expiry_ms(config)
-    now_ms = (now or dt.datetime.now(dt.UTC)).timestamp() * 1000
-    out = []
-    for instant in pending_writes(timeline or meta.timeline()):
-        beat = meta.storage.file_info(f"{HEARTBEAT_FOLDER}/{instant}")
-        if beat is None or now_ms - beat.mtime_ms > expiry_ms:
-            out.append(instant)
-    return out
-
-
-def starting_writes(meta: MetaClient, config: HoodieConfig, now: dt.datetime | None = None, *,
-                    timeline: Timeline | None = None) -> list[str]:
-    """Pending writes without a heartbeat file whose requested instant is younger than a heartbeat's
-    expiry: a writer between its requested instant and its first beat. Hudi's LAZY rollback takes a
-    missing heartbeat file for an expired one (its last beat reads as 0), so it would roll such a
-    live write back; Hudi's own writers beat before they request, others may not."""
-    timeline = timeline or meta.timeline()
-    expiry_ms = heartbeat_expiry_ms(config)
-    now_ms = (now or dt.datetime.now(dt.UTC)).timestamp() * 1000
-    requested = {i.requested_time: i for i in timeline.instants if i.state is State.REQUESTED}
-    out = []
-    for instant in pending_writes(timeline):
-        if meta.storage.file_info(f"{HEARTBEAT_FOLDER}/{instant}") is not None or instant not in requested:
-            continue
-        made = meta.storage.file_info(timeline.path_of(requested[instant]))
-        if made is not None and now_ms - made.mtime_ms <= expiry_ms:
-            out.append(instant)
-    return out
-
-
-def heartbeat_expiry_ms(config: HoodieConfig) -> int:
-    """How long after its last beat Hudi takes a writer for failed: interval x tolerable misses."""
-    return config.require(HeartbeatConfig.INTERVAL_MS) * config.require(HeartbeatConfig.TOLERABLE_MISSES)
-
-
-#: where Hudi's writers keep their heartbeat files, one per instant
-HEARTBEAT_FOLDER = ".hoodie/.heartbeat"
 #: the widest distance between a local time and UTC
 _ANY_ZONE = dt.timedelta(hours=14)

@@ -21,7 +21,8 @@ from hudi_ops.format.timeline import Timeline
 from hudi_ops.read.clean_planner import NextClean, next_clean
 from hudi_ops.read.pending_plans import SERVICES, PendingPlan, pending_plans
 from hudi_ops.read.pipeline_metadata import pipeline_of
-from hudi_ops.read.service_history import CleanSummary, SavepointSummary, cleans, savepoints
+from hudi_ops.read.savepoints import SavepointSummary, savepoints
+from hudi_ops.read.service_history import CleanSummary, cleans
 from hudi_ops.s3_settings import S3Settings
 
 PENDING = "pending"

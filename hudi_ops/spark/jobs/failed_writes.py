@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from hudi_ops.config import FailedWritesConfig, HoodieConfig
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.locks.job_locks import cleaner_lock, has_zookeeper_lock
-from hudi_ops.read.service_work import starting_writes
+from hudi_ops.read.heartbeats import starting_writes
 
 #: how long a clean waits for another clean or rollback of the table: a long clean's length
 CLEANER_WAIT_S = 600.0

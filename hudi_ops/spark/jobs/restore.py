@@ -13,8 +13,8 @@ from hudi_ops.errors import InvalidInputError
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import RestoreSpec
 from hudi_ops.job_specs.results import ServiceResult, since
-from hudi_ops.read.service_history import require_savepoint
-from hudi_ops.read.service_work import live_writes
+from hudi_ops.read.heartbeats import live_writes
+from hudi_ops.read.savepoints import require_savepoint
 from hudi_ops.spark.jobs.write_client import write_client
 
 

@@ -11,7 +11,7 @@ from hudi_ops.errors import InvalidInputError
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import SavepointSpec
 from hudi_ops.job_specs.results import ServiceResult, since
-from hudi_ops.read.service_history import require_savepoint, savepointed
+from hudi_ops.read.savepoints import require_savepoint, savepointed
 from hudi_ops.spark.jobs.write_client import write_client
 
 USER = "hudi-ops"
