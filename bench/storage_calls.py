@@ -11,9 +11,12 @@ and each question the control plane answers again and again is asked once of eac
 - `timeline page`: the timeline view of the table;
 - `next clean`: what the next clean would remove.
 
+Each is asked in a new process, as each Airflow task is (cold), and asked again in that process (warm:
+what a refresh of the timeline page costs the api-server, which keeps completed commits' metadata).
 The server counts the requests: a LIST is a ListObjects(V2) call (a page of up to 1,000 keys), a GET
-reads an object (or a range of it), a HEAD asks for one. One JSON line per table, then the growth from
-the half-size table to the full one (1.0: the count does not grow with archived history).
+reads an object (or a range of it), a HEAD asks for one's size (pyarrow's S3 asks before each read).
+One JSON line: the counts per table, then the cold counts' growth from the half-size table to the
+full one (1.0: the count does not grow with archived history).
 
 `python bench/storage_calls.py [COMMITS]` (default 500); the tables are built once into .cache/bench/.
 """
@@ -22,7 +25,10 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import re
 import shutil
+import subprocess
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -93,6 +99,9 @@ def upload(server: S3Server, table: Path, prefix: str) -> str:
 # -- counting ----------------------------------------------------------------------------------------
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
 class _Requests(logging.Handler):
     """The server's request log (werkzeug's), as S3 calls."""
 
@@ -101,7 +110,7 @@ class _Requests(logging.Handler):
         self.calls: Counter[str] = Counter()
 
     def emit(self, record: logging.LogRecord) -> None:
-        line = record.getMessage()
+        line = _ANSI.sub("", record.getMessage())  # werkzeug colours some status codes
         if '"' not in line:
             return
         method, target = line.split('"')[1].split(" ")[:2]
@@ -119,7 +128,6 @@ def counted() -> Iterator[_Requests]:
     handler = _Requests()
     logger = logging.getLogger("werkzeug")
     logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
     try:
         yield handler
     finally:
@@ -149,35 +157,64 @@ def questions(table: str, s3: S3Settings, source: Path) -> dict[str, Callable[[]
         clean_work(MetaClient.open(table, s3=s3), ARCHIVAL)
         archive_work(MetaClient.open(table, s3=s3), ARCHIVAL)
 
-    return {
+    out: dict[str, Callable[[], Any]] = {
         "ingest tick": lambda: ingest_work(table, Storage.for_uri(source), "parquet", s3=s3),
         "services tick": services_tick,
         "timeline page": lambda: TableOverview.load(table, clean_options=ARCHIVAL, s3=s3),
         "next clean": lambda: next_clean(MetaClient.open(table, s3=s3), ARCHIVAL),
     }
+    return out
 
 
-def measure(server: S3Server, table: str, source: Path) -> dict[str, dict[str, int]]:
+QUESTIONS = ("ingest tick", "services tick", "timeline page", "next clean")
+KINDS = ("LIST", "GET", "HEAD", "other")
+SERVER_ENV: dict[str, str] = {}  # the running server's, for the processes that ask
+
+
+def ask(question: str, table: str, source: Path, times: int) -> None:
+    """In a process of its own, as each Airflow task is: `question`, `times` times."""
+    script = ("import sys; sys.path.insert(0, sys.argv[1]); from storage_calls import questions; "
+              "from hudi_ops.s3_settings import S3Settings; from pathlib import Path; import os; "
+              "s3 = S3Settings(endpoint=os.environ['AWS_ENDPOINT_URL'], region='us-east-1', path_style=True, "
+              "access_key_id=os.environ['AWS_ACCESS_KEY_ID'], secret_access_key=os.environ['AWS_SECRET_ACCESS_KEY']); "
+              "q = questions(sys.argv[3], s3, Path(sys.argv[4]))[sys.argv[2]]; [q() for _ in range(int(sys.argv[5]))]")
+    subprocess.run([sys.executable, "-c", script, str(Path(__file__).parent), question, table, str(source), str(times)],
+                   check=True, env={**os.environ, **SERVER_ENV})
+
+
+def measure(table: str, source: Path) -> dict[str, dict[str, dict[str, int]]]:
+    """Each question's calls in a new process (cold), and when asked again in the same one (warm: the
+    control plane keeps completed commits' metadata, which never changes, for the process's life)."""
     out = {}
-    for name, ask in questions(table, server.settings(), source).items():
-        with counted() as requests:
-            ask()
-        out[name] = {kind: requests.calls[kind] for kind in ("LIST", "GET", "HEAD", "other")}
+    for name in QUESTIONS:
+        counts = []
+        for times in (1, 2):
+            with counted() as requests:
+                ask(name, table, source, times)
+            counts.append(requests.calls)
+        cold, both = counts
+        out[name] = {"cold": {kind: cold[kind] for kind in KINDS},
+                     "warm": {kind: both[kind] - cold[kind] for kind in KINDS}}
     return out
 
 
 def main(argv: list[str]) -> int:
     commits = int(argv[0]) if argv else 500
     half, full = build(commits)
-    with S3Server() as server:  # its requests go to werkzeug's logger, which `counted` reads
+    requests = logging.getLogger("werkzeug")  # the server logs each request here, which `counted` reads
+    requests.setLevel(logging.INFO)
+    requests.addHandler(logging.NullHandler())  # and werkzeug adds no handler printing them
+    with S3Server() as server:
         server.create_bucket(BUCKET)
+        SERVER_ENV.update(server.env())
         figures = {}
         for label, table in ((f"{commits // 2} commits, none archived", half),
                              (f"{commits} commits, half archived", full)):
             uri = upload(server, table, label.split(",")[0].replace(" ", "-"))
-            figures[label] = measure(server, uri, table.parent.parent / "landing")
+            figures[label] = measure(uri, (table.parent.parent / "landing").resolve())
         small, large = figures.values()
-        growth = {q: round(sum(large[q].values()) / max(1, sum(small[q].values())), 2) for q in small}
+        growth = {q: round(sum(large[q]["cold"].values()) / max(1, sum(small[q]["cold"].values())), 2)
+                  for q in small}
         print(json.dumps({"benchmark": "storage_calls", "tables": figures, "growth": growth}))
     return 0
 

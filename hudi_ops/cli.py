@@ -139,7 +139,7 @@ def _read(args: argparse.Namespace) -> int:
 
 def _check_retained(meta: MetaClient, as_of: str) -> None:
     """hudi-rs reads what is left of a time the cleaner has passed and says nothing: refuse such a time."""
-    done = cleans(meta)
+    done = cleans(meta, latest=1)
     retained = done[-1].earliest_commit_to_retain if done else ""
     if as_of.isdigit() and len(as_of) in (14, 17) and as_of < retained and as_of not in savepointed(meta):
         raise InvalidInputError(f"--as-of {as_of} is before {retained}, the earliest commit the last clean "

@@ -258,7 +258,7 @@ class Rfc22Demo:
         tasks = {t["task_id"]: t["state"] for t in listed["task_instances"]}
         meta = MetaClient.open(self.table_path, s3=self.s3)
         compactions = [i.requested_time for i in meta.timeline().completed if i.action == Action.COMMIT]
-        done = cleans(meta)
+        done = cleans(meta, latest=1)
         return ServicesReport(airflow.run_state(SERVICES_DAG, run_id), tasks, compactions[-1] if compactions else None,
                               done[-1] if done else None)
 

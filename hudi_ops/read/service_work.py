@@ -89,12 +89,17 @@ def clustering_schedule_work(meta: MetaClient, options: Mapping[str, str]) -> Se
                              f"{crowded[worst]} under {limit} bytes")
 
 
-def _written_since_last_clustering(timeline: Timeline) -> set[str]:
-    """The partitions of the completed writes after the latest completed clustering (all, if none)."""
-    writes = [(i, timeline.commit_metadata(i)) for i in timeline.completed_writes()]
-    last = max((i.requested_time for i, m in writes if m.operation_type == "CLUSTER"), default="")
-    return {s.partition_path or "" for i, m in writes if i.requested_time > last and m.operation_type != "CLUSTER"
-            for s in m.write_stats()}
+def _written_since_last_clustering(timeline: Timeline) -> set[str] | None:
+    """The partitions of the completed writes after the latest completed clustering; None (every
+    partition, as Hudi plans then) when the active timeline has none. Only replacecommits can be a
+    clustering, so the writes' metadata is read from the newest clustering on, never the whole timeline."""
+    writes = timeline.completed_writes()
+    replaced = [i for i in reversed(writes) if i.action == Action.REPLACE_COMMIT]
+    last = next((i.requested_time for i in replaced if timeline.commit_metadata(i).operation_type == "CLUSTER"), None)
+    if last is None:
+        return None
+    later = [(i, timeline.commit_metadata(i)) for i in writes if i.requested_time > last]
+    return {s.partition_path or "" for _, m in later if m.operation_type != "CLUSTER" for s in m.write_stats()}
 
 
 def clean_work(meta: MetaClient, options: Mapping[str, str], now: dt.datetime | None = None) -> ServiceWork:

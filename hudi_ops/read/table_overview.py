@@ -117,7 +117,7 @@ class TableOverview:
             file_groups=tuple(file_group_summaries(meta, timeline, view)),
             latest_commits=tuple(reversed(commit_stats(timeline)[-latest_commits:])),
             pending_plans=tuple(p for service in SERVICES for p in pending_plans(timeline, service)),
-            cleans=tuple(cleans(meta, timeline)), savepoints=tuple(savepoints(meta, timeline)),
+            cleans=tuple(cleans(meta, timeline, latest=latest_commits)), savepoints=tuple(savepoints(meta, timeline)),
             next_clean=next_clean(meta, clean_options or {}, view=view),
         )
 
