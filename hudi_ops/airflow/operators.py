@@ -132,6 +132,8 @@ class HudiSparkJobOperator(SparkSubmitOperator):
             raise AirflowException(f"cannot tell whether there is work, retried with backoff: {e}") from e
         if idle:
             raise AirflowSkipException(idle)
+        if self.s3:
+            self.log.info("%s is reached through connection %s: %s", self.base_path, self.aws_conn_id, self.s3)
         self._spec = spec
         self._folder = Path(tempfile.mkdtemp(prefix="hudi-ops-job-"))  # the task's user's alone
         props = self._folder / "hoodie.properties"

@@ -51,6 +51,7 @@ from hudi_ops.locks.held_lock import HeldLock
 from hudi_ops.locks.occ_options import zookeeper_lock_options
 from hudi_ops.read.service_history import CleanSummary, cleans
 from hudi_ops.read.table_overview import COMPLETED, PENDING, TableOverview
+from hudi_ops.s3_settings import S3Settings
 from hudi_ops.spark.session import LOOPBACK_CONF
 
 REPO = Path(__file__).resolve().parents[2]
@@ -169,10 +170,14 @@ class Rfc22Demo:
 
     def __init__(self, root: Path, *, say: Callable[[str], None] = print, s3: S3Server | None = None) -> None:
         self.root, self.say, self.s3_server = Path(root), say, s3
-        self.s3 = s3.settings() if s3 else None
         self.table_path: Path | str = f"s3a://{S3_BUCKET}/warehouse/{TABLE}" if s3 else self.root / "warehouse" / TABLE
         self.landing, self.history = self.root / "landing" / TABLE, self.root / "history" / TABLE
         self.sources = Sources.generate()
+
+    @property
+    def s3(self) -> S3Settings | None:
+        """The S3 server's settings, once it runs (its endpoint is known from then on)."""
+        return self.s3_server.settings() if self.s3_server else None
 
     def tables_config(self) -> dict[str, Any]:
         return {

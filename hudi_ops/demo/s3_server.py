@@ -1,9 +1,13 @@
 """A local S3 server on loopback, for the tests and the demo: moto's standalone server (PyPI's
 `moto[server]`), started in this process on a free port, with no Docker.
 
-Chosen over s3proxy (Maven) because it runs without a JVM of its own, in the test's process. Hudi's
-writer on s3a and hudi-rs work against it (tests/integration/test_s3.py): ListObjectsV2 with
-delimiters, HEAD and range reads. Everything lives in memory: a server's buckets go when it stops.
+Chosen over s3proxy (Maven) for what Hudi needs of S3 and for its cost: Hudi's writer on s3a, the
+control plane on pyarrow and hudi-rs all work against it (tests/integration/test_s3.py,
+test_concurrent_writers.py), through ListObjectsV2 with delimiters and 1,000-key pages, HEAD and
+range reads; it runs in the test's own process, where s3proxy would be one more JVM beside Spark's
+on two cores. Hudi needs no conditional writes here: its optimistic concurrency takes the ZooKeeper
+lock, and no hudi-ops writer relies on S3's If-None-Match. Everything lives in memory: a server's
+buckets go when it stops.
 """
 
 from __future__ import annotations
