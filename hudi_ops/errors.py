@@ -18,19 +18,6 @@ class TableNotFoundError(HudiOpsError):
         self.base_path = base_path
 
 
-class TableBeingCreatedError(TableNotFoundError):
-    """hoodie.properties is there but not yet whole, and the table has no instant: a writer is creating it."""
-
-    def __init__(self, base_path: str, detail: str) -> None:
-        HudiOpsError.__init__(
-            self,
-            f"the Hudi table at {base_path!r} is being created: {detail}; wait for the first write to commit. "
-            "If no writer is creating it, the creation died: delete its .hoodie/ folder (it holds no commit) "
-            "and write again",
-        )
-        self.base_path = base_path
-
-
 class InvalidTableError(HudiOpsError):
     """The table on storage is malformed or of a version/layout hudi-ops cannot handle."""
 
@@ -86,6 +73,20 @@ class ClusteringUpdateConflictError(WriteConflictError):
 class ConcurrentJobError(HudiOpsError):
     """Another job is doing the same thing right now (executing the same plan, creating the same table):
     nothing of this job is visible; retry once it is done."""
+
+
+class TableBeingCreatedError(TableNotFoundError, ConcurrentJobError):
+    """hoodie.properties is there but not yet whole, and the table has no instant: a writer is creating it.
+    No table yet to "is there work?" checks; to a job, another job at work on it (exit 3, retried)."""
+
+    def __init__(self, base_path: str, detail: str) -> None:
+        HudiOpsError.__init__(
+            self,
+            f"the Hudi table at {base_path!r} is being created: {detail}; wait for the first write to commit. "
+            "If no writer is creating it, the creation died: delete its .hoodie/ folder (it holds no commit) "
+            "and write again",
+        )
+        self.base_path = base_path
 
 
 class RollbackRaceError(ConcurrentJobError):

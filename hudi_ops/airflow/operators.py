@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
-from airflow.sdk import Asset, AssetAlias
+from airflow.sdk import Asset, AssetAlias, BaseHook
 from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowSkipException
 
 from hudi_ops.airflow.aws_connection import table_s3
@@ -45,6 +45,7 @@ from hudi_ops.errors import (
     EXIT_CONFLICT,
     EXIT_LOCK_TIMEOUT,
     ClusteringUpdateConflictError,
+    ConfigError,
     HudiOpsError,
     InvalidInputError,
     WriteConflictError,
@@ -96,6 +97,7 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         self.zookeeper_conn_id = zookeeper_conn_id
         self.aws_conn_id = aws_conn_id  # an S3 table's store (and an S3 source's)
         self.user_jars = kwargs.get("jars")  # Hudi's go in front of them when the task runs
+        self.spark_conn_id = kwargs.get("conn_id", "spark_default")  # the provider keeps it private
         self._spec: JobSpec | None = None  # the run's, once `prepare` made it
         self._folder: Path | None = None  # its options file and result file, from `prepare` to the end
         self._submitting = False
@@ -105,6 +107,17 @@ class HudiSparkJobOperator(SparkSubmitOperator):
     def s3(self) -> S3Settings | None:
         """How the control plane and the job reach the table on S3; None: not on S3, or from the environment."""
         return table_s3(self.aws_conn_id)
+
+    def _check_keys_stay_off_the_command_line(self) -> None:
+        if not (self.s3 and self.s3.access_key_id):
+            return
+        master = (BaseHook.get_connection(self.spark_conn_id).host or "").lower() if self.spark_conn_id else ""
+        if master.startswith(("yarn", "k8s")):
+            raise ConfigError(
+                f"the connection {self.aws_conn_id!r} holds S3 keys, and on {master} the Spark provider would put "
+                "them on spark-submit's command line (as the driver's environment); give the cluster's nodes "
+                "their S3 access (an instance role, or fs.s3a.* in core-site.xml) and leave the connection's "
+                "login and password empty")
 
     def job_options(self) -> dict[str, str]:
         return HudiHook(self.table_name, zookeeper_conn_id=self.zookeeper_conn_id,
@@ -124,6 +137,7 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         try:
             spec = self.job_spec(context, self.job_options())
             options_file = props_file_text(spec.options())
+            self._check_keys_stay_off_the_command_line()
             jars = [*hudi_jars(), *(s3a_jars() if self.s3 else ())]
             idle = self.idle_reason(context, spec)
         except InvalidInputError as e:

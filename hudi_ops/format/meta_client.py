@@ -69,8 +69,8 @@ class MetaClient:
 
     def fs_view(self, timeline: Timeline | None = None) -> FileSystemView:
         """The file groups as of `timeline` (default this look's), from one listing of the table's files."""
-        if timeline is not None and timeline is not self.timeline():
-            return FileSystemView.build(self.storage, timeline)
+        if timeline is not None and timeline is not self._loaded.get("timeline"):
+            return FileSystemView.build(self.storage, timeline)  # a caller's own (older) look
         if "fs_view" not in self._loaded:
             self._loaded["fs_view"] = FileSystemView.build(self.storage, self.timeline())
         return self._loaded["fs_view"]  # type: ignore[no-any-return]

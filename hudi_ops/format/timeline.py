@@ -1,7 +1,8 @@
 """The active timeline: which instants a table has, and what they say.
 
 Loaded once from a directory listing; a `Timeline` is an immutable snapshot of the instants Hudi's
-writers had made by then: `reload` (or `MetaClient.timeline()`) lists the folder again for later ones.
+writers had made by then: `reload` (or `MetaClient.reload().timeline()`) lists the folder again for later
+ones.
 """
 
 from __future__ import annotations

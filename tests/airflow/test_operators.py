@@ -176,7 +176,7 @@ def test_killing_the_task_ends_spark_submit_and_its_python_driver(zookeeper_conn
             assert time.monotonic() < deadline and worker.is_alive(), "the job never reached the lock"
             time.sleep(0.1)
         job = set(psutil.Process().children(recursive=True)) - before  # spark-submit's JVM, its driver
-        assert any("hudi_ops/spark/__main__.py" in " ".join(p.cmdline()) and "java" not in p.name() for p in job)
+        assert any("hudi_ops/spark/__main__.py" in " ".join(_cmdline(p)) and "java" not in p.name() for p in job)
         op.on_kill()
         worker.join(timeout=60)
         assert failure and not worker.is_alive()
@@ -234,6 +234,17 @@ def test_a_lock_timeout_is_a_retryable_failure(zookeeper_connection, tmp_path):
         holder.close()
     assert not isinstance(caught.value, AirflowFailException)
     assert op.retries == 3 and op.retry_exponential_backoff
+
+
+def _cmdline(process) -> list[str]:
+    """A process's command line; none for one that has ended since it was listed (spark-submit's launcher
+    exits once it has started the JVM)."""
+    import psutil
+
+    try:
+        return process.cmdline()
+    except (psutil.ZombieProcess, psutil.NoSuchProcess):
+        return []
 
 
 def _ingest_behind_a_held_lock(tmp_path: Path, table: str, *, lock_wait_ms: int):
@@ -297,5 +308,32 @@ def test_an_ingest_into_an_s3_table_takes_its_store_from_an_aws_connection_and_n
         log += "".join(capfd.readouterr())
     for secret in (server.secret_key, server.access_key):
         assert secret not in log and secret not in json.dumps(result)
+    # not merely masked in the log: the command the provider runs never holds them, the environment does
+    op = dag.get_task("ingest")
+    op.render_template_fields({"params": {"base_path": base, "source_path": str(source)}})
+    pq.write_table(_trips([4]), source / "b.parquet")  # work, so that prepare goes as far as the submit
+    op.prepare({})
+    command = op._get_hook()._build_spark_submit_command(op.application)
+    assert not any(secret in arg for arg in command for secret in (server.secret_key, server.access_key))
+    assert (op.env_vars["AWS_ACCESS_KEY_ID"], op.env_vars["AWS_SECRET_ACCESS_KEY"]) == \
+        (server.access_key, server.secret_key)
+    assert "spark.hadoop.fs.s3a.endpoint=" + server.endpoint in command
+    shutil.rmtree(op._folder)  # execute() removes it when the job ends
     rows = pa.Table.from_batches(hudi.HudiTable(base, server.settings().hudi_rs_options()).read())
     assert sorted(rows.column("id").to_pylist()) == [1, 2, 3]
+
+
+def test_s3_keys_are_refused_where_the_spark_provider_would_put_them_on_the_command_line(monkeypatch):
+    """On YARN and Kubernetes the provider passes the environment as --conf settings: keys must come from
+    the cluster's nodes there, and the task fails at once saying so."""
+    from airflow.sdk.exceptions import AirflowFailException
+
+    from hudi_ops.airflow.service_operators import HudiCompactionOperator
+
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_YARN", json.dumps({"conn_type": "spark", "host": "yarn"}))
+    monkeypatch.setenv("AIRFLOW_CONN_LAKE", json.dumps(
+        {"conn_type": "aws", "login": "AKIDEXAMPLE", "password": "not-a-real-secret-0123"}))
+    op = HudiCompactionOperator(task_id="compact", base_path="s3a://lake/trips", table_name="trips",
+                                zookeeper_conn_id=None, aws_conn_id="lake", conn_id="spark_yarn")
+    with pytest.raises(AirflowFailException, match=r"on yarn the Spark provider would put them on spark-submit"):
+        op.prepare({})

@@ -40,6 +40,8 @@ def test_an_aws_connection_becomes_the_settings_of_its_store(monkeypatch):
 @pytest.mark.parametrize(("fields", "named"), [
     ({"conn_type": "http", "host": "s3.example.com"}, "of type 'http'; a table on S3 needs one of type 'aws'"),
     ({"conn_type": "aws", "extra": {"endpoint_url": "127.0.0.1:9000"}}, "give it with its scheme, e.g. https://"),
+    ({"conn_type": "aws", "extra": {"role_arn": "arn:aws:iam::1:role/r"}}, "sets role_arn: hudi-ops' jobs reach"),
+    ({"conn_type": "aws", "login": "AKIDEXAMPLE"}, "an access key id without its secret"),
 ])
 def test_a_connection_that_cannot_serve_s3_is_refused_naming_the_fix(monkeypatch, fields, named):
     from hudi_ops.airflow.aws_connection import s3_settings
@@ -47,6 +49,13 @@ def test_a_connection_that_cannot_serve_s3_is_refused_naming_the_fix(monkeypatch
     connection(monkeypatch, "lake", **fields)
     with pytest.raises(ConfigError, match=named):
         s3_settings("lake")
+
+
+def test_a_missing_connection_is_named_with_the_fix():
+    from hudi_ops.airflow.aws_connection import s3_settings
+
+    with pytest.raises(ConfigError, match=r"no Airflow connection 'nowhere': add one of type 'aws'"):
+        s3_settings("nowhere")
 
 
 def test_each_reader_gets_the_settings_in_its_own_terms():

@@ -44,7 +44,7 @@ def run(spec: CleanSpec, options: dict[str, str], spark: Callable[[], Any]) -> S
     # scheduling rolls nothing back; executing a clean does first (LAZY)
     turn = contextlib.nullcontext(None) if spec.mode == "schedule" else rollback_turn(meta, options)
     try:
-        with turn as rollbacks, write_client(spark(), meta, options) as client:
+        with turn as rollbacks, write_client(spark(), meta.reload(), options) as client:  # after the turn's wait
             scheduled = None
             if spec.mode != "execute":
                 made = client.java.scheduleTableService(client.none(), _clean_service(client))

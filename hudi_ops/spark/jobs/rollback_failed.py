@@ -33,7 +33,7 @@ def run(spec: RollbackFailedSpec, options: dict[str, str], spark: Callable[[], A
         before = _pending_writes(meta)  # what another rollback left
         if before:
             try:
-                with write_client(spark(), meta, options) as client:
+                with write_client(spark(), meta.reload(), options) as client:  # after the turn's wait
                     turn.spare_starting_writes()
                     client.java.rollbackFailedWrites(client.table().getMetaClient())
             except RollbackRaceError as e:  # rolled back all the same, which is what this job is for
