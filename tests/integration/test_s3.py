@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pyarrow.fs as pafs
+
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import BackfillSpec, CleanSpec, ClusterSpec, CompactSpec, RestoreSpec, SavepointSpec
 from hudi_ops.read.ingest_work import ingest_work
@@ -99,10 +101,11 @@ def test_ingest_backfill_compaction_and_clean_on_an_s3a_table_under_the_zookeepe
 
 def test_clustering_savepoint_and_restore_on_an_s3a_table_agree_with_hudis_procedures(s3, spark, tmp_path, capsys):
     """Two bulk inserts make two file groups of a day, clustering makes one, a savepoint keeps that
-    state through a later upsert, the restore brings it back; at each step hudi-rs and Spark's reader
-    equal the model, and the control plane's commits and latest file slices are Hudi's own."""
+    state through a later upsert (ingested from a folder on S3), the restore brings it back; at each
+    step hudi-rs and Spark's reader equal the model, and the control plane's commits and latest file
+    slices are Hudi's own."""
     s3.configure(spark)
-    table, landing, history, model = s3.uri("trips"), tmp_path / "landing", tmp_path / "history", Model()
+    table, landing, history, model = s3.uri("trips"), s3.uri("landing"), tmp_path / "history", Model()
 
     def job(argv: list[str]) -> dict:
         code, result = run(capsys, argv, spark)
@@ -125,9 +128,12 @@ def test_clustering_savepoint_and_restore_on_an_s3a_table_agree_with_hudis_proce
     saved = job(SavepointSpec(base_path=table).to_argv())
     assert saved["outcome"] == "created"
     at_savepoint = model.expected()
-    later = trips(OLD_DAY, range(5), ts=2, fare=99.0)
-    write_source(landing / "later.parquet", later)
-    job(ingest_args(table, landing))
+    later = trips(OLD_DAY, range(5), ts=2, fare=99.0)  # landed on S3 too: the ingest's source is a bucket folder
+    write_source(tmp_path / "later.parquet", later)
+    pafs.copy_files(str(tmp_path / "later.parquet"), f"{s3.bucket}/landing/later.parquet",
+                    destination_filesystem=s3.server.settings().filesystem())
+    assert job(ingest_args(table, landing))["rows"] == 5
+    assert not ingest_work(table, Storage.for_uri(landing), "parquet").files  # its checkpoint names the S3 file
     assert read_hudi_rs(table) == read_spark(spark, table) == model.upsert(later).expected() != at_savepoint
 
     name = "s3_trips"
