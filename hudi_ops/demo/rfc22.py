@@ -26,6 +26,7 @@ import argparse
 import json
 import logging
 import shutil
+import signal
 import sys
 import tempfile
 from collections.abc import Callable
@@ -349,6 +350,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--up", action="store_true", help="leave Airflow up after the demo, until Ctrl-C")
     parser.add_argument("--s3", action="store_true", help="the table on a local S3 server (moto's), through s3a")
     args = parser.parse_args(argv)
+    # SIGTERM (a closed terminal, `kill`) unwinds like Ctrl-C, so that what the demo started stops too:
+    # Airflow and ZooKeeper run in sessions of their own, which no signal to the demo reaches
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     keep = args.keep
     # Airflow's logging set-up would show kazoo's INFO lines, and its warnings while ZooKeeper starts
     logging.getLogger("kazoo").setLevel(logging.ERROR)
