@@ -363,3 +363,19 @@ def test_a_commit_archived_while_the_newest_writes_are_read_is_left_out(private_
     Path(meta.storage.full_path(timeline.path_of(oldest))).unlink()  # what the archiver does last
     read = [inst.requested_time for inst, _ in timeline.newest_writes()]
     assert read == [i.requested_time for i in reversed(writes[1:])]
+
+
+def test_a_meta_client_is_one_look_at_the_table_and_reload_looks_again(private_copy):
+    """One question, one listing: the timeline and the file-system view are loaded once per MetaClient
+    (on S3 each listing is a paid LIST); a job that changed the table, or a poll, looks again."""
+    path = private_copy("sample_table/cow/v9_txns_simple_nometa")
+    meta = MetaClient.open(path)
+    timeline, view = meta.timeline(), meta.fs_view()
+    assert meta.timeline() is timeline and meta.fs_view() is view and meta.fs_view(timeline) is view
+    newest = max(i.requested_time for i in timeline)
+    later = str(int(newest) + 1)
+    (path / timeline.folder / f"{later}.commit.requested").write_bytes(b"")  # a writer begins meanwhile
+    assert later not in {i.requested_time for i in meta.timeline()}
+    again = meta.reload()
+    assert later in {i.requested_time for i in again.timeline().pending}
+    assert again.properties == meta.properties and again.fs_view() is not view

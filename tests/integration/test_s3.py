@@ -95,6 +95,9 @@ def test_ingest_backfill_compaction_and_clean_on_an_s3a_table_under_the_zookeepe
         return done.stdout
 
     assert compaction["instant"] in cli("commits") and clean["instant"] in cli("cleans")
+    # the bytes the clean freed, sized from the commits that wrote its base and log files
+    (shown,) = [c for c in json.loads(cli("cleans", "--json")) if c["instant"] == clean["instant"]]
+    assert (shown["files"], shown["bytes"]) == (clean["files"], clean["bytes"]), (shown, clean)
     rows = [json.loads(line) for line in cli("read").splitlines()]
     assert sorted(tuple(r[c] for c in COLUMNS) for r in rows) == model.expected()
 
