@@ -112,12 +112,14 @@ def command_line_options(props_path: str | None, hoodie_conf: Mapping[str, str])
 def props_file_text(options: Mapping[str, str]) -> str:
     """`options` as a `--props` file that `parse_props_file` (and Hudi's utilities) read back unchanged;
     a key or value that file cannot hold (a line break, blanks at its ends or in a row) is refused."""
-    lines = [f"{key}={value}" for key, value in sorted(options.items())]
-    for line, (key, value) in zip(lines, sorted(options.items()), strict=True):
+    lines = []
+    for key, value in sorted(options.items()):
+        line = f"{key}={value}"
         if parse_props_file(line) != {key: value}:
             raise ConfigError(f"the option {key}={value!r} cannot be written to a properties file (line breaks, "
                               "or blanks at its ends or in a row); remove them from the value")
-    return "".join(f"{line}\n" for line in lines)
+        lines.append(f"{line}\n")
+    return "".join(lines)
 
 
 def parse_props_file(text: str) -> dict[str, str]:

@@ -63,16 +63,16 @@ def written_file_sizes(timeline: Timeline, paths: Iterable[str], *, until: str) 
     commits that may have written it: a base file's commit is named in it; a log file's writes are the
     commits from its slice's base instant to `until` (the largest size seen: a log file grows)."""
     wanted = set(paths)
+    writes = timeline.completed_writes()
     writers: set[str] = set()
     for path in wanted:
         name = posixpath.basename(path)
         if base := BaseFileName.try_parse(name):
             writers.add(base.instant_time)
         elif log := LogFileName.try_parse(name):
-            writers.update(i.requested_time for i in timeline.completed_writes()
-                           if log.instant_time <= i.requested_time <= until)
+            writers.update(i.requested_time for i in writes if log.instant_time <= i.requested_time <= until)
     sizes: dict[str, int] = {}
-    for inst in timeline.completed_writes():
+    for inst in writes:
         if inst.requested_time in writers:
             for stat in timeline.commit_metadata(inst).write_stats():
                 if stat.path in wanted and stat.file_size_in_bytes > sizes.get(stat.path, 0):

@@ -103,7 +103,7 @@ class TableOverview:
     next_clean: NextClean
 
     @classmethod
-    def load(cls, base_path: str | os.PathLike[str], *, latest_commits: int = 10,
+    def load(cls, base_path: str | os.PathLike[str], *, latest_commits: int = 10, latest_cleans: int = 10,
              clean_options: Mapping[str, str] | None = None, s3: S3Settings | None = None) -> TableOverview:
         """`clean_options`: the table's cleaner settings (`hoodie.cleaner.*`), for the next clean; `s3`: how
         to reach a table on S3."""
@@ -117,7 +117,7 @@ class TableOverview:
             file_groups=tuple(file_group_summaries(meta, timeline, view)),
             latest_commits=tuple(reversed(commit_stats(timeline)[-latest_commits:])),
             pending_plans=tuple(p for service in SERVICES for p in pending_plans(timeline, service)),
-            cleans=tuple(cleans(meta, timeline, latest=latest_commits)), savepoints=tuple(savepoints(meta, timeline)),
+            cleans=tuple(cleans(meta, timeline, latest=latest_cleans)), savepoints=tuple(savepoints(meta, timeline)),
             next_clean=next_clean(meta, clean_options or {}, view=view),
         )
 
