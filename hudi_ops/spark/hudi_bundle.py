@@ -24,10 +24,10 @@ SPARK_LINE = "3.5"
 #: Hudi releases whose Spark 3.5 bundle Maven serves here and that write table version 9.
 RELEASES = ("1.1.1", "1.2.0")
 #: The newest release that passes the soak (tests/integration/test_soak.py) with the metadata table on.
-#: 1.2.0 fails a metadata-table append in any JVM that read the metadata table's log blocks before its
-#: first append (its first compaction, every 10 commits): `ArrayIndexOutOfBoundsException` in
+#: 1.2.0 fails every metadata-table append in a JVM whose first act on the metadata table is its
+#: compaction (due every 10 commits): `ArrayIndexOutOfBoundsException` in
 #: `HoodieMetadataPayload.getInsertValue`, whose fast path compares schemas by identity while 1.2.0's
-#: write handles intern them in a second cache (docs/versions.md).
+#: write handles intern them in a second cache (apache/hudi#19559; docs/versions.md).
 DEFAULT_RELEASE = "1.1.1"
 
 JARS_ENV = "HUDI_OPS_HUDI_JARS"

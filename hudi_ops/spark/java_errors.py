@@ -27,7 +27,7 @@ from hudi_ops.errors import (
 )
 from hudi_ops.format.file_group import FileGroupId
 from hudi_ops.format.meta_client import MetaClient
-from hudi_ops.read.pending_plans import CLUSTERING, pending_plans, pending_writes
+from hudi_ops.read.pending_plans import CLUSTERING, pending_plans
 from hudi_ops.storage import Storage
 
 _HUDI_EXCEPTION = "org.apache.hudi.exception."
@@ -123,7 +123,8 @@ def _lock(message: str, _: JobContext) -> HudiOpsError:
 
 #: what Hudi's rollback says when another process rolled the same instant back first: it found no
 #: rollback left to run, or failed to delete an instant file (`[==>20261123231635613__commit__INFLIGHT]`)
-#: of a write that is no longer pending (a write still pending means the storage refused the delete)
+#: of a write that is gone from the timeline (still pending: the storage refused the delete; completed:
+#: something else went wrong, and a completed write is never rolled back by a clean)
 _NOTHING_LEFT = "No pending rollback instants found"
 _UNDELETED = re.compile(r"Could not delete instant \[(?:==>)?(\d+)__(?:commit|deltacommit|replacecommit)__")
 
@@ -133,10 +134,10 @@ def _rollback(message: str, context: JobContext, failure: JavaFailure) -> HudiOp
     undeleted = _UNDELETED.search(text)
     if undeleted:
         try:
-            pending = set(pending_writes(MetaClient.open(context.base_path).timeline()))
+            timeline = MetaClient.open(context.base_path).timeline()
         except HudiOpsError:
             return None
-        if undeleted.group(1) in pending:
+        if any(i.requested_time == undeleted.group(1) for i in timeline):
             return None
     elif _NOTHING_LEFT not in text:
         return None

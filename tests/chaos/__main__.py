@@ -47,6 +47,10 @@ def main(argv: list[str] | None = None) -> int:
         if session is not None:
             session.stop()
         zookeeper.stop()
+    if figures.zookeeper_restarts < size.zookeeper_restarts:
+        print(f"chaos run with seed {seed} FAILED: ZooKeeper restarted {figures.zookeeper_restarts} times of "
+              f"{size.zookeeper_restarts}", file=sys.stderr, flush=True)
+        return 1
     if not figures.kills[DURING_COMMIT]:  # Hudi logs it otherwise than COMMIT_LOCK_TAKEN expects, say
         print(f"chaos run with seed {seed} FAILED: no kill landed during a commit: {dict(figures.kills)}",
               file=sys.stderr, flush=True)

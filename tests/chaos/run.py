@@ -80,6 +80,8 @@ HEARTBEAT_EXPIRY_S = (int(HEARTBEAT["hoodie.client.heartbeat.interval_in_ms"]) /
 #: what the services DAG sets: compaction after two delta commits, cleans keeping four commits
 SERVICE_CONF = {"hoodie.compact.inline.max.delta.commits": "2", "hoodie.cleaner.commits.retained": "4"}
 RETRYABLE = (3, 4)
+#: of the plan executions, the share started twice at once
+RACED_PLANS = 0.3
 #: longer than any job takes on two loaded cores: a job still running then hangs, a finding
 JOB_TIMEOUT_S = 900.0
 #: what Hudi logs (INFO) when a writer has taken the table lock to commit its instant (the metadata
@@ -142,6 +144,9 @@ class Figures:
     doubled: int = 0
     failed_writes_rolled_back: int = 0
     plans_executed: Counter[str] = field(default_factory=Counter)
+    #: `<service> <instant>` -> how the jobs that ran that plan ended (`completed`, `completed by another run`)
+    plan_outcomes: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
+    plans_raced: int = 0  # plans two executors were started on at once
     seconds: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
@@ -151,10 +156,12 @@ class Figures:
             "zookeeper_restarts": self.zookeeper_restarts,
             "conflicts_retried": sum(n for k, n in self.retried.items() if k != "LockAcquisitionError"),
             "lock_waits": self.retried["LockAcquisitionError"], "retried_by_error": dict(self.retried),
-            "tries_per_batch": {p: {"max": max(t), "mean": round(sum(t) / len(t), 2)}
+            "tries_per_batch": {p: {"max": max(t), "mean": round(sum(t) / len(t), 2),
+                                    "batches_by_tries": dict(sorted(Counter(t).items()))}
                                 for p, t in sorted(self.tries.items()) if t},
             "failed_writes_rolled_back": self.failed_writes_rolled_back,
-            "plans_executed": dict(self.plans_executed), "snapshots": self.snapshots,
+            "plans_executed": dict(self.plans_executed), "plans_raced": self.plans_raced,
+            "snapshots": self.snapshots,
             "rows_checked": self.rows_checked, "lost": self.lost, "doubled": self.doubled,
         }
 
@@ -286,19 +293,43 @@ class ChaosRun:
             for job in self._due_services(meta, options, rounds):
                 if self._abort.is_set():
                     return
-                result = self._until_done("services", f"{job.JOB}-{rounds:04d}", job.to_argv())
+                result = self._run_service(job, f"{job.JOB}-{rounds:04d}")
                 if result.get("outcome") == "completed" and job.JOB != "archive":
                     with self._mutex:
                         self.figures.commits["services"] += 1
             time.sleep(0.5 if done else 2.0)
+
+    def _run_service(self, job: ServiceSpec, batch: str) -> dict[str, Any]:
+        """One service job as Airflow runs it; a pending plan's execution sometimes meets a second executor
+        of the same plan at once (a manual run, an overlapping DAG run): exactly one of them may run it."""
+        rival = None
+        if isinstance(job, CompactSpec | ClusterSpec) and job.mode == "execute":
+            with self._mutex:
+                race = self.rng["services"].random() < RACED_PLANS
+                self.figures.plans_raced += race
+            if race:
+                rival = self._thread(self._execute, job, f"{batch}-rival")
+                rival.start()
+        result = self._execute(job, batch)
+        if rival is not None:
+            rival.join()
+        return result
+
+    def _execute(self, job: ServiceSpec, batch: str) -> dict[str, Any]:
+        result = self._until_done("services", batch, job.to_argv())
+        if isinstance(job, CompactSpec | ClusterSpec) and "completed" in (result.get("outcome") or ""):
+            with self._mutex:
+                self.figures.plan_outcomes[f"{job.JOB} {result['instant']}"][result["outcome"]] += 1
+        return result
 
     def _due_services(self, meta: MetaClient, options: dict[str, str], rounds: int) -> Iterator[ServiceSpec]:
         """What the services DAG would run now: each service only when its Python check finds work."""
         timeline = meta.timeline()
         for job, service, schedule_work, every in ((CompactSpec, COMPACTION, compaction_schedule_work, 1),
                                                    (ClusterSpec, CLUSTERING, clustering_schedule_work, 3)):
-            if pending_plans(timeline, service):
-                yield self._service(job, mode="execute")
+            plans = pending_plans(timeline, service)
+            if plans:
+                yield self._service(job, mode="execute", instant_time=plans[0].instant)
             elif rounds % every == 0 and schedule_work(meta, options).due:
                 yield self._service(job, mode="scheduleAndExecute")
         if clean_work(meta, options).due:  # failed writes to roll back count too
@@ -338,10 +369,10 @@ class ChaosRun:
             except AssertionError:
                 raise ChaosFailure(f"{pipeline} {batch} exited {code} without a result line (log {log})") from None
             if code == 0:
-                if pipeline != "services":
-                    with self._mutex:
+                with self._mutex:
+                    self.figures.tries[pipeline].append(tries)
+                    if pipeline != "services":
                         self.figures.done[pipeline] += 1
-                        self.figures.tries[pipeline].append(tries)
                 return result
             if code not in RETRYABLE:
                 raise ChaosFailure(f"{pipeline} {batch} exited {code}: {result.get('message')} (log {log})")
@@ -502,8 +533,8 @@ class ChaosRun:
             sum(1 for i in meta.timeline().completed if i.action == Action.ROLLBACK)
             + sum(1 for a in meta.archived_timeline() if a.action == Action.ROLLBACK))
         for job, service in ((CompactSpec, COMPACTION), (ClusterSpec, CLUSTERING)):
-            for _ in range(len(pending_plans(MetaClient.open(self.table).timeline(), service))):
-                self._until_done("services", f"{job.JOB}-final", self._service(job, mode="execute").to_argv())
+            for plan in pending_plans(MetaClient.open(self.table).timeline(), service):
+                self._execute(self._service(job, mode="execute", instant_time=plan.instant), f"{job.JOB}-final")
             left = pending_plans(MetaClient.open(self.table).timeline(), service)
             if left:
                 raise ChaosFailure(f"{service} plans still pending after executing each: {left}")
@@ -536,7 +567,12 @@ class ChaosRun:
         self._check_no_lock_node_left()
 
     def _check_plans_ran_once(self) -> None:
-        """A plan executed twice leaves two base files of one file group at the plan's instant."""
+        """Of the jobs that ran a plan, at most one executed it (the others found it done by another run);
+        and a plan executed twice would leave two base files of one file group at the plan's instant."""
+        twice_run = {plan: dict(outcomes) for plan, outcomes in self.figures.plan_outcomes.items()
+                     if outcomes["completed"] > 1}
+        if twice_run:
+            raise ChaosFailure(f"plans that more than one job executed: {twice_run}")
         meta = MetaClient.open(self.table)
         timeline = meta.timeline()
         for inst in timeline.completed:

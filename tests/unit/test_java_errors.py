@@ -137,6 +137,14 @@ def test_an_instant_file_the_storage_would_not_delete_is_no_race(tmp_path):
     assert exit_code(error) == EXIT_FAILED and "Could not delete instant" in str(error)
 
 
+def test_a_write_that_completed_is_no_race_whatever_the_rollback_said(tmp_path):
+    context = table_with_pending(tmp_path / "trips")
+    timeline = tmp_path / "trips" / ".hoodie" / "timeline"
+    (timeline / "20261123231635613_20261123231636000.commit").write_text("{}")
+    error = hudi_ops_error(JavaFailure(ROLLBACK_RACE), context)
+    assert exit_code(error) == EXIT_FAILED and "Could not delete instant" in str(error)
+
+
 def test_a_clean_or_rollback_instant_that_could_not_be_deleted_is_no_race(tmp_path):
     context = table_with_pending(tmp_path / "trips")
     chain = ((H + "HoodieRollbackException", "Failed to rollback /data/trips commits 20261123231635613"),
