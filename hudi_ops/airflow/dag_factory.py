@@ -59,7 +59,6 @@ from hudi_ops.airflow.tables_config import (
 )
 from hudi_ops.airflow.writer_pause import PauseWritersOperator, UnpauseWritersOperator, WritersIdleSensor
 from hudi_ops.config import INLINE_SERVICE_OFF
-from hudi_ops.errors import ConfigError
 from hudi_ops.job_specs.writes import OPERATIONS
 from hudi_ops.sources import SOURCE_FORMATS
 
@@ -77,9 +76,6 @@ def tables_config_path(dags_folder: str | Path) -> Path:
 
 INGEST_DAG_PREFIX, BACKFILL_DAG_PREFIX, SERVICES_DAG_PREFIX, RESTORE_DAG_PREFIX = (
     "hudi_ingest__", "hudi_backfill__", "hudi_services__", "hudi_restore__")
-SERVICES = ("compaction", "clustering", "clean")
-#: what the services DAG runs besides: archival, in one place (INLINE_SERVICE_OFF)
-ARCHIVE = "archive"
 DEFAULT_PARALLELISM = 0  # Hudi's choice, from the input
 
 
@@ -163,17 +159,12 @@ class _Table:
     def writer_conf(self) -> dict[str, str]:
         """The table's options for its writers; services the services DAG runs are off inline (a writer
         running a plan inline would not take the plan's lock), archival too when there is that DAG."""
-        return self._inline_off(dict(self.config.hoodie_conf), "its writers")
+        return self._inline_off(self.config.hoodie_conf)
 
-    def _inline_off(self, conf: dict[str, str], whose: str) -> dict[str, str]:
-        off = [*self.services.runs, *((ARCHIVE,) if self.has_services_dag() else ())]
-        for service in off:
-            for key, value in INLINE_SERVICE_OFF[service].items():
-                if str(conf.get(key, value)).lower() != value:
-                    raise ConfigError(f"table {self.name!r} in {self.origin} runs {service} in its services DAG "
-                                      f"but sets {key}={conf[key]} for {whose}; drop that setting")
-                conf[key] = value
-        return conf
+    def _inline_off(self, conf: dict[str, str]) -> dict[str, str]:
+        """`conf` with the inline services off (the config's model refused a conf that turns one on)."""
+        off = {k: v for service in self.services.off_inline for k, v in INLINE_SERVICE_OFF[service].items()}
+        return {**conf, **off}
 
     def _job_args(self) -> dict[str, Any]:
         c = self.config
@@ -237,7 +228,7 @@ class _Table:
         services = self.services
         if not self.has_services_dag():
             return None
-        base_conf = self._inline_off(dict(self.config.hoodie_conf), "its services")
+        base_conf = self._inline_off(self.config.hoodie_conf)
         args = {**self._job_args(), "pool": services_pool(self.name)}
         asset = table_asset(self.config.base_path)
         cron = services.schedule
@@ -259,7 +250,7 @@ class _Table:
                     schedule_task >> execute_task
                     executed.append(execute_task)
             if services.clean is not None:
-                clean = HudiCleanOperator(task_id="clean", hoodie_conf=self._inline_off(self.clean_conf(), "its clean"),
+                clean = HudiCleanOperator(task_id="clean", hoodie_conf=self._inline_off(self.clean_conf()),
                                           trigger_rule="none_failed", **args)
                 executed >> clean  # cleans after compaction and clustering, which leave old slices behind
                 executed = [clean]

@@ -27,6 +27,7 @@ from pydantic import (
 
 from hudi_ops.airflow.airflow_api import DEFAULT_CONN_ID as AIRFLOW_API_CONN_ID
 from hudi_ops.airflow.hook import HudiHook
+from hudi_ops.config import INLINE_SERVICE_OFF
 from hudi_ops.errors import ConfigError
 from hudi_ops.job_specs.writes import OPERATIONS, TABLE_TYPES
 from hudi_ops.sources import SOURCE_FORMATS
@@ -105,6 +106,12 @@ class ServicesConfig(_Section):
         """The services configured, of compaction, clustering and clean."""
         return tuple(s for s in ("compaction", "clustering", "clean") if getattr(self, s) is not None)
 
+    @property
+    def off_inline(self) -> tuple[str, ...]:
+        """What no other job of the table runs inline: the services this DAG runs, and archival with them
+        (its `archive` task is the table's only archival)."""
+        return (*self.runs, "archive") if self.runs else ()
+
 
 class RestoreConfig(_Section):
     wait_timeout_minutes: float = Field(60, gt=0, description="how long the restore waits for writers to stop")
@@ -140,6 +147,13 @@ class TableConfig(_Section):
         if self.services and self.services.archive is not None and not self.services.runs:
             raise ValueError("`services.archive` sets the services DAG's archive task, and that DAG runs only with "
                              "one of compaction, clustering or clean; add one, or drop `archive`")
+        services = self.services or ServicesConfig()
+        for whose, conf in (("its writers", self.hoodie_conf), ("its clean", services.clean or {})):
+            for service in services.off_inline:
+                for key, off in INLINE_SERVICE_OFF[service].items():
+                    if conf.get(key, off).lower() != off:
+                        raise ValueError(f"it runs {service} in its services DAG but sets {key}={conf[key]} for "
+                                         f"{whose}; drop that setting")
         return self
 
 

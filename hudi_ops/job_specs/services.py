@@ -23,10 +23,16 @@ class ServiceSpec(JobSpec):
 
 
 @dataclass(frozen=True, kw_only=True)
-class PlanServiceSpec(ServiceSpec):
-    """A service with plans: `schedule` writes one, `execute` runs one, `scheduleAndExecute` both."""
+class ModeSpec(ServiceSpec):
+    """A service that plans and executes: `schedule` plans, `execute` runs a plan, `scheduleAndExecute` both."""
 
     mode: str = argument("--mode", "what to do", default=SCHEDULE_AND_EXECUTE, choices=MODES)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlanServiceSpec(ModeSpec):
+    """A service whose plans wait on the timeline for an executor: compaction and clustering."""
+
     instant_time: str | None = argument(
         "--instant-time", "schedule: the plan's instant; execute: the plan to run (default: the oldest pending)",
         default=None)
@@ -49,12 +55,11 @@ class ClusterSpec(PlanServiceSpec):
 
 
 @dataclass(frozen=True, kw_only=True)
-class CleanSpec(ServiceSpec):
+class CleanSpec(ModeSpec):
     """`clean`: Hudi's cleaner, by `hoodie.cleaner.policy` and its retention key."""
 
     JOB: ClassVar[str] = "clean"
 
-    mode: str = argument("--mode", "what to do", default=SCHEDULE_AND_EXECUTE, choices=MODES)
     dry_run: bool = argument("--dry-run", "report what a clean would remove; remove nothing", default=False,
                              kind=SWITCH)
 

@@ -63,6 +63,8 @@ def test_each_table_gets_a_restore_dag_that_stops_its_writers_around_the_restore
     assert restore.get_task("pause_writers").writer_dag_ids == \
         ["hudi_ingest__trips", "hudi_backfill__trips", "hudi_services__trips"]
     assert restore.get_task("unpause_writers").trigger_rule == "all_done"
+    wait = restore.get_task("wait_for_writers")  # up to an hour: rescheduled between pokes, no slot held
+    assert wait.mode == "reschedule" and wait.timeout == 60 * 60
     assert restore.get_task("restore").retries == 0
     with pytest.raises(ParamValidationError, match="does not match"):
         restore.test(run_conf={"savepoint": "yesterday"})

@@ -73,3 +73,28 @@ def test_what_users_write_loosely_means_what_they_meant():
         ("MERGE_ON_READ", "UPSERT", "BULK_INSERT")  # Hudi's enums in any case, as the jobs take them
     assert trips.partition_field is None  # "" is no partition field, not an empty one
     assert trips.hoodie_conf == {} and trips.restore.wait_timeout_minutes == 60  # an empty section is the default
+
+
+def test_the_readme_config_reference_names_every_key_of_the_model_and_no_other():
+    from pydantic import BaseModel
+
+    from hudi_ops.airflow.tables_config import TableConfig
+
+    def keys(model: type[BaseModel], prefix: str = "") -> set[str]:
+        out = set()
+        for name, info in model.model_fields.items():
+            section = next((t for t in getattr(info.annotation, "__args__", (info.annotation,))
+                            if isinstance(t, type) and issubclass(t, BaseModel)), None)
+            out |= keys(section, f"{prefix}{name}.") if section else {prefix + name}
+        return out
+
+    readme = (REPO / "README.md").read_text()
+    table = readme.split("| key | what it is | when left out |")[1].split("\n\n")[0]
+    documented = set()
+    for row in table.splitlines()[2:]:
+        full = ""
+        for name in re.findall(r"`([\w.]+)`", row.split("|")[1]):
+            full = full.rsplit(".", 1)[0] + name if name.startswith(".") else name
+            documented.add(full)
+    # services.compaction/.clustering/.clean/.archive are option maps: the model's keys, the README's rows
+    assert documented == keys(TableConfig)
