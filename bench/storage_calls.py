@@ -1,9 +1,10 @@
 """Storage calls per control-plane question on S3: LISTs, GETs and HEADs, counted at a local S3 server.
 
-A COPY_ON_WRITE table gets COMMITS small ingest commits (Hudi's own writer, in one local session), with
-Hudi's archival keeping 240 to 250 of them active, so about half are archived when it is done; a copy
-is kept after COMMITS / 2 commits, before any archival. Both are uploaded to a local S3 server (moto's),
-and each question the control plane answers again and again is asked once of each:
+A COPY_ON_WRITE table gets COMMITS small ingest commits (Hudi's own writer, in one local session, with its
+defaults: the metadata table on), with Hudi's archival keeping 240 to 250 of them active, so about half
+are archived when it is done; a copy is kept after COMMITS / 2 commits, before any archival. Both are
+uploaded to a local S3 server (moto's), and each question the control plane answers again and again
+is asked once of each:
 
 - `ingest tick`: the ingest DAG's "is there a new source file?" (the table's ingest checkpoint);
 - `services tick`: the services DAG's four tasks' checks (clustering to schedule and to execute, clean,
@@ -19,6 +20,8 @@ One JSON line: the counts per table, then the cold counts' growth from the half-
 full one (1.0: the count does not grow with archived history).
 
 `python bench/storage_calls.py [COMMITS]` (default 500); the tables are built once into .cache/bench/.
+Figures of older code on the same tables: `PYTHONPATH=<an older checkout> python bench/storage_calls.py`
+(the questions are asked by the hudi_ops that PYTHONPATH names).
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ from hudi_ops.s3_settings import S3Settings
 CACHE = Path(__file__).resolve().parents[1] / ".cache" / "bench"
 BUCKET = "lake"
 ARCHIVAL = {"hoodie.keep.min.commits": "240", "hoodie.keep.max.commits": "250",
-            "hoodie.cleaner.commits.retained": "230", "hoodie.metadata.enable": "false"}
+            "hoodie.cleaner.commits.retained": "230"}
 DAYS = ("2026-11-20", "2026-11-21", "2026-11-22", "2026-11-23")
 
 
@@ -55,7 +58,7 @@ DAYS = ("2026-11-20", "2026-11-21", "2026-11-22", "2026-11-23")
 
 def build(commits: int) -> tuple[Path, Path]:
     """The table after `commits` ingests (half archived) and its copy after `commits // 2` (none)."""
-    root = CACHE / f"storage-calls-{commits}"
+    root = CACHE / f"storage-calls-{commits}-metadata-table"
     full, half = root / "full" / "trips", root / "half" / "trips"
     if (root / "done").exists():
         return half, full

@@ -55,6 +55,10 @@ class Storage:
         fs, root = pafs.FileSystem.from_uri(f"s3://{rest}" if scheme in S3_SCHEMES else text)
         return cls(fs, root, text)
 
+    def child(self, rel: str) -> Storage:
+        """The folder `rel` as a storage of its own (a table's metadata table, say)."""
+        return Storage(self.fs, self.full_path(rel), self.uri_of(rel))
+
     @property
     def table_id(self) -> str:
         """Names the table's location independently of how its URI was spelled (`/t` vs `file:///t`)."""

@@ -12,6 +12,7 @@ Rules (Hudi's AbstractTableFileSystemView / HoodieFileGroup, checked against hud
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from hudi_ops.format.file_group import BaseFile, FileGroup, FileGroupId, FileSlice, LogFile
@@ -23,16 +24,19 @@ from hudi_ops.storage import Storage
 
 
 def list_data_files(storage: Storage) -> tuple[list[BaseFile], list[LogFile]]:
-    """Base and log files of the table, skipping `.hoodie` and temp files."""
+    """Base and log files of the table from a listing, skipping `.hoodie` and temp files."""
+    return data_files((posixpath.dirname(f.path), f.name, f.size) for f in storage.walk_files("", skip_dot_folders=True)
+                      if not _is_hidden_path(f.path))
+
+
+def data_files(files: Iterable[tuple[str, str, int]]) -> tuple[list[BaseFile], list[LogFile]]:
+    """Base and log files among (partition path, name, size); other files are left out."""
     bases, logs = [], []
-    for f in storage.walk_files("", skip_dot_folders=True):
-        if _is_hidden_path(f.path):
-            continue
-        partition = posixpath.dirname(f.path)
-        if (b := BaseFileName.try_parse(f.name)) is not None:
-            bases.append(BaseFile(partition, b, f.size))
-        elif (lg := LogFileName.try_parse(f.name)) is not None:
-            logs.append(LogFile(partition, lg, f.size))
+    for partition, name, size in files:
+        if (b := BaseFileName.try_parse(name)) is not None:
+            bases.append(BaseFile(partition, b, size))
+        elif (lg := LogFileName.try_parse(name)) is not None:
+            logs.append(LogFile(partition, lg, size))
     return bases, logs
 
 
@@ -51,25 +55,30 @@ class FileSystemView:
     pending_compaction: dict[FileGroupId, str]
 
     @classmethod
-    def build(cls, storage: Storage, timeline: Timeline) -> FileSystemView:
-        bases, logs = list_data_files(storage)
-        by_group: dict[FileGroupId, tuple[list[BaseFile], list[LogFile]]] = {}
-        for b in bases:
-            if timeline.is_completed(b.instant_time):
-                by_group.setdefault(FileGroupId(b.partition_path, b.file_id), ([], []))[0].append(b)
-        for lf in logs:
-            # layout 1 names a log after its slice, not its writer: Java lists every log and leaves
-            # the choice of blocks (by their instant headers) to the log reader
-            if timeline.layout_version < 2 or timeline.is_completed(lf.instant_time):
-                by_group.setdefault(FileGroupId(lf.partition_path, lf.file_id), ([], []))[1].append(lf)
-        groups = tuple(_slice_group(gid, b, lg, timeline) for gid, (b, lg) in sorted(by_group.items(), key=_key))
-        return cls(timeline, groups, _replaced_file_groups(timeline), pending_compaction_file_groups(timeline))
+    def build(cls, timeline: Timeline, bases: list[BaseFile], logs: list[LogFile]) -> FileSystemView:
+        """The view of the table's files (from a listing, or Hudi's metadata table) as of `timeline`."""
+        return cls(timeline, file_groups(timeline, bases, logs), _replaced_file_groups(timeline),
+                   pending_compaction_file_groups(timeline))
 
     # -- queries -----------------------------------------------------------------------------------
 
     def file_groups(self) -> list[FileGroup]:
         """Live (not replaced) file groups with at least one visible slice."""
         return [g for g in self.groups if g.id not in self.replaced and g.slices]
+
+
+def file_groups(timeline: Timeline, bases: list[BaseFile], logs: list[LogFile]) -> tuple[FileGroup, ...]:
+    """The files' groups and slices as of `timeline`: only files of its completed instants."""
+    by_group: dict[FileGroupId, tuple[list[BaseFile], list[LogFile]]] = {}
+    for b in bases:
+        if timeline.is_completed(b.instant_time):
+            by_group.setdefault(FileGroupId(b.partition_path, b.file_id), ([], []))[0].append(b)
+    for lf in logs:
+        # layout 1 names a log after its slice, not its writer: Java lists every log and leaves
+        # the choice of blocks (by their instant headers) to the log reader
+        if timeline.layout_version < 2 or timeline.is_completed(lf.instant_time):
+            by_group.setdefault(FileGroupId(lf.partition_path, lf.file_id), ([], []))[1].append(lf)
+    return tuple(_slice_group(gid, b, lg, timeline) for gid, (b, lg) in sorted(by_group.items(), key=_key))
 
 
 def _key(item: tuple[FileGroupId, object]) -> tuple[str, str]:

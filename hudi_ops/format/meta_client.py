@@ -10,10 +10,13 @@ from typing import Any
 
 import pyarrow as pa
 
+from hudi_ops.errors import InvalidTableError
 from hudi_ops.format.archived_timeline import ArchivedInstant, archived_instants
 from hudi_ops.format.avro_schema import avro_to_arrow
-from hudi_ops.format.fs_view import FileSystemView
+from hudi_ops.format.file_group import BaseFile, LogFile
+from hudi_ops.format.fs_view import FileSystemView, data_files, list_data_files
 from hudi_ops.format.instant import Action
+from hudi_ops.format.metadata_table import files_partition
 from hudi_ops.format.table_properties import TableProperties
 from hudi_ops.format.timeline import Timeline
 from hudi_ops.s3_settings import S3Settings
@@ -68,12 +71,24 @@ class MetaClient:
         return archived_instants(self.storage, history) if history else iter(())
 
     def fs_view(self, timeline: Timeline | None = None) -> FileSystemView:
-        """The file groups as of `timeline` (default this look's), from one listing of the table's files."""
+        """The file groups as of `timeline` (default this look's), from one look at the table's files."""
         if timeline is not None and timeline is not self._loaded.get("timeline"):
-            return FileSystemView.build(self.storage, timeline)  # a caller's own (older) look
+            return FileSystemView.build(timeline, *self._data_files(timeline))  # a caller's own (older) look
         if "fs_view" not in self._loaded:
-            self._loaded["fs_view"] = FileSystemView.build(self.storage, self.timeline())
+            self._loaded["fs_view"] = FileSystemView.build(self.timeline(), *self._data_files(self.timeline()))
         return self._loaded["fs_view"]  # type: ignore[no-any-return]
+
+    def _data_files(self, timeline: Timeline) -> tuple[list[BaseFile], list[LogFile]]:
+        """As Java's file-system view finds them: in the metadata table's `files` partition when the
+        table has one (two LISTs however many partitions), else by listing every partition. A metadata
+        table this reader cannot read is listed around rather than trusted."""
+        try:
+            found = files_partition(self.storage, self.properties, timeline)
+        except InvalidTableError:
+            found = None
+        if found is None:
+            return list_data_files(self.storage)
+        return data_files((p, name, size) for p, files in found.items() for name, size in files.items())
 
     def table_schema(self, timeline: Timeline | None = None) -> pa.Schema | None:
         """The user columns' schema: from the latest commit that recorded one, else the create schema."""

@@ -1,0 +1,142 @@
+"""Hudi's metadata table (`.hoodie/metadata`, Java's HoodieBackedTableMetadata): its `files` partition,
+which records at every commit the data table's partitions and their files. Reading it costs two LISTs
+(the metadata table's timeline and its `files/` folder) however many partitions the table has, where
+listing the table costs one per partition: what makes the control plane cheap on object storage.
+
+The metadata table is a MERGE_ON_READ table keyed by partition path: a record `__all_partitions__`
+(type 1) maps each partition to `isDeleted`, and one record per partition (type 2) maps each file name
+to its size and `isDeleted`. Its file groups' latest base file (an HFile) holds a snapshot as of a
+compaction; each later log block (an HFile data block, or Avro) holds the changes of one data-table
+instant. A record's versions merge as HoodieMetadataPayload merges them: a deleted name goes, any
+other is added with the larger size (a log file grows).
+
+Which versions count (Java's rules): a base file only of a completed metadata-table instant; a log
+block only when its instant completed on the metadata table's timeline and on the data table's (or is
+older than the data table's active timeline), was not rolled back by a command block, and is newer than
+the base file it follows. Anything else this reader does not know (a delete block with records, log
+compaction) raises InvalidTableError, and the caller lists the storage instead.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator
+from functools import lru_cache
+from typing import Any
+
+import fastavro
+
+from hudi_ops.errors import InvalidTableError
+from hudi_ops.format.file_group import FileSlice
+from hudi_ops.format.fs_view import data_files, file_groups
+from hudi_ops.format.hfile import HFile
+from hudi_ops.format.log_blocks import BlockType, Header, LogBlock, log_blocks
+from hudi_ops.format.table_properties import TableProperties
+from hudi_ops.format.timeline import META_FOLDER, Timeline
+from hudi_ops.storage import Storage
+
+METADATA_FOLDER = f"{META_FOLDER}/metadata"
+FILES = "files"
+ALL_PARTITIONS = "__all_partitions__"
+#: the key of a non-partitioned table's only partition
+ROOT_PARTITION = "."
+_PARTITION_LIST, _FILE_LIST = 1, 2
+#: an empty HoodieDeleteRecordList: Hudi writes one when it creates a file group's first log file
+_NO_DELETES = b"\x00"
+
+#: partition path ("" for the root) -> file name -> size in bytes
+PartitionFiles = dict[str, dict[str, int]]
+#: a files record's version: file (or partition) name -> (size, deleted)
+Changes = dict[str, tuple[int, bool]]
+
+
+def files_partition(storage: Storage, properties: TableProperties, timeline: Timeline) -> PartitionFiles | None:
+    """The data table's partitions and files as of `timeline`, from its metadata table; None when the
+    table has no complete `files` partition (the metadata table off, or being built)."""
+    if FILES not in properties.metadata_partitions:
+        return None
+    mdt = storage.child(METADATA_FOLDER)
+    mdt_timeline = Timeline.load(mdt, properties.timeline_path, layout_version=properties.timeline_layout_version)
+    bases, logs = data_files((FILES, f.name, f.size) for f in mdt.list_files(FILES))
+    groups = file_groups(mdt_timeline, bases, logs)
+    if not groups:
+        raise InvalidTableError(f"{mdt.uri_of(FILES)} holds no file group although hoodie.properties lists "
+                                "the metadata table's files partition")
+    records: dict[str, dict[str, int]] = {}  # key -> name -> size
+    for group in groups:
+        for key, changes in _slice_records(mdt, group.slices[0], mdt_timeline, timeline):
+            records[key] = _merge(records.get(key, {}), changes)
+    if ALL_PARTITIONS not in records:
+        raise InvalidTableError(f"{mdt.uri_of(FILES)} has no {ALL_PARTITIONS} record")
+    return {("" if p == ROOT_PARTITION else p): records.get(p, {}) for p in records[ALL_PARTITIONS]}
+
+
+def _slice_records(mdt: Storage, latest: FileSlice, mdt_timeline: Timeline,
+                   data_timeline: Timeline) -> Iterator[tuple[str, Changes]]:
+    """(key, changes) of a file group's latest slice (sliced as Hudi slices a MERGE_ON_READ table, on
+    the metadata table's timeline): its base file's records, then those of each log block that counts."""
+    if latest.base_file is not None:
+        hfile = HFile(mdt.read_bytes(latest.base_file.path), mdt.uri_of(latest.base_file.path))
+        schema = _schema(hfile.file_info[b"schema"].decode())
+        for key, value in hfile.items():
+            yield key.decode(), _changes(value, schema)[1]
+    blocks: list[LogBlock] = []
+    for log in latest.log_files:  # in Hudi's order
+        blocks += log_blocks(mdt.read_bytes(log.path), mdt.uri_of(log.path))
+    rolled_back = {b.header.get(Header.TARGET_INSTANT_TIME) for b in blocks if b.type == BlockType.COMMAND}
+    for block in blocks:
+        instant = block.instant_time
+        if (instant in rolled_back or not mdt_timeline.is_completed(instant)
+                or not data_timeline.is_completed(instant)):
+            continue  # a write that failed, or has not completed on both tables
+        if Header.COMPACTED_BLOCK_TIMES in block.header:
+            raise InvalidTableError(f"{mdt.uri_of(FILES)} holds a log-compacted block, which hudi-ops does not read")
+        yield from _block_records(block, mdt)
+
+
+def _block_records(block: LogBlock, mdt: Storage) -> Iterator[tuple[str, Changes]]:
+    if block.type == BlockType.HFILE_DATA:
+        schema = _schema(block.header[Header.SCHEMA])
+        for key, value in HFile(block.content, mdt.uri_of(FILES)).items():
+            yield key.decode(), _changes(value, schema)[1]
+    elif block.type == BlockType.AVRO_DATA:
+        schema = _schema(block.header[Header.SCHEMA])
+        stream = io.BytesIO(block.content[8:])  # content version, record count
+        while stream.tell() < len(block.content) - 8:
+            size = int.from_bytes(stream.read(4), "big")
+            yield _changes(stream.read(size), schema)
+    elif block.type == BlockType.DELETE:
+        if block.content[8:] != _NO_DELETES:  # content version, payload length, payload
+            raise InvalidTableError(f"{mdt.uri_of(FILES)} holds a delete block with records, which hudi-ops "
+                                    "does not read")
+    elif block.type != BlockType.COMMAND:
+        raise InvalidTableError(f"{mdt.uri_of(FILES)} holds a {block.type.name} block, which the metadata "
+                                "table does not write")
+
+
+@lru_cache(maxsize=8)
+def _schema(text: str) -> Any:
+    return fastavro.parse_schema(json.loads(text))
+
+
+def _changes(value: bytes, schema: Any) -> tuple[str, Changes]:
+    """A files record's key (as its own field says: the HFile's row key is the one to trust, and Hudi
+    leaves this one empty in base files) and its changes: name -> (size, deleted)."""
+    datum = fastavro.schemaless_reader(io.BytesIO(value), schema, None)
+    if datum["type"] not in (_PARTITION_LIST, _FILE_LIST):
+        raise InvalidTableError(f"a metadata-table files record of type {datum['type']}, not 1 or 2")
+    files = datum["filesystemMetadata"] or {}
+    return datum["key"], {n: (i["size"], i["isDeleted"]) for n, i in files.items()}
+
+
+def _merge(files: dict[str, int], changes: Changes) -> dict[str, int]:
+    """HoodieMetadataPayload's merge of a files record's versions: a deleted name goes, any other is
+    added with the larger of its sizes."""
+    merged = dict(files)
+    for name, (size, deleted) in changes.items():
+        if deleted:
+            merged.pop(name, None)
+        else:
+            merged[name] = max(merged.get(name, 0), size)
+    return merged

@@ -1,0 +1,169 @@
+"""Hudi's metadata table read without a JVM: the HFiles it stores records in, and its `files` partition,
+which the control plane reads instead of listing every partition of a table.
+
+Judged against what Hudi wrote: the HFiles of Hudi's and HBase's own tests (their keys and values are
+known), and every fixture table that has a `files` partition, whose files must be exactly those a
+listing finds for the completed instants. Cases the metadata table must leave out are made by undoing
+a completion on one table or the other.
+"""
+
+from __future__ import annotations
+
+import shutil
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from hudi_ops.errors import InvalidTableError
+from hudi_ops.format import meta_client as meta_client_module
+from hudi_ops.format.fs_view import list_data_files
+from hudi_ops.format.hfile import HFile
+from hudi_ops.format.instant import Action, Instant
+from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.format.metadata_table import METADATA_FOLDER, PartitionFiles, files_partition
+from tests.shared_data import FIXTURES
+
+HFILES = FIXTURES / "core-tests-data" / "hfile"
+
+
+def _has_files_partition(zip_path: Path) -> bool:
+    with zipfile.ZipFile(zip_path) as z:
+        props = next((m for m in z.namelist() if m.endswith(".hoodie/hoodie.properties")
+                      and "/metadata/" not in m and not m.startswith("__MACOSX/")), None)
+        text = z.read(props).decode() if props else ""
+    partitions = next((line.split("=", 1)[1] for line in text.splitlines()
+                       if line.startswith("hoodie.table.metadata.partitions=")), "")
+    return "files" in partitions.split(",")
+
+
+#: every fixture table whose hoodie.properties lists a complete files partition
+WITH_FILES_PARTITION = sorted(str(z.relative_to(FIXTURES).with_suffix("")) for z in FIXTURES.rglob("*.zip")
+                              if _has_files_partition(z))
+MOR_TXNS = "sample_table/mor/avro/v9_txns_simple_meta"
+
+
+@pytest.mark.parametrize(("name", "count"), [
+    ("hudi_1_0_hbase_2_4_9_16KB_NONE_5000.hfile", 5000),
+    ("hudi_1_0_hbase_2_4_9_64KB_NONE_5000.hfile", 5000),
+    ("hudi_1_0_hbase_2_4_9_16KB_GZ_20000.hfile", 20000),
+    ("hudi_1_0_hbase_2_4_9_512KB_GZ_20000.hfile", 20000),
+])
+def test_an_hfile_yields_every_cell_in_key_order_plain_or_gzipped(name, count):
+    cells = list(HFile((HFILES / name).read_bytes(), name).items())
+    assert [k for k, _ in cells] == [f"hudi-key-{i:09d}".encode() for i in range(count)]
+    assert [v for _, v in cells] == [f"hudi-value-{i:09d}".encode() for i in range(count)]
+
+
+def test_an_hfile_with_a_deep_index_long_keys_repeated_keys_or_no_cell():
+    deep = HFile((HFILES / "hudi_1_0_hbase_2_4_13_1KB_GZ_10000_large_keys_deep_index.hfile").read_bytes())
+    keys = [k for k, _ in deep.items()]  # leaf and intermediate index blocks sit between the data blocks
+    assert keys == [b"hudi-key-" + b"a" * 100 + f"-{i:09d}".encode() for i in range(10000)]
+    repeated = HFile((HFILES / "hudi_1_0_hbase_2_4_9_16KB_GZ_200_20_non_unique.hfile").read_bytes())
+    cells = list(repeated.items())
+    assert len(cells) == 4200 and len({k for k, _ in cells}) == 200 and cells == sorted(cells, key=lambda c: c[0])
+    empty = HFile((HFILES / "hudi_1_0_hbase_2_4_9_no_entry.hfile").read_bytes())
+    assert list(empty.items()) == [] and empty.file_info[b"bloomFilterTypeCode"]
+    custom = HFile((HFILES / "hudi_1_0_hbase_2_4_9_16KB_NONE_5000.hfile").read_bytes()).file_info
+    assert custom[b"hudi_hfile_testing.custom_key"] == b"hudi_custom_value"
+
+
+def test_bytes_that_are_no_hfile_are_refused_naming_the_file():
+    with pytest.raises(InvalidTableError, match=r"x\.hfile is not an HFile"):
+        HFile(b"\x00" * 5000, "x.hfile")
+
+
+def listed(meta: MetaClient) -> PartitionFiles:
+    """The files of completed instants by a listing of every partition: what the metadata table must say."""
+    timeline = meta.timeline()
+    bases, logs = list_data_files(meta.storage)
+    out: PartitionFiles = {}
+    for f in [*bases, *logs]:
+        if timeline.is_completed(f.instant_time):
+            out.setdefault(f.partition_path, {})[f.name.file_name] = f.size
+    return out
+
+
+def non_empty(files: PartitionFiles) -> PartitionFiles:
+    return {p: names for p, names in files.items() if names}  # an overwritten partition keeps its record
+
+
+@pytest.mark.parametrize("table", WITH_FILES_PARTITION)
+def test_the_files_partition_names_exactly_the_files_a_listing_finds(table, fixture_table):
+    meta = MetaClient.open(fixture_table(table))
+    from_mdt = files_partition(meta.storage, meta.properties, meta.timeline())
+    assert from_mdt is not None and "files" in meta.properties.metadata_partitions
+    assert non_empty(from_mdt) == listed(meta)
+
+
+def test_the_fixtures_have_metadata_tables_of_both_table_types_and_versions():
+    assert len(WITH_FILES_PARTITION) >= 20
+    assert any("/mor/" in t for t in WITH_FILES_PARTITION) and any("/cow/" in t for t in WITH_FILES_PARTITION)
+    assert any("/v8_" in t for t in WITH_FILES_PARTITION) and any("/v9_" in t for t in WITH_FILES_PARTITION)
+
+
+def test_the_file_system_view_reads_the_metadata_table_not_the_partitions(fixture_table, monkeypatch):
+    meta = MetaClient.open(fixture_table(MOR_TXNS))
+    listed_view = meta.fs_view()
+    monkeypatch.setattr(meta_client_module, "list_data_files", _no_listing)
+    assert MetaClient.open(meta.base_path).fs_view().groups == listed_view.groups
+
+
+def test_a_table_without_a_metadata_table_is_listed(fixture_table, monkeypatch):
+    meta = MetaClient.open(fixture_table("sample_table/mor/avro/v9_txns_simple_nometa"))
+    assert files_partition(meta.storage, meta.properties, meta.timeline()) is None
+    assert meta.fs_view().file_groups()
+
+
+def test_a_data_write_not_completed_on_the_data_table_is_left_out(fixture_table, tmp_path):
+    # a writer killed after its metadata-table update and before its own commit: its files do not count
+    table = copy_of(fixture_table(MOR_TXNS), tmp_path)
+    meta = MetaClient.open(table)
+    last = last_write(meta)
+    before = files_partition(meta.storage, meta.properties, meta.timeline())
+    assert any(last.requested_time in name for names in before.values() for name in names)
+    (table / meta.properties.timeline_path / last.file_name).unlink()
+    meta = MetaClient.open(table)
+    assert last.requested_time not in {i.requested_time for i in meta.timeline().completed}
+    from_mdt = non_empty(files_partition(meta.storage, meta.properties, meta.timeline()))
+    assert from_mdt == listed(meta)
+    assert not any(last.requested_time in name for names in from_mdt.values() for name in names)
+
+
+def test_a_metadata_table_update_that_never_completed_is_left_out(fixture_table, tmp_path):
+    # the data table's last commit stands, but the metadata table's deltacommit of it does not: Hudi would
+    # not have completed the data commit; the reader still takes only what the metadata table completed
+    table = copy_of(fixture_table(MOR_TXNS), tmp_path)
+    meta = MetaClient.open(table)
+    last = last_write(meta)
+    mdt_timeline = table / METADATA_FOLDER / meta.properties.timeline_path
+    completed = [f for f in mdt_timeline.iterdir() if f.name.startswith(last.requested_time + "_")]
+    assert completed
+    before = files_partition(meta.storage, meta.properties, meta.timeline())
+    for f in completed:
+        f.unlink()
+    after = files_partition(meta.storage, meta.properties, MetaClient.open(table).timeline())
+    dropped = {name for p in before for name in set(before[p]) - set(after.get(p, {}))}
+    assert dropped and all(last.requested_time in name for name in dropped)
+
+
+def test_a_metadata_table_it_cannot_read_is_listed_around(fixture_table, tmp_path):
+    table = copy_of(fixture_table(MOR_TXNS), tmp_path)
+    for f in (table / METADATA_FOLDER / "files").glob("*.hfile"):
+        f.write_bytes(b"not an hfile")
+    meta = MetaClient.open(table)
+    with pytest.raises(InvalidTableError):
+        files_partition(meta.storage, meta.properties, meta.timeline())
+    assert meta.fs_view().groups == MetaClient.open(fixture_table(MOR_TXNS)).fs_view().groups
+
+
+def last_write(meta: MetaClient) -> Instant:
+    return [i for i in meta.timeline().completed if i.action == Action.DELTA_COMMIT][-1]
+
+
+def copy_of(table: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(table, tmp_path / table.name))
+
+
+def _no_listing(*_):
+    raise AssertionError("the table's partitions were listed although it has a metadata table")
