@@ -86,3 +86,29 @@ def job_result(stdout: str) -> dict[str, Any]:
     lines = [ln for ln in stdout.splitlines() if ln.startswith("{") and '"job"' in ln]
     assert lines, f"no JSON result line in:\n{stdout[-3000:]}"
     return json.loads(lines[-1])
+
+
+def files_by_listing(path: Path | str) -> dict[str, dict[str, int]]:
+    """Partition -> file name -> size of the data files of completed instants, by listing every partition:
+    what Hudi's metadata table must record (its partitions left empty by an overwrite left out)."""
+    from hudi_ops.format.fs_view import list_data_files
+    from hudi_ops.format.meta_client import MetaClient
+
+    meta = MetaClient.open(path)
+    timeline = meta.timeline()
+    bases, logs = list_data_files(meta.storage)
+    out: dict[str, dict[str, int]] = {}
+    for f in [*bases, *logs]:
+        if timeline.is_completed(f.instant_time):
+            out.setdefault(f.partition_path, {})[f.name.file_name] = f.size
+    return out
+
+
+def files_by_metadata_table(path: Path | str) -> dict[str, dict[str, int]] | None:
+    """The same from the table's metadata table, as the control plane reads it; None without one."""
+    from hudi_ops.format.meta_client import MetaClient
+    from hudi_ops.format.metadata_table import files_partition
+
+    meta = MetaClient.open(path)
+    found = files_partition(meta.storage, meta.properties, meta.timeline())
+    return None if found is None else {p: names for p, names in found.items() if names}

@@ -11,7 +11,8 @@ Every row carries its batch, and every batch a unique ordering value, so the mod
 applied by ordering field whatever order they committed in. Snapshots read with hudi-rs during the
 run must hold no key twice and no row of a batch whose commit had not completed; at the end the
 table must equal the model in hudi-rs and Spark's reader, with every failed write rolled back, every
-plan executed once, every committed file present and no lock node left.
+plan executed once, every committed file present (and named by the metadata table, which the control
+plane reads) and no lock node left.
 
 Kills are classified after the fact: the killed writer's instant is the pending one whose heartbeat
 stopped at the kill; markers under `.hoodie/.temp/<instant>` mean it had started writing data files;
@@ -59,7 +60,15 @@ from hudi_ops.read.pipeline_metadata import BACKFILL_CHECKPOINT_KEY, INGEST_CHEC
 from hudi_ops.read.service_work import archive_work, clean_work, clustering_schedule_work, compaction_schedule_work
 from tests.integration.lock_options import occ_options
 from tests.integration.processes import Job
-from tests.tables import Model, job_result, read_hudi_rs, read_spark, write_source
+from tests.tables import (
+    Model,
+    files_by_listing,
+    files_by_metadata_table,
+    job_result,
+    read_hudi_rs,
+    read_spark,
+    write_source,
+)
 
 SCHEMA = pa.schema([("trip_id", pa.string()), ("dt", pa.string()), ("ts", pa.int64()), ("fare", pa.float64()),
                     ("batch", pa.string())])
@@ -540,6 +549,9 @@ class ChaosRun:
                 raise ChaosFailure(f"{service} plans still pending after executing each: {left}")
         self._check_plans_ran_once()
         self._check_committed_files_exist()
+        if files_by_metadata_table(self.table) != files_by_listing(self.table):  # what the control plane reads
+            raise ChaosFailure("the metadata table's files partition differs from a listing of the completed "
+                               "instants' files")
         self._refresh_committed(archived=True)
         never = sorted(set(self.batches) - self.committed)
         if never:

@@ -17,12 +17,12 @@ import pytest
 
 from hudi_ops.errors import InvalidTableError
 from hudi_ops.format import meta_client as meta_client_module
-from hudi_ops.format.fs_view import list_data_files
 from hudi_ops.format.hfile import HFile
 from hudi_ops.format.instant import Action, Instant
 from hudi_ops.format.meta_client import MetaClient
-from hudi_ops.format.metadata_table import METADATA_FOLDER, PartitionFiles, files_partition
+from hudi_ops.format.metadata_table import METADATA_FOLDER, files_partition
 from tests.shared_data import FIXTURES
+from tests.tables import files_by_listing, files_by_metadata_table
 
 HFILES = FIXTURES / "core-tests-data" / "hfile"
 
@@ -73,27 +73,10 @@ def test_bytes_that_are_no_hfile_are_refused_naming_the_file():
         HFile(b"\x00" * 5000, "x.hfile")
 
 
-def listed(meta: MetaClient) -> PartitionFiles:
-    """The files of completed instants by a listing of every partition: what the metadata table must say."""
-    timeline = meta.timeline()
-    bases, logs = list_data_files(meta.storage)
-    out: PartitionFiles = {}
-    for f in [*bases, *logs]:
-        if timeline.is_completed(f.instant_time):
-            out.setdefault(f.partition_path, {})[f.name.file_name] = f.size
-    return out
-
-
-def non_empty(files: PartitionFiles) -> PartitionFiles:
-    return {p: names for p, names in files.items() if names}  # an overwritten partition keeps its record
-
-
 @pytest.mark.parametrize("table", WITH_FILES_PARTITION)
 def test_the_files_partition_names_exactly_the_files_a_listing_finds(table, fixture_table):
-    meta = MetaClient.open(fixture_table(table))
-    from_mdt = files_partition(meta.storage, meta.properties, meta.timeline())
-    assert from_mdt is not None and "files" in meta.properties.metadata_partitions
-    assert non_empty(from_mdt) == listed(meta)
+    from_mdt = files_by_metadata_table(fixture_table(table))
+    assert from_mdt is not None and from_mdt == files_by_listing(fixture_table(table))
 
 
 def test_the_fixtures_have_metadata_tables_of_both_table_types_and_versions():
@@ -125,8 +108,8 @@ def test_a_data_write_not_completed_on_the_data_table_is_left_out(fixture_table,
     (table / meta.properties.timeline_path / last.file_name).unlink()
     meta = MetaClient.open(table)
     assert last.requested_time not in {i.requested_time for i in meta.timeline().completed}
-    from_mdt = non_empty(files_partition(meta.storage, meta.properties, meta.timeline()))
-    assert from_mdt == listed(meta)
+    from_mdt = files_by_metadata_table(table)
+    assert from_mdt == files_by_listing(table)
     assert not any(last.requested_time in name for names in from_mdt.values() for name in names)
 
 

@@ -29,7 +29,16 @@ from hudi_ops.spark.__main__ import main
 from tests.integration.lock_options import occ_options
 from tests.integration.processes import run_job
 from tests.integration.test_spark_jobs import ingest_args
-from tests.tables import Model, job_result, read_hudi_rs, read_spark, trips, write_source
+from tests.tables import (
+    Model,
+    files_by_listing,
+    files_by_metadata_table,
+    job_result,
+    read_hudi_rs,
+    read_spark,
+    trips,
+    write_source,
+)
 
 DAYS = ("2026-11-20", "2026-11-21")
 #: how the 40-commit soaks run their jobs: in the shared session, or `spark-submit` (`make soak`)
@@ -104,6 +113,9 @@ class Soak:
 
     def reads_the_model(self, spark: Any) -> None:
         assert read_hudi_rs(self.table) == read_spark(spark, self.table) == self.model.expected()
+        # the control plane takes the files from the metadata table: after compactions, cleans and archival
+        # of both tables, it must name exactly the files of the completed instants
+        assert files_by_metadata_table(self.table) == files_by_listing(self.table)
 
 
 def completed(table: Path, action: str) -> int:
