@@ -148,7 +148,8 @@ class TableConfig(_Section):
             raise ValueError("`services.archive` sets the services DAG's archive task, and that DAG runs only with "
                              "one of compaction, clustering or clean; add one, or drop `archive`")
         services = self.services or ServicesConfig()
-        for whose, conf in (("its writers", self.hoodie_conf), ("its clean", services.clean or {})):
+        for whose, conf in (("its writers", self.hoodie_conf), ("its compaction", services.compaction or {}),
+                            ("its clustering", services.clustering or {}), ("its clean", services.clean or {})):
             for service in services.off_inline:
                 for key, off in INLINE_SERVICE_OFF[service].items():
                     if conf.get(key, off).lower() != off:

@@ -26,6 +26,9 @@ TRAILER_SIZE = 4096
 HEADER_SIZE = 33
 _TRAILER_MAGIC = b'TRABLK"$'
 _DATA_MAGIC = b"DATABLK*"
+#: what a multi-level index and a bloom filter put between data blocks: leaf and intermediate index
+#: blocks, bloom chunks (an encoded data block, `DATABLKE`, would hide cells, so it is refused)
+_BETWEEN_DATA = (b"IDXLEAF2", b"IDXINTE2", b"BLMFBLK2")
 _FILE_INFO_MAGIC = b"FILEINF2"
 _PBUF_MAGIC = b"PBUF"
 _NULL_CHECKSUM = 0
@@ -66,9 +69,12 @@ class HFile:
             return
         offset = self.trailer.first_data_block_offset
         while offset <= self.trailer.last_data_block_offset:
+            at = offset
             magic, content, offset = self._block(offset)
-            if magic == _DATA_MAGIC:  # leaf index and bloom blocks may sit between data blocks
+            if magic == _DATA_MAGIC:
                 yield from _cells(content, self.name)
+            elif magic not in _BETWEEN_DATA:
+                raise InvalidTableError(f"{self.name}: a {magic!r} block at offset {at}, which hudi-ops does not read")
 
     @property
     def file_info(self) -> dict[bytes, bytes]:

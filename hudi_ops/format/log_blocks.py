@@ -57,11 +57,11 @@ def log_blocks(data: bytes, name: str) -> Iterator[LogBlock]:
         if pos + 14 > len(data):
             return
         length, = struct.unpack_from(">q", data, pos + 6)
-        end = pos + 14 + length
+        end = pos + 14 + length  # the length counts the block's last 8 bytes: its total, for readers going back
         if end > len(data):
             return  # the last block was cut short: its write never completed
-        yield _block(data[pos + 14:end], name, pos)
-        pos = end + 8  # the block's total length, repeated for readers going backwards
+        yield _block(data[pos + 14:end - 8], name, pos)
+        pos = end
 
 
 def _block(body: bytes, name: str, at: int) -> LogBlock:

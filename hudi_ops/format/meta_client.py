@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -10,7 +11,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from hudi_ops.errors import InvalidTableError
+from hudi_ops.errors import InvalidTableError, StorageError
 from hudi_ops.format.archived_timeline import ArchivedInstant, archived_instants
 from hudi_ops.format.avro_schema import avro_to_arrow
 from hudi_ops.format.file_group import BaseFile, LogFile
@@ -21,6 +22,8 @@ from hudi_ops.format.table_properties import TableProperties
 from hudi_ops.format.timeline import Timeline
 from hudi_ops.s3_settings import S3Settings
 from hudi_ops.storage import Storage
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -84,7 +87,8 @@ class MetaClient:
         table this reader cannot read is listed around rather than trusted."""
         try:
             found = files_partition(self.storage, self.properties, timeline)
-        except InvalidTableError:
+        except (InvalidTableError, StorageError, FileNotFoundError) as e:  # its cleaner may remove a file we listed
+            _log.warning("listing the partitions of %s: its metadata table could not be read (%s)", self.base_path, e)
             found = None
         if found is None:
             return list_data_files(self.storage)

@@ -10,17 +10,19 @@ compaction; each later log block (an HFile data block, or Avro) holds the change
 instant. A record's versions merge as HoodieMetadataPayload merges them: a deleted name goes, any
 other is added with the larger size (a log file grows).
 
-Which versions count (Java's rules): a base file only of a completed metadata-table instant; a log
-block only when its instant completed on the metadata table's timeline and on the data table's (or is
-older than the data table's active timeline), was not rolled back by a command block, and is newer than
-the base file it follows. Anything else this reader does not know (a delete block with records, log
-compaction) raises InvalidTableError, and the caller lists the storage instead.
+Which versions count (Java's rules, HoodieTableMetadataUtil.getValidInstantTimestamps and its log
+reader): the latest slice of each file group, sliced on the metadata table's own timeline (a base file
+of a completed compaction, the logs of completed deltacommits after it); of its log blocks, those whose
+instant is not pending on the data table (the metadata table commits first) and that no later rollback
+command block undid. Anything this reader does not know (a delete block with records, log compaction,
+a block it cannot parse) raises InvalidTableError, and the caller lists the storage instead.
 """
 
 from __future__ import annotations
 
 import io
 import json
+import struct
 from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
@@ -37,6 +39,7 @@ from hudi_ops.format.timeline import META_FOLDER, Timeline
 from hudi_ops.storage import Storage
 
 METADATA_FOLDER = f"{META_FOLDER}/metadata"
+MDT_TIMELINE = f"{META_FOLDER}/timeline"
 FILES = "files"
 ALL_PARTITIONS = "__all_partitions__"
 #: the key of a non-partitioned table's only partition
@@ -53,29 +56,35 @@ Changes = dict[str, tuple[int, bool]]
 
 def files_partition(storage: Storage, properties: TableProperties, timeline: Timeline) -> PartitionFiles | None:
     """The data table's partitions and files as of `timeline`, from its metadata table; None when the
-    table has no complete `files` partition (the metadata table off, or being built)."""
-    if FILES not in properties.metadata_partitions:
+    table has no complete `files` partition (the metadata table off, or being built), or is of table
+    version 6, whose metadata table (suffixed instants, logs named after their slice) this reader does
+    not take on: Hudi's tests left no such table to check it against."""
+    if FILES not in properties.metadata_partitions or properties.table_version < 8:
         return None
     mdt = storage.child(METADATA_FOLDER)
-    mdt_timeline = Timeline.load(mdt, properties.timeline_path, layout_version=properties.timeline_layout_version)
+    # Hudi makes the metadata table with the default timeline folder, whatever the data table's
+    mdt_timeline = Timeline.load(mdt, MDT_TIMELINE, layout_version=2)
     bases, logs = data_files((FILES, f.name, f.size) for f in mdt.list_files(FILES))
     groups = file_groups(mdt_timeline, bases, logs)
     if not groups:
         raise InvalidTableError(f"{mdt.uri_of(FILES)} holds no file group although hoodie.properties lists "
                                 "the metadata table's files partition")
+    pending = {i.requested_time for i in timeline.pending}
     records: dict[str, dict[str, int]] = {}  # key -> name -> size
-    for group in groups:
-        for key, changes in _slice_records(mdt, group.slices[0], mdt_timeline, timeline):
-            records[key] = _merge(records.get(key, {}), changes)
+    try:
+        for group in groups:
+            for key, changes in _slice_records(mdt, group.slices[0], pending):
+                records[key] = _merge(records.get(key, {}), changes)
+    except (struct.error, KeyError, ValueError, EOFError, UnicodeDecodeError) as e:
+        raise InvalidTableError(f"{mdt.uri_of(FILES)} holds a record this reader cannot parse: {e!r}") from e
     if ALL_PARTITIONS not in records:
         raise InvalidTableError(f"{mdt.uri_of(FILES)} has no {ALL_PARTITIONS} record")
     return {("" if p == ROOT_PARTITION else p): records.get(p, {}) for p in records[ALL_PARTITIONS]}
 
 
-def _slice_records(mdt: Storage, latest: FileSlice, mdt_timeline: Timeline,
-                   data_timeline: Timeline) -> Iterator[tuple[str, Changes]]:
-    """(key, changes) of a file group's latest slice (sliced as Hudi slices a MERGE_ON_READ table, on
-    the metadata table's timeline): its base file's records, then those of each log block that counts."""
+def _slice_records(mdt: Storage, latest: FileSlice, pending: set[str]) -> Iterator[tuple[str, Changes]]:
+    """(key, changes) of a file group's latest slice: its base file's records, then those of each log
+    block that counts, in the order Hudi's log reader takes them."""
     if latest.base_file is not None:
         hfile = HFile(mdt.read_bytes(latest.base_file.path), mdt.uri_of(latest.base_file.path))
         schema = _schema(hfile.file_info[b"schema"].decode())
@@ -83,13 +92,13 @@ def _slice_records(mdt: Storage, latest: FileSlice, mdt_timeline: Timeline,
             yield key.decode(), _changes(value, schema)[1]
     blocks: list[LogBlock] = []
     for log in latest.log_files:  # in Hudi's order
-        blocks += log_blocks(mdt.read_bytes(log.path), mdt.uri_of(log.path))
-    rolled_back = {b.header.get(Header.TARGET_INSTANT_TIME) for b in blocks if b.type == BlockType.COMMAND}
+        for block in log_blocks(mdt.read_bytes(log.path), mdt.uri_of(log.path)):
+            if block.type == BlockType.COMMAND:  # a rollback undoes the blocks of its target read so far
+                target = block.header.get(Header.TARGET_INSTANT_TIME)
+                blocks = [b for b in blocks if b.instant_time != target]
+            elif block.instant_time not in pending:  # pending: the data table has not committed it (yet)
+                blocks.append(block)
     for block in blocks:
-        instant = block.instant_time
-        if (instant in rolled_back or not mdt_timeline.is_completed(instant)
-                or not data_timeline.is_completed(instant)):
-            continue  # a write that failed, or has not completed on both tables
         if Header.COMPACTED_BLOCK_TIMES in block.header:
             raise InvalidTableError(f"{mdt.uri_of(FILES)} holds a log-compacted block, which hudi-ops does not read")
         yield from _block_records(block, mdt)
@@ -110,7 +119,7 @@ def _block_records(block: LogBlock, mdt: Storage) -> Iterator[tuple[str, Changes
         if block.content[8:] != _NO_DELETES:  # content version, payload length, payload
             raise InvalidTableError(f"{mdt.uri_of(FILES)} holds a delete block with records, which hudi-ops "
                                     "does not read")
-    elif block.type != BlockType.COMMAND:
+    else:
         raise InvalidTableError(f"{mdt.uri_of(FILES)} holds a {block.type.name} block, which the metadata "
                                 "table does not write")
 

@@ -76,6 +76,8 @@ def test_each_table_gets_a_restore_dag_that_stops_its_writers_around_the_restore
     ("hourly", {}, "table 'trips' in tables.yaml: `services`: Input should be a valid dictionary"),
     ({"clean": {}}, {"hoodie.clean.automatic": "true"},
      "runs clean in its services DAG but sets hoodie.clean.automatic=true for its writers"),
+    ({"clustering": {"hoodie.archive.automatic": "true"}}, {},
+     "runs archive in its services DAG but sets hoodie.archive.automatic=true for its clustering"),
 ])
 def test_a_broken_services_section_names_the_fix(services, hoodie_conf, reason):
     from hudi_ops.airflow.dag_factory import dags_from_config

@@ -10,6 +10,7 @@ a completion on one table or the other.
 from __future__ import annotations
 
 import shutil
+import struct
 import zipfile
 from pathlib import Path
 
@@ -17,8 +18,10 @@ import pytest
 
 from hudi_ops.errors import InvalidTableError
 from hudi_ops.format import meta_client as meta_client_module
+from hudi_ops.format.file_names import LogFileName
 from hudi_ops.format.hfile import HFile
 from hudi_ops.format.instant import Action, Instant
+from hudi_ops.format.log_blocks import MAGIC, BlockType, log_blocks
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.format.metadata_table import METADATA_FOLDER, files_partition
 from tests.shared_data import FIXTURES
@@ -150,3 +153,49 @@ def copy_of(table: Path, tmp_path: Path) -> Path:
 
 def _no_listing(*_):
     raise AssertionError("the table's partitions were listed although it has a metadata table")
+
+
+MOR_WITH_MDT_COMPACTION = "sample_table/mor/avro/v9_txns_complex_meta"
+
+
+def test_log_blocks_follow_one_another_and_a_block_cut_short_ends_the_file(fixture_table):
+    log = max((fixture_table(MOR_TXNS) / METADATA_FOLDER / "files").glob(".files-*.log.*"),
+              key=lambda f: LogFileName.parse(f.name).sort_key).read_bytes()
+    one = list(log_blocks(log, "log"))
+    assert len(one) == 1 and one[0].type == BlockType.HFILE_DATA
+    assert list(log_blocks(log + log, "log")) == one + one  # a file appended to (Hudi's version 6 logs)
+    assert list(log_blocks(log + log[:-20], "log")) == one  # a writer killed while appending its block
+
+
+def test_a_pending_compaction_of_the_metadata_table_leaves_its_logs_to_the_slice_before(fixture_table, tmp_path):
+    table = copy_of(fixture_table(MOR_WITH_MDT_COMPACTION), tmp_path)
+    mdt_timeline = table / METADATA_FOLDER / ".hoodie" / "timeline"
+    compactions = [f for f in mdt_timeline.iterdir() if f.name.endswith(".commit")]
+    assert compactions  # the metadata table compacted: its base file holds the first commits
+    for f in compactions:
+        f.unlink()  # as if killed before completing: its base file does not count, every log since the last does
+    assert files_by_metadata_table(table) == files_by_listing(table)
+
+
+def test_a_rollback_block_undoes_its_target_read_so_far_and_a_retry_of_it_counts(fixture_table, tmp_path):
+    table = copy_of(fixture_table(MOR_TXNS), tmp_path)
+    last = max((table / METADATA_FOLDER / "files").glob(".files-*.log.*"),
+               key=lambda f: LogFileName.parse(f.name).sort_key)
+    block = last.read_bytes()
+    target = LogFileName.parse(last.name).instant_time
+    before = files_by_metadata_table(table)
+    last.write_bytes(block + rollback_block(target))
+    undone = files_by_metadata_table(table)
+    last.write_bytes(block + rollback_block(target) + block)  # the instant written again after its rollback
+    assert files_by_metadata_table(table) == before
+    last.unlink()
+    assert undone == files_by_metadata_table(table) != before
+
+
+def rollback_block(target: str) -> bytes:
+    """A rollback command block as Hudi frames one (hudi-format.md section 4)."""
+    header = {0: "99999999999999999", 1: target, 3: "0"}  # instant, target instant, command: rollback
+    entries = b"".join(struct.pack(">ii", k, len(v)) + v.encode() for k, v in header.items())
+    body = struct.pack(">ii", 1, BlockType.COMMAND) + struct.pack(">i", len(header)) + entries
+    body += struct.pack(">q", 0) + struct.pack(">i", 0)  # no content, no footer
+    return MAGIC + struct.pack(">q", len(body) + 8) + body + struct.pack(">q", 6 + 8 + len(body))
