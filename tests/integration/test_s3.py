@@ -25,7 +25,16 @@ from tests.integration.lock_options import occ_options
 from tests.integration.processes import Job
 from tests.integration.test_spark_jobs import ingest_args, run, trips_args
 from tests.s3_lake import S3Lake
-from tests.tables import COLUMNS, Model, read_hudi_rs, read_spark, trips, write_source
+from tests.tables import (
+    COLUMNS,
+    Model,
+    files_by_listing,
+    files_by_metadata_table,
+    read_hudi_rs,
+    read_spark,
+    trips,
+    write_source,
+)
 
 DAY, OLD_DAY = "2026-11-20", "2026-11-10"
 COMPACT_EVERY_COMMIT = {"hoodie.compact.inline.max.delta.commits": "1"}
@@ -83,6 +92,8 @@ def test_ingest_backfill_compaction_and_clean_on_an_s3a_table_under_the_zookeepe
     assert timeline.completed_instant(compaction["instant"]) is not None
     groups = meta.fs_view(timeline).file_groups()
     assert groups and all(len(g.slices) == 1 and not g.slices[0].log_files for g in groups)  # compacted, cleaned
+    # the file groups come from the metadata table on S3 (two LISTs), and name what a listing finds
+    assert files_by_metadata_table(table) == files_by_listing(table)
     assert not ingest_work(table, Storage.for_uri(landing), "parquet").files  # both landing files ingested
     assert read_hudi_rs(table) == model.expected()
     assert all(s3.server.secret_key not in log.read_text() for log in logs)
