@@ -20,8 +20,9 @@ One JSON line: the counts per table, then the cold counts' growth from the half-
 full one (1.0: the count does not grow with archived history).
 
 `python bench/storage_calls.py [COMMITS]` (default 500); the tables are built once into .cache/bench/.
-Figures of older code on the same tables: `PYTHONPATH=<an older checkout> python bench/storage_calls.py`
-(the questions are asked by the hudi_ops that PYTHONPATH names).
+Figures of older code on the same tables: `PYTHONPATH=<an older checkout> python <this file>`, run from
+a folder outside both checkouts (Python puts the current folder before PYTHONPATH); the questions are
+then asked by the hudi_ops that PYTHONPATH names.
 """
 
 from __future__ import annotations
