@@ -98,6 +98,9 @@ class HFile:
         on_disk, uncompressed = struct.unpack_from(">ii", header, 8)
         checksum_type, = struct.unpack_from(">b", header, 24)
         data_with_header, = struct.unpack_from(">i", header, 29)
+        if not 0 <= on_disk <= len(self.data) - offset - HEADER_SIZE or uncompressed < 0:
+            raise InvalidTableError(f"{self.name}: the block at offset {offset} says it holds {on_disk} bytes "
+                                    f"({uncompressed} uncompressed), which the file cannot hold")
         stored = data_with_header - HEADER_SIZE if checksum_type != _NULL_CHECKSUM else on_disk
         raw = self.data[offset + HEADER_SIZE:offset + HEADER_SIZE + stored]
         if self.trailer.compression == _GZ and magic != _TRAILER_MAGIC:

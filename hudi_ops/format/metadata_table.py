@@ -28,6 +28,7 @@ from functools import lru_cache
 from typing import Any
 
 import fastavro
+from fastavro.schema import SchemaParseException
 
 from hudi_ops.errors import InvalidTableError
 from hudi_ops.format.file_group import FileSlice
@@ -75,7 +76,7 @@ def files_partition(storage: Storage, properties: TableProperties, timeline: Tim
         for group in groups:
             for key, changes in _slice_records(mdt, group.slices[0], pending):
                 records[key] = _merge(records.get(key, {}), changes)
-    except (struct.error, KeyError, ValueError, EOFError, UnicodeDecodeError) as e:
+    except (struct.error, KeyError, ValueError, EOFError, IndexError, TypeError, SchemaParseException) as e:
         raise InvalidTableError(f"{mdt.uri_of(FILES)} holds a record this reader cannot parse: {e!r}") from e
     if ALL_PARTITIONS not in records:
         raise InvalidTableError(f"{mdt.uri_of(FILES)} has no {ALL_PARTITIONS} record")

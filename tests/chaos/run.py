@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import posixpath
 import random
@@ -41,6 +42,7 @@ import pyarrow as pa
 
 from hudi_ops.config import INLINE_SERVICE_OFF
 from hudi_ops.errors import TableNotFoundError
+from hudi_ops.format import meta_client
 from hudi_ops.format.file_names import BaseFileName
 from hudi_ops.format.instant import Action
 from hudi_ops.format.meta_client import MetaClient
@@ -156,6 +158,9 @@ class Figures:
     #: `<service> <instant>` -> how the jobs that ran that plan ended (`completed`, `completed by another run`)
     plan_outcomes: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
     plans_raced: int = 0  # plans two executors were started on at once
+    #: the harness's control-plane checks that listed the table because its metadata table could not be
+    #: read: a file its cleaner removed meanwhile is a race; anything else, a state the reader cannot read
+    metadata_table_fallbacks: Counter[str] = field(default_factory=Counter)
     seconds: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
@@ -170,6 +175,7 @@ class Figures:
                                 for p, t in sorted(self.tries.items()) if t},
             "failed_writes_rolled_back": self.failed_writes_rolled_back,
             "plans_executed": dict(self.plans_executed), "plans_raced": self.plans_raced,
+            "metadata_table_fallbacks": dict(self.metadata_table_fallbacks),
             "snapshots": self.snapshots,
             "rows_checked": self.rows_checked, "lost": self.lost, "doubled": self.doubled,
         }
@@ -203,6 +209,14 @@ class ChaosRun:
 
     def run(self, spark: Callable[[], Any]) -> Figures:
         started = time.monotonic()
+        fallbacks = _Fallbacks(self.figures.metadata_table_fallbacks)
+        logging.getLogger(meta_client.__name__).addHandler(fallbacks)
+        try:
+            return self._run(spark, started)
+        finally:
+            logging.getLogger(meta_client.__name__).removeHandler(fallbacks)
+
+    def _run(self, spark: Callable[[], Any], started: float) -> Figures:
         writers = [self._thread(self._ingest), *(self._thread(self._backfill, name) for name in WINDOWS)]
         others = [self._thread(self._services), self._thread(self._killer), self._thread(self._snapshots),
                   self._thread(self._zookeeper_restarts)]
@@ -549,6 +563,10 @@ class ChaosRun:
                 raise ChaosFailure(f"{service} plans still pending after executing each: {left}")
         self._check_plans_ran_once()
         self._check_committed_files_exist()
+        unreadable = {k: n for k, n in self.figures.metadata_table_fallbacks.items() if k == "InvalidTableError"}
+        if unreadable:
+            raise ChaosFailure(f"the control plane could not read the metadata table mid-run and listed instead: "
+                               f"{unreadable} (the warnings name the cause)")
         if files_by_metadata_table(self.table) != files_by_listing(self.table):  # what the control plane reads
             raise ChaosFailure("the metadata table's files partition differs from a listing of the completed "
                                "instants' files")
@@ -647,6 +665,18 @@ class ChaosRun:
         finally:
             client.stop()
             client.close()
+
+
+class _Fallbacks(logging.Handler):
+    """Counts MetaClient's warnings that it listed a table around its metadata table, by the cause's class."""
+
+    def __init__(self, counts: Counter[str]) -> None:
+        super().__init__(logging.WARNING)
+        self.counts = counts
+
+    def emit(self, record: logging.LogRecord) -> None:
+        cause = record.args[-1] if isinstance(record.args, tuple) and record.args else None
+        self.counts[type(cause).__name__] += 1
 
 
 def _killpg(job: Job) -> bool:

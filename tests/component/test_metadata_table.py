@@ -71,6 +71,13 @@ def test_an_hfile_with_a_deep_index_long_keys_repeated_keys_or_no_cell():
     assert custom[b"hudi_hfile_testing.custom_key"] == b"hudi_custom_value"
 
 
+def test_a_block_whose_size_the_file_cannot_hold_is_refused_not_looped_over():
+    data = bytearray((HFILES / "hudi_1_0_hbase_2_4_9_16KB_GZ_20000.hfile").read_bytes())
+    struct.pack_into(">i", data, 8, -33)  # the first block's on-disk size: the next block would start before it
+    with pytest.raises(InvalidTableError, match="block at offset 0 says it holds -33 bytes"):
+        list(HFile(bytes(data), "x.hfile").items())
+
+
 def test_bytes_that_are_no_hfile_are_refused_naming_the_file():
     with pytest.raises(InvalidTableError, match=r"x\.hfile is not an HFile"):
         HFile(b"\x00" * 5000, "x.hfile")
