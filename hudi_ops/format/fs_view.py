@@ -12,7 +12,7 @@ Rules (Hudi's AbstractTableFileSystemView / HoodieFileGroup, checked against hud
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from hudi_ops.format.file_group import BaseFile, FileGroup, FileGroupId, FileSlice, LogFile
@@ -55,9 +55,10 @@ class FileSystemView:
     pending_compaction: dict[FileGroupId, str]
 
     @classmethod
-    def build(cls, timeline: Timeline, bases: list[BaseFile], logs: list[LogFile]) -> FileSystemView:
+    def build(cls, timeline: Timeline, bases: list[BaseFile], logs: list[LogFile],
+              archived: ArchivedCompletion) -> FileSystemView:
         """The view of the table's files (from a listing, or Hudi's metadata table) as of `timeline`."""
-        return cls(timeline, file_groups(timeline, bases, logs), _replaced_file_groups(timeline),
+        return cls(timeline, file_groups(timeline, bases, logs, archived), _replaced_file_groups(timeline),
                    pending_compaction_file_groups(timeline))
 
     # -- queries -----------------------------------------------------------------------------------
@@ -67,8 +68,15 @@ class FileSystemView:
         return [g for g in self.groups if g.id not in self.replaced and g.slices]
 
 
-def file_groups(timeline: Timeline, bases: list[BaseFile], logs: list[LogFile]) -> tuple[FileGroup, ...]:
-    """The files' groups and slices as of `timeline`: only files of its completed instants."""
+#: the completion time of an archived instant, None when the archived timeline does not have it
+ArchivedCompletion = Callable[[str], str | None]
+
+
+def file_groups(timeline: Timeline, bases: list[BaseFile], logs: list[LogFile],
+                archived: ArchivedCompletion = lambda _: None) -> tuple[FileGroup, ...]:
+    """The files' groups and slices as of `timeline`: only files of its completed instants. A log file
+    of an archived deltacommit joins its slice by the completion time `archived` finds, as Java's
+    CompletionTimeQueryView looks it up in the archived timeline (asked only for such files)."""
     by_group: dict[FileGroupId, tuple[list[BaseFile], list[LogFile]]] = {}
     for b in bases:
         if timeline.is_completed(b.instant_time):
@@ -78,14 +86,15 @@ def file_groups(timeline: Timeline, bases: list[BaseFile], logs: list[LogFile]) 
         # the choice of blocks (by their instant headers) to the log reader
         if timeline.layout_version < 2 or timeline.is_completed(lf.instant_time):
             by_group.setdefault(FileGroupId(lf.partition_path, lf.file_id), ([], []))[1].append(lf)
-    return tuple(_slice_group(gid, b, lg, timeline) for gid, (b, lg) in sorted(by_group.items(), key=_key))
+    return tuple(_slice_group(gid, b, lg, timeline, archived) for gid, (b, lg) in sorted(by_group.items(), key=_key))
 
 
 def _key(item: tuple[FileGroupId, object]) -> tuple[str, str]:
     return (item[0].partition_path, item[0].file_id)
 
 
-def _slice_group(gid: FileGroupId, bases: list[BaseFile], logs: list[LogFile], timeline: Timeline) -> FileGroup:
+def _slice_group(gid: FileGroupId, bases: list[BaseFile], logs: list[LogFile], timeline: Timeline,
+                 archived: ArchivedCompletion) -> FileGroup:
     slices: dict[str, tuple[BaseFile | None, list[LogFile]]] = {}
     for b in bases:
         # two files with one instant (a retried task) - the later write token wins, as in Hudi
@@ -94,7 +103,7 @@ def _slice_group(gid: FileGroupId, bases: list[BaseFile], logs: list[LogFile], t
             slices[b.instant_time] = (b, current[1] if current else [])
     base_instants = sorted(slices)
     for lf in logs:
-        key = _log_slice_key(lf, base_instants, timeline)
+        key = _log_slice_key(lf, base_instants, timeline, archived)
         slices.setdefault(key, (None, []))[1].append(lf)
     ordered = [
         FileSlice(gid, t, base, tuple(sorted(lg, key=lambda f: f.name.sort_key)))
@@ -103,13 +112,15 @@ def _slice_group(gid: FileGroupId, bases: list[BaseFile], logs: list[LogFile], t
     return FileGroup(gid, ordered)
 
 
-def _log_slice_key(lf: LogFile, base_instants: list[str], timeline: Timeline) -> str:
+def _log_slice_key(lf: LogFile, base_instants: list[str], timeline: Timeline, archived: ArchivedCompletion) -> str:
     if timeline.layout_version < 2:
         return lf.instant_time
     done = timeline.completed_instant(lf.instant_time)
-    if done is None:  # pending (or archived): the newest slice, as Java does
+    completion = timeline.completion_time(done) if done is not None else None
+    if completion is None and timeline.is_completed(lf.instant_time):  # older than the active timeline
+        completion = archived(lf.instant_time)
+    if completion is None:  # pending (or not found archived): the newest slice, as Java does
         return base_instants[-1] if base_instants else lf.instant_time
-    completion = timeline.completion_time(done)
     earlier = [t for t in base_instants if t <= completion]
     return earlier[-1] if earlier else lf.instant_time
 

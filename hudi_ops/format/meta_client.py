@@ -75,11 +75,19 @@ class MetaClient:
 
     def fs_view(self, timeline: Timeline | None = None) -> FileSystemView:
         """The file groups as of `timeline` (default this look's), from one look at the table's files."""
-        if timeline is not None and timeline is not self._loaded.get("timeline"):
-            return FileSystemView.build(timeline, *self._data_files(timeline))  # a caller's own (older) look
+        if timeline is not None and timeline is not self._loaded.get("timeline"):  # a caller's own (older) look
+            return FileSystemView.build(timeline, *self._data_files(timeline), self._archived_completion)
         if "fs_view" not in self._loaded:
-            self._loaded["fs_view"] = FileSystemView.build(self.timeline(), *self._data_files(self.timeline()))
+            self._loaded["fs_view"] = FileSystemView.build(self.timeline(), *self._data_files(self.timeline()),
+                                                           self._archived_completion)
         return self._loaded["fs_view"]  # type: ignore[no-any-return]
+
+    def _archived_completion(self, instant: str) -> str | None:
+        """An archived instant's completion time; the archived timeline is read once, when first asked."""
+        if "archived_completions" not in self._loaded:
+            self._loaded["archived_completions"] = {a.requested_time: a.completion_time
+                                                    for a in self.archived_timeline()}
+        return self._loaded["archived_completions"].get(instant)  # type: ignore[no-any-return]
 
     def _data_files(self, timeline: Timeline) -> tuple[list[BaseFile], list[LogFile]]:
         """As Java's file-system view finds them: in the metadata table's `files` partition when the

@@ -31,6 +31,7 @@ import fastavro
 from fastavro.schema import SchemaParseException
 
 from hudi_ops.errors import InvalidTableError
+from hudi_ops.format.archived_timeline import archived_instants
 from hudi_ops.format.file_group import FileSlice
 from hudi_ops.format.fs_view import data_files, file_groups
 from hudi_ops.format.hfile import HFile
@@ -41,6 +42,7 @@ from hudi_ops.storage import Storage
 
 METADATA_FOLDER = f"{META_FOLDER}/metadata"
 MDT_TIMELINE = f"{META_FOLDER}/timeline"
+MDT_HISTORY = f"{MDT_TIMELINE}/history"
 FILES = "files"
 ALL_PARTITIONS = "__all_partitions__"
 #: the key of a non-partitioned table's only partition
@@ -66,7 +68,7 @@ def files_partition(storage: Storage, properties: TableProperties, timeline: Tim
     # Hudi makes the metadata table with the default timeline folder, whatever the data table's
     mdt_timeline = Timeline.load(mdt, MDT_TIMELINE, layout_version=2)
     bases, logs = data_files((FILES, f.name, f.size) for f in mdt.list_files(FILES))
-    groups = file_groups(mdt_timeline, bases, logs)
+    groups = file_groups(mdt_timeline, bases, logs, _ArchivedCompletion(mdt))
     if not groups:
         raise InvalidTableError(f"{mdt.uri_of(FILES)} holds no file group although hoodie.properties lists "
                                 "the metadata table's files partition")
@@ -81,6 +83,24 @@ def files_partition(storage: Storage, properties: TableProperties, timeline: Tim
     if ALL_PARTITIONS not in records:
         raise InvalidTableError(f"{mdt.uri_of(FILES)} has no {ALL_PARTITIONS} record")
     return {("" if p == ROOT_PARTITION else p): records.get(p, {}) for p in records[ALL_PARTITIONS]}
+
+
+class _ArchivedCompletion:
+    """The metadata table's archived instants' completion times, read once when a log file still there
+    belongs to an archived deltacommit (its cleaner runs behind its archiver). One not found is not
+    guessed at: whether its records come before or after the latest compaction's depends on it."""
+
+    def __init__(self, mdt: Storage) -> None:
+        self.mdt, self.times = mdt, None
+
+    def __call__(self, instant: str) -> str:
+        if self.times is None:
+            self.times = {a.requested_time: a.completion_time for a in archived_instants(self.mdt, MDT_HISTORY)}
+        found = self.times.get(instant)
+        if found is None:
+            raise InvalidTableError(f"{self.mdt.uri_of(FILES)} holds a log of deltacommit {instant}, which is on "
+                                    "neither of the metadata table's timelines")
+        return found
 
 
 def _slice_records(mdt: Storage, latest: FileSlice, pending: set[str]) -> Iterator[tuple[str, Changes]]:

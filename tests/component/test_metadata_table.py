@@ -206,3 +206,20 @@ def rollback_block(target: str) -> bytes:
     body = struct.pack(">ii", 1, BlockType.COMMAND) + struct.pack(">i", len(header)) + entries
     body += struct.pack(">q", 0) + struct.pack(">i", 0)  # no content, no footer
     return MAGIC + struct.pack(">q", len(body) + 8) + body + struct.pack(">q", 6 + 8 + len(body))
+
+
+def test_a_log_of_a_deltacommit_on_neither_timeline_is_not_guessed_at(fixture_table, tmp_path):
+    # a chaos run found logs of archived deltacommits that the metadata table's cleaner had not removed yet:
+    # their slice depends on their completion time, which the archived timeline holds (read then, as Java
+    # does); where neither timeline has it, the reader refuses rather than guess, and the view lists
+    table = copy_of(fixture_table(MOR_WITH_MDT_COMPACTION), tmp_path)
+    mdt_timeline = table / METADATA_FOLDER / ".hoodie" / "timeline"
+    compaction = min(f.name.split("_")[0] for f in mdt_timeline.iterdir() if f.name.endswith(".commit"))
+    older = [f for f in mdt_timeline.iterdir() if f.is_file() and f.name < compaction]
+    assert older
+    for f in older:
+        f.unlink()
+    meta = MetaClient.open(table)
+    with pytest.raises(InvalidTableError, match="on neither of the metadata table's timelines"):
+        files_partition(meta.storage, meta.properties, meta.timeline())
+    assert meta.fs_view().groups == MetaClient.open(fixture_table(MOR_WITH_MDT_COMPACTION)).fs_view().groups
