@@ -27,6 +27,8 @@ from hudi_ops.errors import (
 )
 from hudi_ops.format.file_group import FileGroupId
 from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.format.metadata_table import MDT_TIMELINE, METADATA_FOLDER
+from hudi_ops.format.timeline import Timeline
 from hudi_ops.read.pending_plans import CLUSTERING, pending_plans
 from hudi_ops.storage import Storage
 
@@ -171,6 +173,31 @@ def _archived_under_the_job(failure: JavaFailure, context: JobContext) -> HudiOp
         "of this job is visible: retry")
 
 
+#: a metadata-table log file that a job's metadata reader listed and then could not open
+_MISSING_METADATA_LOG = re.compile(r"File \S*/\.hoodie/metadata/[^/\s]+/\.[^/\s]+?_(\d+)\.log\.\S* does not exist")
+
+
+def _rolled_back_under_the_job(failure: JavaFailure, context: JobContext) -> HudiOpsError | None:
+    """Hudi's metadata reader lists a metadata-table file group's logs, then opens them; a concurrent
+    rollback of a failed write deletes that write's metadata-table log in between (found by a chaos
+    run, in `HoodieBackedTableMetadata.readFilesIndexRecords` under a backfill). Nothing of the job is
+    visible: it had not committed."""
+    missing = _MISSING_METADATA_LOG.search(failure.find("java.io.FileNotFoundException") or "")
+    if missing is None:
+        return None
+    try:
+        mdt = Storage.for_uri(context.base_path).child(METADATA_FOLDER)
+        timeline = Timeline.load(mdt, MDT_TIMELINE, layout_version=2)
+    except HudiOpsError:
+        return None
+    if timeline.completed_instant(missing.group(1)) is not None:  # still committed: the storage lost it
+        return None
+    return ConcurrentJobError(
+        f"another job rolled back metadata-table deltacommit {missing.group(1)} of {context.base_path} while "
+        "this job read the metadata table (Hudi lists its log files, then opens them); nothing of this job "
+        "is visible: retry")
+
+
 def _bad_key(message: str, context: JobContext) -> HudiOpsError:
     found = _KEY_FIELD.search(message)
     field = found.group(1) if found else ", ".join(context.record_key_fields) or "the record key"
@@ -242,6 +269,8 @@ def hudi_ops_error(failure: JavaFailure, context: JobContext) -> HudiOpsError:
         return raced
     if (archived := _archived_under_the_job(failure, context)) is not None:
         return archived
+    if (rolled_back := _rolled_back_under_the_job(failure, context)) is not None:
+        return rolled_back
     for classes, make in _RULES:
         message = failure.find(*classes)
         if message is not None:

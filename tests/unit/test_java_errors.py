@@ -191,3 +191,28 @@ def test_an_instant_file_missing_while_still_on_the_timeline_is_no_archival(tmp_
     context = table_with_pending(tmp_path / "trips", "20261125092701051")
     error = hudi_ops_error(JavaFailure(archived_under_the_job(context.base_path)), context)
     assert exit_code(error) == EXIT_FAILED
+
+
+def metadata_log_gone(table_path) -> tuple[tuple[str, str], ...]:
+    """What Hudi 1.1.1 raised in a chaos run: a backfill's metadata reader opened a log that a concurrent
+    rollback of a failed write had just deleted."""
+    log = f"{table_path}/.hoodie/metadata/files/.files-0000-0_20261126003257297.log.1_3-23-33"
+    return ((H + "HoodieUpsertException", "Failed to upsert for commit time 20261126003301000"),
+            ("java.io.FileNotFoundException", f"File file:{log} does not exist"))
+
+
+def test_a_metadata_table_log_rolled_back_while_the_job_read_it_is_a_retryable_concurrent_job(tmp_path):
+    context = table_with_pending(tmp_path / "trips")
+    (tmp_path / "trips" / ".hoodie" / "metadata" / ".hoodie" / "timeline").mkdir(parents=True)
+    error = hudi_ops_error(JavaFailure(metadata_log_gone(context.base_path)), context)
+    assert isinstance(error, ConcurrentJobError) and exit_code(error) == EXIT_CONFLICT
+    assert "rolled back metadata-table deltacommit 20261126003257297" in str(error) and "retry" in str(error)
+
+
+def test_a_metadata_table_log_missing_while_its_deltacommit_stands_is_no_rollback(tmp_path):
+    context = table_with_pending(tmp_path / "trips")
+    timeline = tmp_path / "trips" / ".hoodie" / "metadata" / ".hoodie" / "timeline"
+    timeline.mkdir(parents=True)
+    (timeline / "20261126003257297_20261126003259000.deltacommit").write_text("{}")
+    error = hudi_ops_error(JavaFailure(metadata_log_gone(context.base_path)), context)
+    assert exit_code(error) == EXIT_FAILED
