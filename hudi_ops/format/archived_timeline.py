@@ -13,6 +13,7 @@ import posixpath
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hudi_ops.errors import InvalidTableError
@@ -40,6 +41,20 @@ class ArchivedInstant:
 def archived_instants(storage: Storage, history_folder: str) -> Iterator[ArchivedInstant]:
     """The instants of the history's current version, newest first, read a file at a time (a search
     that finds what it wants in the newest file reads no other)."""
+    for table in _history_files(storage, history_folder, ["instantTime", "completionTime", "action", "metadata"]):
+        rows = [ArchivedInstant(r["instantTime"], r["completionTime"], r["action"], r["metadata"])
+                for r in table.to_pylist()]
+        yield from sorted(rows, key=lambda i: (i.completion_time or i.requested_time, i.requested_time), reverse=True)
+
+
+def archived_completion_times(storage: Storage, history_folder: str) -> dict[str, str | None]:
+    """Requested time -> completion time of every archived instant (their metadata left unread)."""
+    return {r["instantTime"]: r["completionTime"]
+            for table in _history_files(storage, history_folder, ["instantTime", "completionTime"])
+            for r in table.to_pylist()}
+
+
+def _history_files(storage: Storage, history_folder: str, columns: list[str]) -> Iterator[pa.Table]:
     manifest = _current_manifest(storage, history_folder)
     if manifest is None:
         return
@@ -50,11 +65,8 @@ def archived_instants(storage: Storage, history_folder: str) -> Iterator[Archive
     # `<min instant>_<max instant>_<level>.parquet`: newest files first; a file's instants do not
     # overlap another's of the same version
     for name in sorted(files, key=lambda n: n.split("_")[1], reverse=True):
-        table = pq.read_table(storage.full_path(posixpath.join(history_folder, name)), filesystem=storage.fs,
-                              columns=["instantTime", "completionTime", "action", "metadata"])
-        rows = [ArchivedInstant(r["instantTime"], r["completionTime"], r["action"], r["metadata"])
-                for r in table.to_pylist()]
-        yield from sorted(rows, key=lambda i: (i.completion_time or i.requested_time, i.requested_time), reverse=True)
+        yield pq.read_table(storage.full_path(posixpath.join(history_folder, name)), filesystem=storage.fs,
+                            columns=columns)
 
 
 def _current_manifest(storage: Storage, folder: str) -> str | None:

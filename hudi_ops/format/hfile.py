@@ -40,7 +40,6 @@ _KEY_OVERHEAD = 12
 
 @dataclass(frozen=True)
 class Trailer:
-    load_on_open_offset: int
     file_info_offset: int
     entry_count: int
     first_data_block_offset: int
@@ -103,7 +102,7 @@ class HFile:
                                     f"({uncompressed} uncompressed), which the file cannot hold")
         stored = data_with_header - HEADER_SIZE if checksum_type != _NULL_CHECKSUM else on_disk
         raw = self.data[offset + HEADER_SIZE:offset + HEADER_SIZE + stored]
-        if self.trailer.compression == _GZ and magic != _TRAILER_MAGIC:
+        if self.trailer.compression == _GZ:
             try:
                 content = zlib.decompress(raw, wbits=31)  # a gzip stream, as Hadoop's GzipCodec writes
             except zlib.error as e:
@@ -133,7 +132,7 @@ def _trailer(data: bytes, name: str) -> Trailer:
     message, _ = _delimited(data, len(_TRAILER_MAGIC), name)
     fields = dict(_fields(message, name))
     version, = struct.unpack_from(">i", data, len(data) - 4)
-    return Trailer(load_on_open_offset=fields.get(2, 0), file_info_offset=fields.get(1, 0),
+    return Trailer(file_info_offset=fields.get(1, 0),
                    entry_count=fields.get(7, 0), first_data_block_offset=fields.get(9, 0),
                    last_data_block_offset=fields.get(10, 0), compression=fields.get(12, _NONE),
                    major_version=version & 0x00FFFFFF)

@@ -12,7 +12,7 @@ from typing import Any
 import pyarrow as pa
 
 from hudi_ops.errors import InvalidTableError, StorageError
-from hudi_ops.format.archived_timeline import ArchivedInstant, archived_instants
+from hudi_ops.format.archived_timeline import ArchivedInstant, archived_completion_times, archived_instants
 from hudi_ops.format.avro_schema import avro_to_arrow
 from hudi_ops.format.file_group import BaseFile, LogFile
 from hudi_ops.format.fs_view import FileSystemView, data_files, list_data_files
@@ -85,8 +85,8 @@ class MetaClient:
     def _archived_completion(self, instant: str) -> str | None:
         """An archived instant's completion time; the archived timeline is read once, when first asked."""
         if "archived_completions" not in self._loaded:
-            self._loaded["archived_completions"] = {a.requested_time: a.completion_time
-                                                    for a in self.archived_timeline()}
+            history = self.properties.history_path
+            self._loaded["archived_completions"] = archived_completion_times(self.storage, history) if history else {}
         return self._loaded["archived_completions"].get(instant)  # type: ignore[no-any-return]
 
     def _data_files(self, timeline: Timeline) -> tuple[list[BaseFile], list[LogFile]]:

@@ -6,7 +6,7 @@ listing the table costs one per partition: what makes the control plane cheap on
 The metadata table is a MERGE_ON_READ table keyed by partition path: a record `__all_partitions__`
 (type 1) maps each partition to `isDeleted`, and one record per partition (type 2) maps each file name
 to its size and `isDeleted`. Its file groups' latest base file (an HFile) holds a snapshot as of a
-compaction; each later log block (an HFile data block, or Avro) holds the changes of one data-table
+compaction; each later log block (an HFile data block) holds the changes of one data-table
 instant. A record's versions merge as HoodieMetadataPayload merges them: a deleted name goes, any
 other is added with the larger size (a log file grows).
 
@@ -31,7 +31,7 @@ import fastavro
 from fastavro.schema import SchemaParseException
 
 from hudi_ops.errors import InvalidTableError
-from hudi_ops.format.archived_timeline import archived_instants
+from hudi_ops.format.archived_timeline import archived_completion_times
 from hudi_ops.format.file_group import FileSlice
 from hudi_ops.format.fs_view import data_files, file_groups
 from hudi_ops.format.hfile import HFile
@@ -91,11 +91,12 @@ class _ArchivedCompletion:
     guessed at: whether its records come before or after the latest compaction's depends on it."""
 
     def __init__(self, mdt: Storage) -> None:
-        self.mdt, self.times = mdt, None
+        self.mdt: Storage = mdt
+        self.times: dict[str, str | None] | None = None
 
     def __call__(self, instant: str) -> str:
         if self.times is None:
-            self.times = {a.requested_time: a.completion_time for a in archived_instants(self.mdt, MDT_HISTORY)}
+            self.times = archived_completion_times(self.mdt, MDT_HISTORY)
         found = self.times.get(instant)
         if found is None:
             raise InvalidTableError(f"{self.mdt.uri_of(FILES)} holds a log of deltacommit {instant}, which is on "
@@ -110,7 +111,7 @@ def _slice_records(mdt: Storage, latest: FileSlice, pending: set[str]) -> Iterat
         hfile = HFile(mdt.read_bytes(latest.base_file.path), mdt.uri_of(latest.base_file.path))
         schema = _schema(hfile.file_info[b"schema"].decode())
         for key, value in hfile.items():
-            yield key.decode(), _changes(value, schema)[1]
+            yield key.decode(), _changes(value, schema)
     blocks: list[LogBlock] = []
     for log in latest.log_files:  # in Hudi's order
         for block in log_blocks(mdt.read_bytes(log.path), mdt.uri_of(log.path)):
@@ -129,13 +130,7 @@ def _block_records(block: LogBlock, mdt: Storage) -> Iterator[tuple[str, Changes
     if block.type == BlockType.HFILE_DATA:
         schema = _schema(block.header[Header.SCHEMA])
         for key, value in HFile(block.content, mdt.uri_of(FILES)).items():
-            yield key.decode(), _changes(value, schema)[1]
-    elif block.type == BlockType.AVRO_DATA:
-        schema = _schema(block.header[Header.SCHEMA])
-        stream = io.BytesIO(block.content[8:])  # content version, record count
-        while stream.tell() < len(block.content) - 8:
-            size = int.from_bytes(stream.read(4), "big")
-            yield _changes(stream.read(size), schema)
+            yield key.decode(), _changes(value, schema)
     elif block.type == BlockType.DELETE:
         if block.content[8:] != _NO_DELETES:  # content version, payload length, payload
             raise InvalidTableError(f"{mdt.uri_of(FILES)} holds a delete block with records, which hudi-ops "
@@ -150,14 +145,14 @@ def _schema(text: str) -> Any:
     return fastavro.parse_schema(json.loads(text))
 
 
-def _changes(value: bytes, schema: Any) -> tuple[str, Changes]:
-    """A files record's key (as its own field says: the HFile's row key is the one to trust, and Hudi
-    leaves this one empty in base files) and its changes: name -> (size, deleted)."""
+def _changes(value: bytes, schema: Any) -> Changes:
+    """A files record's changes: name -> (size, deleted). Its key is the HFile cell's row key (Hudi
+    leaves the record's own `key` field empty in base files)."""
     datum = fastavro.schemaless_reader(io.BytesIO(value), schema, None)
     if datum["type"] not in (_PARTITION_LIST, _FILE_LIST):
         raise InvalidTableError(f"a metadata-table files record of type {datum['type']}, not 1 or 2")
     files = datum["filesystemMetadata"] or {}
-    return datum["key"], {n: (i["size"], i["isDeleted"]) for n, i in files.items()}
+    return {n: (i["size"], i["isDeleted"]) for n, i in files.items()}
 
 
 def _merge(files: dict[str, int], changes: Changes) -> dict[str, int]:

@@ -563,10 +563,10 @@ class ChaosRun:
                 raise ChaosFailure(f"{service} plans still pending after executing each: {left}")
         self._check_plans_ran_once()
         self._check_committed_files_exist()
-        unreadable = {k: n for k, n in self.figures.metadata_table_fallbacks.items() if k == "InvalidTableError"}
+        unreadable = self.figures.metadata_table_fallbacks["InvalidTableError"]
         if unreadable:
-            raise ChaosFailure(f"the control plane could not read the metadata table mid-run and listed instead: "
-                               f"{unreadable} (the warnings name the cause)")
+            raise ChaosFailure(f"the control plane could not read the metadata table {unreadable} times mid-run "
+                               "and listed instead (the warnings name the cause)")
         if files_by_metadata_table(self.table) != files_by_listing(self.table):  # what the control plane reads
             raise ChaosFailure("the metadata table's files partition differs from a listing of the completed "
                                "instants' files")
