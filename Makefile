@@ -11,7 +11,7 @@ JARS := .cache/jars/.fetched-$(or $(HUDI_OPS_HUDI_VERSION),default)
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
-.PHONY: venv jars system-check demo up test soak chaos lint bench clean
+.PHONY: venv jars system-check demo up test soak chaos contention lint bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -61,6 +61,11 @@ soak: $(STAMP) $(JARS)
 # concurrent pipelines on one table under kills and ZooKeeper restarts (tests/chaos); `make chaos SEED=7` repeats a run
 chaos: $(STAMP) $(JARS)
 	$(PY) -m tests.chaos $(if $(SEED),--seed $(SEED))
+
+# the chaos run's pipelines without kills or restarts: every retry is Hudi refusing a job; fails when a
+# batch or service run needs more than 3 tries
+contention: $(STAMP) $(JARS)
+	$(PY) -m tests.chaos --no-kills --zookeeper-restarts 0 --max-tries 3 $(if $(SEED),--seed $(SEED))
 
 bench: $(STAMP) $(JARS)
 	$(PY) bench/run.py
