@@ -70,6 +70,20 @@ class ClusteringUpdateConflictError(WriteConflictError):
         )
 
 
+class EarlyConflictError(WriteConflictError):
+    """Hudi's early conflict detection (`hoodie.write.concurrency.early.conflict.detection.enable`) found
+    another writer's files in the same file groups while this write was still writing: it stopped
+    before the rest of its work; nothing of it is visible."""
+
+    def __init__(self, said: str) -> None:
+        self.instant, self.conflicting_instant = "?", "?"
+        HudiOpsError.__init__(
+            self,
+            f"write conflict found early: another writer is writing the same file groups (Hudi: {said[:200]}); "
+            "this write stopped before the rest of its work and nothing of it is visible, retry the write",
+        )
+
+
 class ConcurrentJobError(HudiOpsError):
     """Another job is doing the same thing right now (executing the same plan, creating the same table):
     nothing of this job is visible; retry once it is done."""

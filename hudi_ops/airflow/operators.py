@@ -44,7 +44,6 @@ from hudi_ops.errors import (
     EXIT_BAD_INPUT,
     EXIT_CONFLICT,
     EXIT_LOCK_TIMEOUT,
-    ClusteringUpdateConflictError,
     ConfigError,
     HudiOpsError,
     InvalidInputError,
@@ -205,7 +204,7 @@ class HudiSparkJobOperator(SparkSubmitOperator):
             return AirflowFailException(f"bad input (exit {code}), not retried: {message}")
         if code in (EXIT_CONFLICT, EXIT_LOCK_TIMEOUT):
             # exit 3: a write conflict, or another job doing the same thing (a plan, a rollback, a new table)
-            conflict = outcome.error in (WriteConflictError.__name__, ClusteringUpdateConflictError.__name__)
+            conflict = outcome.error in {c.__name__ for c in (WriteConflictError, *WriteConflictError.__subclasses__())}
             what = "lock timeout" if code == EXIT_LOCK_TIMEOUT else "write conflict" if conflict else "concurrent job"
             return AirflowException(f"{what} (exit {code}), retried with backoff: {message}")
         return error

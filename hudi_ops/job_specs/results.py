@@ -74,7 +74,8 @@ class ServiceResult:
     job: str
     mode: str | None = None
     instant: str | None = None
-    #: scheduled | completed | completed by another run | planned (a dry run) | ...
+    #: scheduled | completed | completed by another run | withdrawn (a plan that lost to a writer) |
+    #: planned (a dry run) | ...
     outcome: str | None = None
     file_groups: int = 0  # in the plan
     files: int = 0  # written by the execution, or removed by a clean

@@ -1,4 +1,5 @@
-"""The `hoodie.*` options that make Hudi's writers and services take a table's ZooKeeper lock (RFC-22 OCC)."""
+"""The `hoodie.*` options that make Hudi's writers and services take a table's ZooKeeper lock (RFC-22 OCC),
+and the defaults hudi-ops gives every job of such a table."""
 
 from __future__ import annotations
 
@@ -9,11 +10,33 @@ from hudi_ops.errors import ConfigError
 
 ZOOKEEPER_LOCK_PROVIDER = "org.apache.hudi.client.transaction.lock.ZookeeperBasedLockProvider"
 DEFAULT_LOCK_BASE_PATH = "/hudi/locks"
-#: Defaults a table's own options may change. Hudi's lock manager retries a lock it did not get 50
-#: more times, 5 s apart, each try waiting `hoodie.write.lock.wait_time_ms`: almost an hour before a
-#: job fails. Under Airflow the task's retries (with backoff, and visible) do that job, so the wait
-#: is one try: `hoodie.write.lock.wait_time_ms` is how long a writer waits before it exits 4.
-LOCK_WAIT_DEFAULTS = {"hoodie.write.lock.client.num_retries": "0"}
+CLUSTERING_UPDATES_STRATEGY = "hoodie.clustering.updates.strategy"
+CONFLICT_RESOLUTION_STRATEGY = "hoodie.write.lock.conflict.resolution.strategy"
+INDEX_TYPE = "hoodie.index.type"
+#: Hudi's lock manager retries a lock it did not get 50 more times, 5 s apart, each try waiting
+#: `hoodie.write.lock.wait_time_ms`: almost an hour before a job fails. Under Airflow the task's
+#: retries (with backoff, and visible) do that job, so the wait is one try:
+#: `hoodie.write.lock.wait_time_ms` is how long a writer waits before it exits 4.
+LOCK_WAIT = {"hoodie.write.lock.client.num_retries": "0"}
+#: Ingestion first: Hudi's default refuses a write that updates a file group a pending clustering plan
+#: rewrites, so a table service held writers back. Allowed, the update goes to the file group as it
+#: is, and the clustering checks at its commit (PreferWriter: Hudi 1.1 runs that check for clustering
+#: and log compaction, not for compaction) for writes to its file groups since it was planned; it
+#: yields, and hudi-ops withdraws its plan (hudi_ops.spark.jobs.plan_execution) for the next tick to
+#: plan again. A write under a pending compaction plan was never refused: it goes to the next slice.
+INGESTION_FIRST = {
+    CLUSTERING_UPDATES_STRATEGY: "org.apache.hudi.client.clustering.update.strategy.SparkAllowUpdateStrategy",
+    CONFLICT_RESOLUTION_STRATEGY: "org.apache.hudi.client.transaction.PreferWriterConflictResolutionStrategy",
+}
+
+
+def occ_defaults(options: Mapping[str, str]) -> dict[str, str]:
+    """The defaults a table's own `options` may change, for every job of a table with several writers.
+    A bucket index keeps the conflict check Hudi infers for it (by bucket, not file id: two writers'
+    first files of one bucket conflict), and it has no clustering to yield."""
+    if str(options.get(INDEX_TYPE, "")).upper() == "BUCKET":
+        return dict(LOCK_WAIT)
+    return {**LOCK_WAIT, **INGESTION_FIRST}
 
 
 def zookeeper_lock_options(

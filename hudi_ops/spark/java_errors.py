@@ -18,6 +18,7 @@ from hudi_ops.errors import (
     ClusteringUpdateConflictError,
     ConcurrentJobError,
     ConfigError,
+    EarlyConflictError,
     HudiOpsError,
     InvalidInputError,
     LockAcquisitionError,
@@ -249,6 +250,8 @@ class JobContext:
 
 #: Java classes, most specific first, and the hudi-ops error each becomes.
 _RULES: tuple[tuple[tuple[str, ...], Callable[[str, JobContext], HudiOpsError]], ...] = (
+    ((_HUDI_EXCEPTION + "HoodieEarlyConflictDetectionException",),
+     lambda message, _: EarlyConflictError(message.strip().splitlines()[0] if message.strip() else "")),
     ((_HUDI_EXCEPTION + "HoodieWriteConflictException",), _conflict),
     ((_HUDI_EXCEPTION + "HoodieClusteringUpdateException",), _clustering_update),
     ((_HUDI_EXCEPTION + "HoodieLockException",), _lock),

@@ -60,6 +60,15 @@ def test_the_zookeeper_connection_becomes_the_lock_options_of_every_pipeline_of_
     assert (options["hoodie.write.lock.zookeeper.base_path"], options["hoodie.write.lock.zookeeper.lock_key"]) == \
         ("/hudi/locks", "trips-lock")
     assert options["hoodie.index.type"] == "BLOOM"
+    # ingestion first, unless the table chooses otherwise
+    assert options["hoodie.clustering.updates.strategy"].endswith(".SparkAllowUpdateStrategy")
+    assert options["hoodie.write.lock.conflict.resolution.strategy"].endswith(".PreferWriterConflictResolutionStrategy")
+    reject = "org.apache.hudi.client.clustering.update.strategy.SparkRejectUpdateStrategy"
+    chosen = HudiHook("trips", table_options={"hoodie.clustering.updates.strategy": reject}).write_options()
+    assert chosen["hoodie.clustering.updates.strategy"] == reject
+    # a bucket index keeps the conflict check by bucket that Hudi infers for it
+    bucket = HudiHook("trips", table_options={"hoodie.index.type": "BUCKET"}).write_options()
+    assert "hoodie.write.lock.conflict.resolution.strategy" not in bucket
     assert HudiHook("trips", zookeeper_conn_id=None).write_options() == {}
 
 

@@ -159,6 +159,7 @@ class Figures:
     #: `<service> <instant>` -> how the jobs that ran that plan ended (`completed`, `completed by another run`)
     plan_outcomes: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
     plans_raced: int = 0  # plans two executors were started on at once
+    plans_withdrawn: int = 0  # clustering runs that lost to a writer at their commit (ingestion first)
     #: the harness's control-plane checks that listed the table because its metadata table could not be
     #: read: a file its cleaner removed meanwhile is a race; anything else, a state the reader cannot read
     metadata_table_fallbacks: Counter[str] = field(default_factory=Counter)
@@ -176,6 +177,7 @@ class Figures:
                                 for p, t in sorted(self.tries.items()) if t},
             "failed_writes_rolled_back": self.failed_writes_rolled_back,
             "plans_executed": dict(self.plans_executed), "plans_raced": self.plans_raced,
+            "plans_withdrawn": self.plans_withdrawn,
             "metadata_table_fallbacks": dict(self.metadata_table_fallbacks),
             "snapshots": self.snapshots,
             "rows_checked": self.rows_checked, "lost": self.lost, "doubled": self.doubled,
@@ -341,6 +343,9 @@ class ChaosRun:
 
     def _execute(self, job: ServiceSpec, batch: str) -> dict[str, Any]:
         result = self._until_done("services", batch, job.to_argv())
+        if result.get("outcome") == "withdrawn":
+            with self._mutex:
+                self.figures.plans_withdrawn += 1
         if isinstance(job, CompactSpec | ClusterSpec) and "completed" in (result.get("outcome") or ""):
             with self._mutex:
                 self.figures.plan_outcomes[f"{job.JOB} {result['instant']}"][result["outcome"]] += 1

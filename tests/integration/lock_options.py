@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import uuid
 
-from hudi_ops.locks.occ_options import LOCK_WAIT_DEFAULTS, zookeeper_lock_options
+from hudi_ops.locks.occ_options import occ_defaults, zookeeper_lock_options
 
 HEARTBEAT = {"hoodie.client.heartbeat.interval_in_ms": "1000", "hoodie.client.heartbeat.tolerable.misses": "2"}
 #: how long after its writer stopped a pending instant's heartbeat has surely expired
@@ -17,7 +17,7 @@ def occ_options(zookeeper_url: str, table: str | None = None) -> dict[str, str]:
     host, port = zookeeper_url.rsplit(":", 1)
     options = zookeeper_lock_options(host, int(port), {"base_path": "/hudi-ops-tests", "session_timeout_ms": "10000"},
                                      table or f"t-{uuid.uuid4().hex[:12]}")
-    return {**LOCK_WAIT_DEFAULTS, **options, **HEARTBEAT}
+    return {**occ_defaults({}), **options, **HEARTBEAT}
 
 
 def as_flags(options: dict[str, str]) -> list[str]:

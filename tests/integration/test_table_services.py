@@ -334,11 +334,58 @@ def test_archive_moves_old_instants_to_hudis_archived_timeline(spark, tmp_path, 
     assert read_hudi_rs(table) == read_spark(spark, table) == model.expected()
 
 
-def test_an_update_to_file_groups_of_a_pending_clustering_is_rejected_until_the_clustering_ran(
-        spark, tmp_path, capsys):
-    """Hudi's default `hoodie.clustering.updates.strategy` (SparkRejectUpdateStrategy) refuses a write
-    that updates a file group a pending clustering plan rewrites: the job exits 3, retryable, naming
-    the plan; once the plan ran, the same run commits. Inserts elsewhere are not held up."""
+def test_an_update_under_a_pending_clustering_commits_first_and_the_clustering_yields_then_replans(
+        spark, tmp_path, capsys, zookeeper):
+    """Ingestion first (hudi-ops' defaults for tables with several writers): an update to file groups a
+    pending clustering plan rewrites commits on its first try; the plan's execution then finds the write
+    at its commit, yields, and its plan is withdrawn (rolled back, nothing of it visible), so the next
+    schedule plans again over the updated files. No update is lost."""
+    table, source = tmp_path / "trips", tmp_path / "landing"
+    options = occ_options(zookeeper.url)
+    model = Model()
+    for n in range(3):
+        rows = trips(DAY1, range(n * 10, n * 10 + 10), ts=1)
+        write_source(source / f"{n}.parquet", rows)
+        small = {**options, "hoodie.parquet.small.file.limit": "0"}
+        assert run(capsys, ingest_args(table, source, operation="INSERT", hoodie_conf=small), spark)[0] == 0
+        model.upsert(rows)
+    code, scheduled = run(capsys, service(ClusterSpec, table, mode="schedule", hoodie_conf=options), spark)
+    assert code == 0 and scheduled["file_groups"] == 3
+
+    update = trips(DAY1, range(0, 30, 5), ts=2, fare=7.0)
+    write_source(source / "3.parquet", update)
+    code, written = run(capsys, ingest_args(table, source, hoodie_conf=options), spark)
+    assert code == 0 and written["updates"] == len(update), written.get("message")
+    assert read_hudi_rs(table) == model.upsert(update).expected()
+    data_files = {k for k in tree(table) if not k.startswith(".hoodie")}
+
+    code, executed = run(capsys, service(ClusterSpec, table, mode="execute", instant_time=scheduled["instant"],
+                                         hoodie_conf=options), spark)
+    assert code == 0 and executed["outcome"] == "withdrawn", executed
+    assert "writer" in executed["reason"] and scheduled["instant"] in executed["reason"]
+    meta = MetaClient.open(table)
+    assert not pending_plans(meta.timeline(), "clustering")
+    spans = {s.requested_time: s.status for s in instant_spans(meta.timeline(), meta.commit_action)}
+    assert spans[scheduled["instant"]] == ROLLED_BACK
+    # the execution's files went with its rollback
+    assert {k for k in tree(table) if not k.startswith(".hoodie")} == data_files
+    assert read_hudi_rs(table) == read_spark(spark, table) == model.expected()
+    # a second executor of the same plan, started meanwhile, reports the same and runs nothing
+    code, again = run(capsys, service(ClusterSpec, table, mode="execute", instant_time=scheduled["instant"],
+                                      hoodie_conf=options), spark)
+    assert code == 0 and again["outcome"] == "withdrawn", again
+
+    code, replanned = run(capsys, service(ClusterSpec, table, mode="scheduleAndExecute", hoodie_conf=options), spark)
+    assert code == 0 and replanned["outcome"] == "completed", replanned
+    assert len(file_groups(table, DAY1)) == 1
+    assert read_hudi_rs(table) == read_spark(spark, table) == model.expected()
+
+
+def test_an_update_to_file_groups_of_a_pending_clustering_is_rejected_under_hudis_default(spark, tmp_path, capsys):
+    """A table that keeps Hudi's default `hoodie.clustering.updates.strategy` (SparkRejectUpdateStrategy,
+    as a single writer without hudi-ops' lock options does) refuses a write that updates a file group a
+    pending clustering plan rewrites: the job exits 3, retryable, naming the plan; once the plan ran,
+    the same run commits."""
     table, source = tmp_path / "trips", tmp_path / "landing"
     model = Model()
     for n in range(3):

@@ -6,4 +6,5 @@ from __future__ import annotations
 
 from hudi_ops.spark.jobs.plan_execution import PlanService
 
-CLUSTERING = PlanService("cluster", "clustering", "scheduleClustering", "scheduleClusteringAtInstant", "cluster")
+CLUSTERING = PlanService("cluster", "clustering", "scheduleClustering", "scheduleClusteringAtInstant", "cluster",
+                         withdraw_method="purgePendingClustering")

@@ -3,7 +3,8 @@
 `schedule` writes the plan under the table's lock (Hudi takes it) and reports its instant, or None
 when Hudi finds nothing to plan. `execute` runs a given plan, or the oldest pending one, holding the
 plan's own ZooKeeper lock throughout, so that a second executor of the same plan waits and then
-reports what the first did instead of running it again.
+reports what the first did instead of running it again. A clustering that loses to a writer at its
+commit yields: its plan is withdrawn (hudi_ops.locks.occ_options, ingestion first).
 """
 
 from __future__ import annotations
@@ -14,14 +15,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from hudi_ops.errors import InvalidInputError, TableServiceError
-from hudi_ops.format.instant import parse_instant_time
+from hudi_ops.errors import InvalidInputError, TableServiceError, WriteConflictError
+from hudi_ops.format.instant import Action, parse_instant_time
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import PlanServiceSpec
 from hudi_ops.job_specs.results import ServiceResult, since
 from hudi_ops.locks.job_locks import has_zookeeper_lock, plan_lock
 from hudi_ops.read.pending_plans import PendingPlan, pending_plans
-from hudi_ops.read.table_overview import commit_stats_of
+from hudi_ops.read.table_overview import ROLLED_BACK, commit_stats_of, instant_spans
 from hudi_ops.spark.jobs.write_client import WriteClient, write_client
 
 
@@ -36,6 +37,10 @@ class PlanService:
     execute_method: str  # (instant, complete) -> the write metadata
     #: the table, when the service cannot run on it: the message names the fix
     refuses: Callable[[MetaClient], str | None] = lambda _meta: None
+    #: the write client's method that removes a plan whose execution lost to a writer at its commit,
+    #: so that the next schedule plans again; None: the plan must run (a compaction's: writes since
+    #: went to the slice it creates)
+    withdraw_method: str | None = None
 
     def schedule(self, client: WriteClient, instant: str | None) -> str | None:
         """The scheduled plan's instant; None when Hudi finds nothing to plan."""
@@ -84,6 +89,8 @@ def _execute(service: PlanService, meta: MetaClient, options: dict[str, str], sp
     elif instant not in {p.instant for p in plans}:
         if meta.timeline().completed_instant(instant) is not None:
             return _outcome(service, meta, spec, instant, "already completed", started)
+        if (withdrawn := _withdrawn(service, meta, spec, instant, started)) is not None:
+            return withdrawn
         pending = ", ".join(p.instant for p in plans) or "none"
         raise InvalidInputError(f"{meta.base_path} has no pending {service.service} plan {instant} (pending: "
                                 f"{pending}); pass one of them to --instant-time, or none for the oldest")
@@ -100,11 +107,49 @@ def _execute(service: PlanService, meta: MetaClient, options: dict[str, str], sp
         meta = meta.reload()  # as the executor we may have waited for left it
         if meta.timeline().completed_instant(instant) is not None:  # the executor we waited for ran it
             return _outcome(service, meta, spec, instant, "completed by another run", started, plan, warnings)
-        with write_client(spark(), meta, options) as client:
-            if held is not None:  # a ZooKeeper session lost while Spark started would let another executor in
-                held.provider.assert_held()
-            service.execute(client, instant)
+        if (withdrawn := _withdrawn(service, meta, spec, instant, started, warnings)) is not None:
+            return withdrawn  # the executor we waited for lost it to a writer
+        try:
+            with write_client(spark(), meta, options) as client:
+                if held is not None:  # a ZooKeeper session lost while Spark started would let another executor in
+                    held.provider.assert_held()
+                service.execute(client, instant)
+        except WriteConflictError as conflict:
+            if service.withdraw_method is None:
+                raise
+            return _withdraw(service, meta, options, spark, spec, instant, conflict, started, warnings)
         return _outcome(service, meta, spec, instant, "completed", started, plan, warnings)
+
+
+def _withdraw(service: PlanService, meta: MetaClient, options: dict[str, str], spark: Callable[[], Any],
+              spec: PlanServiceSpec, instant: str, conflict: WriteConflictError, started: float,
+              warnings: tuple[str, ...]) -> ServiceResult:
+    """Ingestion first: a writer updated the plan's file groups after it was made (Hudi's
+    PreferWriter check at the commit); the plan is rolled back and removed, under the table's lock."""
+    with write_client(spark(), meta.reload(), options) as client:
+        getattr(client.java, service.withdraw_method)(instant)
+    withdrawn = _withdrawn(service, meta.reload(), spec, instant, started, warnings, conflict)
+    if withdrawn is None:
+        raise TableServiceError(f"{service.service} {instant} of {meta.base_path} lost to a writer ({conflict}), "
+                                "and Hudi did not remove its plan; see the job's log")
+    return withdrawn
+
+
+def _withdrawn(service: PlanService, meta: MetaClient, spec: PlanServiceSpec, instant: str, started: float,
+               warnings: tuple[str, ...] = (), conflict: WriteConflictError | None = None) -> ServiceResult | None:
+    """The result of a plan a completed rollback removed; None when none did."""
+    timeline = meta.timeline()
+    if service.withdraw_method is None or any(p.instant == instant for p in pending_plans(timeline, service.service)):
+        return None
+    span = next((s for s in instant_spans(timeline, Action.REPLACE_COMMIT) if s.requested_time == instant), None)
+    if span is None or span.status != ROLLED_BACK:
+        return None
+    why = (f"it lost to a writer at its commit ({conflict})" if conflict is not None
+           else "a run of it lost to a writer at its commit")
+    return ServiceResult(service.job, spec.mode, instant, "withdrawn",
+                         reason=f"{service.service} plan {instant} was rolled back and removed at "
+                                f"{span.rolled_back_by}: {why}, and writers come first; the next schedule plans again",
+                         warnings=warnings, durations_ms=since(started))
 
 
 def _check_new_instant(meta: MetaClient, instant: str) -> None:
