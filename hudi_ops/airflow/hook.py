@@ -15,7 +15,7 @@ from typing import Any
 from airflow.sdk import BaseHook
 
 from hudi_ops.locks.lock_state import lock_state
-from hudi_ops.locks.occ_options import occ_defaults, zookeeper_lock_options
+from hudi_ops.locks.occ_options import CONCURRENCY_MODE, occ_defaults, zookeeper_lock_options
 
 #: the lock the Test button looks at when the hook serves no table (the connection's own lock_key wins)
 _TEST_LOCK_KEY = "connection-test"
@@ -42,7 +42,8 @@ class HudiHook(BaseHook):
         if not self.zookeeper_conn_id:
             return {}
         conn = self.get_connection(self.zookeeper_conn_id)
-        return zookeeper_lock_options(conn.host or "", conn.port, conn.extra_dejson, self.table_name)
+        return zookeeper_lock_options(conn.host or "", conn.port, conn.extra_dejson, self.table_name,
+                                      self.table_options.get(CONCURRENCY_MODE))
 
     def write_options(self) -> dict[str, str]:
         """Table options, then the lock's (which win: every pipeline of the table must share them)."""

@@ -30,6 +30,7 @@ from hudi_ops.airflow.hook import HudiHook
 from hudi_ops.config import INLINE_SERVICE_OFF
 from hudi_ops.errors import ConfigError
 from hudi_ops.job_specs.writes import OPERATIONS, TABLE_TYPES
+from hudi_ops.locks.occ_options import CONCURRENCY_MODE, NON_BLOCKING, OPTIMISTIC
 from hudi_ops.sources import SOURCE_FORMATS
 
 SourceFormat = Literal[tuple(SOURCE_FORMATS)]  # type: ignore[valid-type]
@@ -147,6 +148,7 @@ class TableConfig(_Section):
         if self.services and self.services.archive is not None and not self.services.runs:
             raise ValueError("`services.archive` sets the services DAG's archive task, and that DAG runs only with "
                              "one of compaction, clustering or clean; add one, or drop `archive`")
+        self._non_blocking_needs()
         services = self.services or ServicesConfig()
         for whose, conf in (("its writers", self.hoodie_conf), ("its compaction", services.compaction or {}),
                             ("its clustering", services.clustering or {}), ("its clean", services.clean or {})):
@@ -156,6 +158,26 @@ class TableConfig(_Section):
                         raise ValueError(f"it runs {service} in its services DAG but sets {key}={conf[key]} for "
                                          f"{whose}; drop that setting")
         return self
+
+
+    def _non_blocking_needs(self) -> None:
+        """Hudi's non-blocking concurrency control: writers append to one file group at once, which needs a
+        MERGE_ON_READ table whose simple bucket index puts a key's every version in one file group."""
+        mode = self.hoodie_conf.get(CONCURRENCY_MODE, OPTIMISTIC).upper()
+        if mode != NON_BLOCKING:
+            return
+        needs = []
+        if self.table_type != "MERGE_ON_READ":
+            needs.append("`table_type: MERGE_ON_READ`")
+        if self.hoodie_conf.get("hoodie.index.type", "").upper() != "BUCKET" or \
+                self.hoodie_conf.get("hoodie.index.bucket.engine", "SIMPLE").upper() != "SIMPLE":
+            needs.append("hoodie.index.type=BUCKET with hoodie.index.bucket.engine=SIMPLE (the default)")
+        if self.zookeeper_conn_id is None:
+            needs.append("a zookeeper_conn_id (its writers still take the lock to commit)")
+        if self.services and self.services.clustering is not None:
+            needs.append("no clustering service (a simple bucket index's file groups are fixed)")
+        if needs:
+            raise ValueError(f"{CONCURRENCY_MODE}={NON_BLOCKING} needs " + ", ".join(needs))
 
 
 class TablesConfig(BaseModel):

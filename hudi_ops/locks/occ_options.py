@@ -10,6 +10,8 @@ from hudi_ops.errors import ConfigError
 
 ZOOKEEPER_LOCK_PROVIDER = "org.apache.hudi.client.transaction.lock.ZookeeperBasedLockProvider"
 DEFAULT_LOCK_BASE_PATH = "/hudi/locks"
+CONCURRENCY_MODE = "hoodie.write.concurrency.mode"
+OPTIMISTIC, NON_BLOCKING = "OPTIMISTIC_CONCURRENCY_CONTROL", "NON_BLOCKING_CONCURRENCY_CONTROL"
 CLUSTERING_UPDATES_STRATEGY = "hoodie.clustering.updates.strategy"
 CONFLICT_RESOLUTION_STRATEGY = "hoodie.write.lock.conflict.resolution.strategy"
 INDEX_TYPE = "hoodie.index.type"
@@ -40,12 +42,17 @@ def occ_defaults(options: Mapping[str, str]) -> dict[str, str]:
 
 
 def zookeeper_lock_options(
-    host: str, port: int | None, extra: Mapping[str, Any], table_name: str
+    host: str, port: int | None, extra: Mapping[str, Any], table_name: str, concurrency_mode: str | None = None
 ) -> dict[str, str]:
     """`host` names one host or several (comma-separated), each with or without a port; `port` completes
     the others, because Hudi hands the url to Curator as it is and never reads a port key. `extra`
     may set `base_path`, `lock_key` (default: the table's name), `session_timeout_ms` and
-    `connection_timeout_ms`."""
+    `connection_timeout_ms`. `concurrency_mode`: the table's own choice of Hudi's multi-writer modes,
+    optimistic (the default) or non-blocking; both take the lock to commit."""
+    mode = (concurrency_mode or OPTIMISTIC).strip().upper()
+    if mode not in (OPTIMISTIC, NON_BLOCKING):
+        raise ConfigError(f"{CONCURRENCY_MODE}={concurrency_mode} cannot share a table's lock with other writers; "
+                          f"use {OPTIMISTIC} (the default) or {NON_BLOCKING}, or drop the setting")
     hosts = [h.strip() for h in host.split(",") if h.strip()]
     if not hosts:
         raise ConfigError("the ZooKeeper connection has no host; set it to the ensemble's host name(s)")
@@ -53,7 +60,7 @@ def zookeeper_lock_options(
     # separate port key, which Hudi would ignore)
     url = ",".join(h if ":" in h or port is None else f"{h}:{port}" for h in hosts)
     return {
-        "hoodie.write.concurrency.mode": "OPTIMISTIC_CONCURRENCY_CONTROL",
+        CONCURRENCY_MODE: mode,
         # with several writers a failed write is rolled back by the next writer once its heartbeat
         # expires (LAZY), never eagerly by a writer that cannot know whether it is still running
         "hoodie.cleaner.policy.failed.writes": "LAZY",

@@ -15,6 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from hudi_ops.config import parse_props_file
+from hudi_ops.errors import ConfigError
 from tests.airflow.conftest import SPARK_CONF, dag_in_folder
 
 DAG_ID = "hudi_ops_test_ingest"
@@ -69,6 +70,14 @@ def test_the_zookeeper_connection_becomes_the_lock_options_of_every_pipeline_of_
     # a bucket index keeps the conflict check by bucket that Hudi infers for it
     bucket = HudiHook("trips", table_options={"hoodie.index.type": "BUCKET"}).write_options()
     assert "hoodie.write.lock.conflict.resolution.strategy" not in bucket
+    # a table may choose Hudi's other multi-writer mode, which takes the same lock
+    non_blocking = HudiHook("trips", table_options={"hoodie.index.type": "BUCKET", "hoodie.write.concurrency.mode":
+                                                    "NON_BLOCKING_CONCURRENCY_CONTROL"}).write_options()
+    assert non_blocking["hoodie.write.concurrency.mode"] == "NON_BLOCKING_CONCURRENCY_CONTROL"
+    assert non_blocking["hoodie.write.lock.provider"].endswith("ZookeeperBasedLockProvider")
+    single = {"hoodie.write.concurrency.mode": "SINGLE_WRITER"}
+    with pytest.raises(ConfigError, match="use OPTIMISTIC_CONCURRENCY_CONTROL"):
+        HudiHook("trips", table_options=single).write_options()
     assert HudiHook("trips", zookeeper_conn_id=None).write_options() == {}
 
 

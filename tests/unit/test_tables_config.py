@@ -49,6 +49,13 @@ def test_options_are_text_and_defaults_fill_every_table():
     ({**TABLE, "restore": {"wait_timeout_minutes": -5}},
      "`restore.wait_timeout_minutes`: Input should be greater than 0 (given: -5)"),
     ({**TABLE, "services": {"archive": {}}}, "`services.archive` sets the services DAG's archive task"),
+    ({**TABLE, "hoodie_conf": {"hoodie.write.concurrency.mode": "non_blocking_concurrency_control"}},
+     "hoodie.write.concurrency.mode=NON_BLOCKING_CONCURRENCY_CONTROL needs `table_type: MERGE_ON_READ`, "
+     "hoodie.index.type=BUCKET with hoodie.index.bucket.engine=SIMPLE (the default)"),
+    ({**TABLE, "table_type": "MERGE_ON_READ", "services": {"clustering": {}}, "zookeeper_conn_id": None,
+      "hoodie_conf": {"hoodie.write.concurrency.mode": "NON_BLOCKING_CONCURRENCY_CONTROL",
+                      "hoodie.index.type": "BUCKET"}},
+     "needs a zookeeper_conn_id (its writers still take the lock to commit), no clustering service"),
 ])
 def test_a_bad_entry_names_the_table_the_key_and_the_fix(table, message):
     with pytest.raises(ConfigError, match=re.escape(message)):
