@@ -152,13 +152,17 @@ def _rollback(message: str, context: JobContext, failure: JavaFailure) -> HudiOp
 
 
 #: an instant file of the active timeline that a job listed and then could not open
-_MISSING_INSTANT = re.compile(r"File \S*/\.hoodie/timeline/(\d+)(?:_\d+)?\.\w+ does not exist")
+#: a timeline file: `<requested>_<completed>.<action>` once completed, `<requested>.<action>.<state>` pending
+_MISSING_INSTANT = re.compile(r"File \S*/\.hoodie/timeline/(\d+)(_\d+)?\.\w+(\.\w+)? does not exist")
 
 
-def _archived_under_the_job(failure: JavaFailure, context: JobContext) -> HudiOpsError | None:
-    """Hudi reads the metadata of every completed commit on the active timeline it loaded when it
-    builds a file-group reader (`TableSchemaResolver.getTableInternalSchemaFromCommitMetadata`), so a
-    concurrent job's archival between that load and the read fails the job. Nothing of it is visible."""
+def _left_the_timeline_under_the_job(failure: JavaFailure, context: JobContext) -> HudiOpsError | None:
+    """An instant file the job had listed is gone when it reads it, and the instant with it: another job
+    archived it (Hudi reads every completed commit's metadata when it builds a file-group reader,
+    `TableSchemaResolver.getTableInternalSchemaFromCommitMetadata`), or rolled back a pending plan
+    (a clustering that yielded to a writer withdraws its plan, while writers read every pending
+    clustering plan, `ClusteringUtils.getAllFileGroupsInPendingClusteringPlans`). Nothing of the job
+    is visible."""
     missing = _MISSING_INSTANT.search(failure.find("java.io.FileNotFoundException") or "")
     if missing is None:
         return None
@@ -166,12 +170,17 @@ def _archived_under_the_job(failure: JavaFailure, context: JobContext) -> HudiOp
         timeline = MetaClient.open(context.base_path).timeline()
     except HudiOpsError:
         return None
-    if any(i.requested_time == missing.group(1) for i in timeline):  # still there: the storage lost it
+    instant = missing.group(1)
+    if any(i.requested_time == instant for i in timeline):  # still there: the storage lost it
         return None
+    if missing.group(2):  # a completed instant's file
+        return ConcurrentJobError(
+            f"another job archived instant {instant} of {context.base_path} while this job read the timeline "
+            "(Hudi reads every completed commit's metadata when it starts reading file groups); nothing of this "
+            "job is visible: retry")
     return ConcurrentJobError(
-        f"another job archived instant {missing.group(1)} of {context.base_path} while this job read the "
-        "timeline (Hudi reads every completed commit's metadata when it starts reading file groups); nothing "
-        "of this job is visible: retry")
+        f"another job rolled back pending instant {instant} of {context.base_path} (a clustering that yielded to "
+        "a writer withdraws its plan) while this job read it; nothing of this job is visible: retry")
 
 
 #: a metadata-table log file that a job's metadata reader listed and then could not open
@@ -270,8 +279,8 @@ def hudi_ops_error(failure: JavaFailure, context: JobContext) -> HudiOpsError:
     rollback = failure.find(_HUDI_EXCEPTION + "HoodieRollbackException")
     if rollback is not None and (raced := _rollback(rollback, context, failure)) is not None:
         return raced
-    if (archived := _archived_under_the_job(failure, context)) is not None:
-        return archived
+    if (gone := _left_the_timeline_under_the_job(failure, context)) is not None:
+        return gone
     if (rolled_back := _rolled_back_under_the_job(failure, context)) is not None:
         return rolled_back
     for classes, make in _RULES:

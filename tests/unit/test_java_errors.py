@@ -193,6 +193,26 @@ def test_an_instant_file_missing_while_still_on_the_timeline_is_no_archival(tmp_
     assert exit_code(error) == EXIT_FAILED
 
 
+def plan_withdrawn_under_the_job(table_path) -> tuple[tuple[str, str], ...]:
+    """What Hudi 1.1.1 raised in a contention run: a backfill read the pending clustering plans (which
+    writers allowed to update read) just as a clustering that had yielded to a writer withdrew its plan."""
+    missing = f"File file:{table_path}/.hoodie/timeline/20261126023415849.clustering.requested does not exist"
+    return ((H + "HoodieUpsertException", "Failed to upsert for commit time 20261126023433060"),
+            (H + "HoodieException", "Error getting all file groups in pending clustering"),
+            (H + "HoodieIOException", "Failed to check emptiness of instant "
+                                      "[==>20261126023415849__clustering__REQUESTED]"),
+            ("java.io.FileNotFoundException", missing))
+
+
+def test_a_plan_withdrawn_while_the_job_read_it_is_a_retryable_concurrent_job(tmp_path):
+    context = table_with_pending(tmp_path / "trips")
+    error = hudi_ops_error(JavaFailure(plan_withdrawn_under_the_job(context.base_path)), context)
+    assert isinstance(error, ConcurrentJobError) and exit_code(error) == EXIT_CONFLICT
+    assert "rolled back pending instant 20261126023415849" in str(error) and "retry" in str(error)
+    still = table_with_pending(tmp_path / "other", "20261126023415849")  # still pending: the storage lost it
+    assert exit_code(hudi_ops_error(JavaFailure(plan_withdrawn_under_the_job(still.base_path)), still)) == EXIT_FAILED
+
+
 def metadata_log_gone(table_path) -> tuple[tuple[str, str], ...]:
     """What Hudi 1.1.1 raised in a chaos run: a backfill's metadata reader opened a log that a concurrent
     rollback of a failed write had just deleted."""
