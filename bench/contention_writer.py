@@ -6,7 +6,8 @@ Each commit upserts KEYS rows into PARTITION; `own` keys are this writer's alone
 same for every writer (the file groups they contend for). A try that Hudi refuses (exit 3, a write
 conflict; 4, the lock) is retried at once, as Airflow would after its backoff. The k=v pairs are the
 writer's hoodie.* options, and `table_type=MERGE_ON_READ` the type of a table it creates. Prints one
-JSON line: each commit's tries (exit code, seconds), its start and end, and its rows' ordering value.
+JSON line: each commit's tries (exit code, seconds, hudi-ops error), its start and end, and its rows'
+ordering value.
 """
 
 import contextlib
@@ -42,10 +43,12 @@ for n in range(commits):
                              "writer": [writer] * len(names)}), source / f"{n:04d}.parquet")
     tries, start = [], time.time()
     while len(tries) < MAX_TRIES:
-        started = time.perf_counter()
-        with contextlib.redirect_stdout(io.StringIO()):
+        started, out = time.perf_counter(), io.StringIO()
+        with contextlib.redirect_stdout(out):
             code = main(ingest.to_argv(), spark=spark)
-        tries.append({"code": code, "s": round(time.perf_counter() - started, 3)})
+        said = [json.loads(ln) for ln in out.getvalue().splitlines() if ln.startswith("{")]
+        tries.append({"code": code, "s": round(time.perf_counter() - started, 3),
+                      "error": said[-1].get("error") if said else None})
         if code not in RETRIED:
             break
     done.append({"tries": tries, "start": start, "at": time.time(), "ts": ts})

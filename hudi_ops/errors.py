@@ -84,6 +84,21 @@ class EarlyConflictError(WriteConflictError):
         )
 
 
+class WriteInFlightError(WriteConflictError):
+    """A clustering met writes in flight at its commit, which Hudi 1.1.1's prefer-writer check fails
+    to order (it sorts the candidates by completion time, null while in flight, and throws a
+    NullPointerException; later Hudi sorts them nulls last). Writers come first: the clustering yields."""
+
+    def __init__(self, instant: str, writes: tuple[str, ...]) -> None:
+        self.instant, self.conflicting_instant = instant, writes[0] if writes else "?"
+        HudiOpsError.__init__(
+            self,
+            f"clustering {instant} met write(s) in flight at its commit ({', '.join(writes) or '?'}), which Hudi "
+            "1.1.1's PreferWriterConflictResolutionStrategy cannot order (a NullPointerException, fixed after "
+            "1.1.1); writers come first, nothing of the clustering is visible",
+        )
+
+
 class ConcurrentJobError(HudiOpsError):
     """Another job is doing the same thing right now (executing the same plan, creating the same table):
     nothing of this job is visible; retry once it is done."""

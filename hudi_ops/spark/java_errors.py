@@ -25,8 +25,10 @@ from hudi_ops.errors import (
     RollbackRaceError,
     TableNotFoundError,
     WriteConflictError,
+    WriteInFlightError,
 )
 from hudi_ops.format.file_group import FileGroupId
+from hudi_ops.format.instant import Action
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.format.metadata_table import MDT_TIMELINE, METADATA_FOLDER
 from hudi_ops.format.timeline import Timeline
@@ -274,6 +276,28 @@ _RULES: tuple[tuple[tuple[str, ...], Callable[[str, JobContext], HudiOpsError]],
 )
 
 
+_CLUSTERING_COMMIT = re.compile(r"unable to transition clustering inflight to complete: (\d+)")
+#: Hudi 1.1.1's `PreferWriterConflictResolutionStrategy.getCandidateInstantsForTableServicesCommits`
+#: sorting in-flight writes (no completion time) by completion time
+_UNORDERABLE = 'because the return value of "java.util.function.Function.apply(Object)" is null'
+
+
+def _writes_in_flight(failure: JavaFailure, context: JobContext) -> HudiOpsError | None:
+    """A clustering's commit that Hudi 1.1.1's prefer-writer check failed on writes in flight."""
+    committing = _CLUSTERING_COMMIT.search(failure.find(_HUDI_EXCEPTION + "HoodieClusteringException") or "")
+    unorderable = failure.find("java.lang.NullPointerException") or ""
+    if committing is None or _UNORDERABLE not in unorderable:
+        return None
+    try:
+        timeline = MetaClient.open(context.base_path).timeline()
+    except HudiOpsError:
+        return None
+    clusterings = {p.instant for p in pending_plans(timeline, CLUSTERING)}
+    writes = tuple(i.requested_time for i in timeline.pending
+                   if i.action in Action.WRITE_ACTIONS and i.requested_time not in clusterings)
+    return WriteInFlightError(committing.group(1), writes) if writes else None
+
+
 def hudi_ops_error(failure: JavaFailure, context: JobContext) -> HudiOpsError:
     """The hudi-ops error for a Java failure: a known class's error, else a plain one (exit 1)."""
     rollback = failure.find(_HUDI_EXCEPTION + "HoodieRollbackException")
@@ -283,6 +307,8 @@ def hudi_ops_error(failure: JavaFailure, context: JobContext) -> HudiOpsError:
         return gone
     if (rolled_back := _rolled_back_under_the_job(failure, context)) is not None:
         return rolled_back
+    if (in_flight := _writes_in_flight(failure, context)) is not None:
+        return in_flight
     for classes, make in _RULES:
         message = failure.find(*classes)
         if message is not None:

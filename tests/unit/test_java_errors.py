@@ -75,6 +75,23 @@ def test_an_update_refused_under_a_pending_clustering_is_a_retryable_conflict_na
     assert "retry once the clustering has run" in str(error)
 
 
+#: Hudi 1.1.1's early conflict detection, thrown in a task while it creates a marker (the message as its
+#: source writes it; bench/wasted_work.py meets it for real)
+EARLY_CONFLICT = (
+    (H + "HoodieUpsertException", "Error upserting bucketType UPDATE for partition :0"),
+    (H + "HoodieEarlyConflictDetectionException", "java.util.ConcurrentModificationException: Early conflict "
+     "detected but cannot resolve conflicts for overlapping writes"),
+    ("java.util.ConcurrentModificationException", "Early conflict detected but cannot resolve conflicts for "
+     "overlapping writes"),
+)
+
+
+def test_a_conflict_found_early_is_a_retryable_write_conflict():
+    error = hudi_ops_error(JavaFailure(EARLY_CONFLICT), CONTEXT)
+    assert isinstance(error, WriteConflictError) and exit_code(error) == EXIT_CONFLICT
+    assert "found early" in str(error) and "retry the write" in str(error)
+
+
 def test_a_conflict_names_our_instant_and_the_one_that_won():
     error = hudi_ops_error(JavaFailure(CONFLICT), CONTEXT)
     assert isinstance(error, WriteConflictError) and exit_code(error) == EXIT_CONFLICT
@@ -211,6 +228,24 @@ def test_a_plan_withdrawn_while_the_job_read_it_is_a_retryable_concurrent_job(tm
     assert "rolled back pending instant 20261126023415849" in str(error) and "retry" in str(error)
     still = table_with_pending(tmp_path / "other", "20261126023415849")  # still pending: the storage lost it
     assert exit_code(hudi_ops_error(JavaFailure(plan_withdrawn_under_the_job(still.base_path)), still)) == EXIT_FAILED
+
+
+#: what Hudi 1.1.1 raised in a contention run: a clustering's commit under the prefer-writer check, while
+#: writers were in flight
+WRITES_IN_FLIGHT = (
+    (H + "HoodieClusteringException", "unable to transition clustering inflight to complete: 20261126025257893"),
+    ("java.lang.NullPointerException", 'Cannot invoke "java.lang.Comparable.compareTo(Object)" because the return '
+     'value of "java.util.function.Function.apply(Object)" is null'),
+)
+
+
+def test_a_clustering_that_hudi_1_1_1_cannot_check_against_writes_in_flight_yields_to_them(tmp_path):
+    context = table_with_pending(tmp_path / "trips", "20261126025301000")
+    error = hudi_ops_error(JavaFailure(WRITES_IN_FLIGHT), context)
+    assert isinstance(error, WriteConflictError) and exit_code(error) == EXIT_CONFLICT
+    assert "clustering 20261126025257893 met write(s) in flight at its commit (20261126025301000)" in str(error)
+    idle = table_with_pending(tmp_path / "idle")  # no write in flight: not that bug
+    assert exit_code(hudi_ops_error(JavaFailure(WRITES_IN_FLIGHT), idle)) == EXIT_FAILED
 
 
 def metadata_log_gone(table_path) -> tuple[tuple[str, str], ...]:

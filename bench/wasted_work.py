@@ -1,0 +1,114 @@
+"""Work thrown away under contention: 1, 2 and 4 writers (spark-submit processes under one ZooKeeper
+lock) upserting the same 2,000 keys of one partition, 4 commits each, a refused try retried at once.
+
+Per concurrency setting, on a new table each time:
+- `occ`: hudi-ops' default table (COPY_ON_WRITE, Hudi's default index), optimistic concurrency: a
+  writer finds its conflict at its commit, after all its work;
+- `occ_early`: the same with Hudi's early conflict detection
+  (`hoodie.write.concurrency.early.conflict.detection.enable`), which checks the other writers' markers
+  while it writes;
+- `occ_mor_bucket`: a MERGE_ON_READ table with a simple bucket index, still optimistic: the layout
+  non-blocking concurrency needs, as its baseline;
+- `nbcc`: that table with non-blocking concurrency control (`NON_BLOCKING_CONCURRENCY_CONTROL`):
+  writers append log files to the same file groups, and readers merge them by the ordering field.
+
+One JSON line: per setting and writer count, commits per minute (from the first try's start to the
+last commit, JVM start-ups excluded), conflicts (exit-3 tries; of them found early), the seconds a
+conflicting try ran (thrown away) per conflict, and the share of all writing time thrown away. Every
+table must read, with hudi-rs, each key once with the greatest ordering value written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from hudi_ops.demo.zookeeper_server import ZookeeperServer
+from hudi_ops.locks.occ_options import occ_defaults, zookeeper_lock_options
+from hudi_ops.spark.session import LOOPBACK_CONF
+from hudi_ops.spark.submit import spark_submit_command
+
+HERE = Path(__file__).parent
+COMMITS, KEYS = 4, 2_000
+CONF = {"spark.ui.enabled": "false", **LOOPBACK_CONF, "spark.sql.shuffle.partitions": "2",
+        "spark.driver.memory": "768m"}
+BUCKET = {"table_type": "MERGE_ON_READ", "hoodie.index.type": "BUCKET", "hoodie.index.bucket.engine": "SIMPLE",
+          "hoodie.bucket.index.num.buckets": "2"}
+SETTINGS = {
+    "occ": {},
+    "occ_early": {"hoodie.write.concurrency.early.conflict.detection.enable": "true"},
+    "occ_mor_bucket": BUCKET,
+    "nbcc": {**BUCKET, "hoodie.write.concurrency.mode": "NON_BLOCKING_CONCURRENCY_CONTROL"},
+}
+
+
+def run(setting: str, writers: int, root: Path, zookeeper: ZookeeperServer) -> dict[str, object]:
+    table = root / f"{setting}-{writers}"
+    extra = SETTINGS[setting]
+    lock = zookeeper_lock_options(zookeeper.host, zookeeper.port, {"base_path": "/bench"}, table.name)
+    options = {**occ_defaults(extra), "hoodie.write.lock.wait_time_ms": "600000", **lock, **extra}
+    conf = [f"{k}={v}" for k, v in options.items()]
+
+    def writer(name: str, commits: int) -> list[str]:
+        (root / name).mkdir()
+        return spark_submit_command([str(table), str(root / name), "hot", "shared", str(commits), *conf],
+                                    master="local[1]", conf=CONF,
+                                    spark_submit=str(Path(sys.executable).parent / "spark-submit"),
+                                    application=str(HERE / "contention_writer.py"))
+
+    seed = subprocess.run(writer(f"{table.name}-seed", 1), capture_output=True, text=True, check=False)
+    assert seed.returncode == 0, seed.stdout[-2000:] + seed.stderr[-3000:]
+    procs = [subprocess.Popen(writer(f"{table.name}-w{w}", COMMITS), stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True) for w in range(writers)]
+    reports = [json.loads(p.communicate()[0].strip().splitlines()[-1]) for p in procs]
+    commits = [c for r in reports for c in r["commits"]]
+    tries = [t for c in commits for t in c["tries"]]
+    assert all(c["tries"][-1]["code"] == 0 for c in commits), reports
+    conflicts = [t["s"] for t in tries if t["code"] == 3]
+    span = max(c["at"] for c in commits) - min(c["start"] for c in commits)
+    _check_table(table, max(c["ts"] for c in commits))
+    return {"setting": setting, "writers": writers, "commits": len(commits), "tries": len(tries),
+            "conflicts": len(conflicts), "found_early": sum(t["error"] == "EarlyConflictError" for t in tries),
+            "commits_per_min": round(len(commits) / span * 60, 1),
+            "wasted_s_per_conflict": round(statistics.mean(conflicts), 2) if conflicts else 0.0,
+            "wasted_share": round(sum(conflicts) / sum(t["s"] for t in tries), 3)}
+
+
+def _check_table(table: Path, newest: int) -> None:
+    import hudi
+    import pyarrow as pa
+
+    rows = pa.Table.from_batches(hudi.HudiTable(str(table)).read()).select(["key", "ts"]).to_pylist()
+    keys = [r["key"] for r in rows]
+    assert len(keys) == len(set(keys)) == KEYS, f"{table.name}: {len(keys)} rows, {len(set(keys))} keys"
+    assert {r["ts"] for r in rows} == {newest}, f"{table.name}: not every key has the newest write"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--settings", default=",".join(SETTINGS), help=f"comma-separated, of {', '.join(SETTINGS)}")
+    ap.add_argument("--writers", default="1,2,4", help="comma-separated writer counts (1 is the baseline)")
+    args = ap.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="hudi-ops-bench-"))
+    zookeeper = ZookeeperServer(root / "zk")
+    try:
+        zookeeper.start()
+        results = [run(s, int(n), root, zookeeper) for s in args.settings.split(",") for n in args.writers.split(",")]
+        base = {r["setting"]: r for r in results if r["writers"] == 1}
+        for r in results:
+            if r["setting"] in base:
+                r["commits_per_min_vs_1"] = round(r["commits_per_min"] / base[r["setting"]]["commits_per_min"], 2)
+        print(json.dumps({"bench": "wasted_work", "commits_per_writer": COMMITS, "keys": KEYS, "results": results}))
+    finally:
+        zookeeper.stop()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
