@@ -13,24 +13,21 @@ import json
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
+import common  # bench/, the script's folder
 from kazoo.client import KazooClient
 
 from hudi_ops.demo.zookeeper_server import ZookeeperServer
-from hudi_ops.locks.occ_options import occ_defaults, zookeeper_lock_options
 from hudi_ops.locks.zookeeper import lock_node_sort_key
-from hudi_ops.spark.session import LOOPBACK_CONF
 from hudi_ops.spark.submit import spark_submit_command
 
 HERE = Path(__file__).parent
 COMMITS = 6
-CONF = {"spark.ui.enabled": "false", **LOOPBACK_CONF,
-        "spark.sql.shuffle.partitions": "2", "spark.driver.memory": "768m"}
+CONF = {**common.CONF, "spark.driver.memory": "768m"}
 
 
 class HoldWatcher(threading.Thread):
@@ -57,26 +54,21 @@ class HoldWatcher(threading.Thread):
         self.client.stop()
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
-
-
 def run(writers: int, root: Path, zookeeper: ZookeeperServer) -> dict[str, float]:
     table = root / f"t{writers}"
-    lock = {**occ_defaults({}), "hoodie.write.lock.wait_time_ms": "600000",
-            **zookeeper_lock_options(zookeeper.host, zookeeper.port, {"base_path": "/bench"}, table.name)}
+    lock = common.lock_options(zookeeper, table.name)
     conf = [f"{k}={v}" for k, v in lock.items()]  # the writers' options, as contention_writer.py takes them
 
     def writer(source: Path, partition: str, commits: int) -> list[str]:
         source.mkdir()
-        return spark_submit_command([str(table), str(source), partition, "own", str(commits), *conf], master="local[1]",
-                                    conf=CONF, spark_submit=str(Path(sys.executable).parent / "spark-submit"),
+        return spark_submit_command([str(table), str(source), "COPY_ON_WRITE", partition, "own:2000", str(commits),
+                                     *conf], master="local[1]",
+                                    conf=CONF, spark_submit=common.SPARK_SUBMIT,
                                     application=str(HERE / "contention_writer.py"))
 
     # the table exists before the race: its first commit creates it, which is not a contended write
     subprocess.run(writer(root / f"seed{writers}", "seed", 1), check=True, capture_output=True)
-    watcher = HoldWatcher(zookeeper.url, f"/bench/{table.name}")
+    watcher = HoldWatcher(zookeeper.url, f"{common.LOCK_BASE_PATH}/{table.name}")
     watcher.start()
     procs = []
     for w in range(writers):
@@ -92,8 +84,8 @@ def run(writers: int, root: Path, zookeeper: ZookeeperServer) -> dict[str, float
     span = max(ends) - min(firsts)
     commits = len(ends) - len(reports)
     return {"writers": writers, "commits": len(ends), "commits_per_min": round(commits / span * 60, 1),
-            "lock_holds": len(watcher.holds), "hold_p50_ms": round(percentile(watcher.holds, 0.5) * 1000, 1),
-            "hold_p99_ms": round(percentile(watcher.holds, 0.99) * 1000, 1),
+            "lock_holds": len(watcher.holds), "hold_p50_ms": round(common.percentile(watcher.holds, 0.5) * 1000, 1),
+            "hold_p99_ms": round(common.percentile(watcher.holds, 0.99) * 1000, 1),
             "hold_mean_ms": round(statistics.mean(watcher.holds) * 1000, 1)}
 
 

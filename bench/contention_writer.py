@@ -1,13 +1,12 @@
 """One writer of bench/commit_contention.py and bench/wasted_work.py: K commits in one Spark session.
 
-spark-submit --jars <hudi bundle> contention_writer.py TABLE SOURCE_DIR PARTITION KEYS COMMITS [k=v ...]
+spark-submit --jars <hudi bundle> contention_writer.py TABLE SOURCE_DIR TABLE_TYPE PARTITION KEYS COMMITS [k=v ...]
 
-Each commit upserts KEYS rows into PARTITION; `own` keys are this writer's alone, `shared` keys are the
-same for every writer (the file groups they contend for). A try that Hudi refuses (exit 3, a write
-conflict; 4, the lock) is retried at once, as Airflow would after its backoff. The k=v pairs are the
-writer's hoodie.* options, and `table_type=MERGE_ON_READ` the type of a table it creates. Prints one
-JSON line: each commit's tries (exit code, seconds, hudi-ops error), its start and end, and its rows'
-ordering value.
+Each commit upserts rows into PARTITION: KEYS `own:N` are N keys of this writer's alone, `shared:N` the
+same N keys for every writer (the file groups they contend for). TABLE_TYPE is a new table's. A try
+that Hudi refuses (exit 3, a write conflict; 4, the lock) is retried at once, as Airflow would after
+its backoff. The k=v pairs are the writer's hoodie.* options. Prints one JSON line: each commit's
+tries (exit code, seconds, hudi-ops error), its start and end, and its rows' ordering value.
 """
 
 import contextlib
@@ -28,16 +27,17 @@ from hudi_ops.spark.session import spark_session
 RETRIED = (3, 4)
 MAX_TRIES = 20
 
-table, source, partition, keys, commits = sys.argv[1], Path(sys.argv[2]), sys.argv[3], sys.argv[4], int(sys.argv[5])
-options = parse_key_values(sys.argv[6:])
+table, source, table_type, partition = sys.argv[1], Path(sys.argv[2]), sys.argv[3], sys.argv[4]
+whose, count = sys.argv[5].split(":")
+commits = int(sys.argv[6])
 ingest = IngestSpec(base_path=table, table_name="bench", source_path=str(source), record_key_field="key",
-                    partition_path_field="part", ordering_field="ts",
-                    table_type=options.pop("table_type", None), hoodie_conf=options)
+                    partition_path_field="part", ordering_field="ts", table_type=table_type,
+                    hoodie_conf=parse_key_values(sys.argv[7:]))
 spark = spark_session("contention-writer")
 writer = source.name
 done = []
 for n in range(commits):
-    names = [f"{partition}-{i:05d}" if keys == "shared" else f"{writer}-{n}-{i:05d}" for i in range(2_000)]
+    names = [f"{partition}-{i:05d}" if whose == "shared" else f"{writer}-{n}-{i:05d}" for i in range(int(count))]
     ts = time.time_ns()
     pq.write_table(pa.table({"key": names, "part": [partition] * len(names), "ts": [ts] * len(names),
                              "writer": [writer] * len(names)}), source / f"{n:04d}.parquet")

@@ -15,25 +15,22 @@ import json
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+import common  # bench/, the script's folder
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hudi_ops.job_specs import IngestSpec
 from hudi_ops.read.ingest_work import ingest_work
-from hudi_ops.spark.session import LOOPBACK_CONF
 from hudi_ops.spark.submit import spark_submit_command
 from hudi_ops.storage import Storage
 
 HERE = Path(__file__).parent
 ROWS, PARTITIONS, ROUNDS = 200_000, 8, 3
-CONF = {"spark.ui.enabled": "false", **LOOPBACK_CONF,
-        "spark.sql.shuffle.partitions": str(PARTITIONS)}
-SPARK_SUBMIT = str(Path(sys.executable).parent / "spark-submit")
+CONF = {**common.CONF, "spark.sql.shuffle.partitions": str(PARTITIONS)}
 
 
 def batch(ids: range, ts: int) -> pa.Table:
@@ -54,7 +51,7 @@ def timed(command: list[str]) -> float:
 def ingest_command(table: Path, source: Path) -> list[str]:
     spec = IngestSpec(base_path=str(table), table_name="bench", source_path=str(source), record_key_field="key",
                       partition_path_field="part", ordering_field="ts")
-    return spark_submit_command(spec.to_argv(), conf=CONF, spark_submit=SPARK_SUBMIT)
+    return spark_submit_command(spec.to_argv(), conf=CONF, spark_submit=common.SPARK_SUBMIT)
 
 
 def main() -> None:
@@ -66,7 +63,7 @@ def main() -> None:
         shutil.copy(root / "seed.parquet", landing / "0.parquet")
         timed(ingest_command(ops_table, landing))
         def bare(source: Path) -> list[str]:
-            return spark_submit_command([str(bare_table), str(source)], conf=CONF, spark_submit=SPARK_SUBMIT,
+            return spark_submit_command([str(bare_table), str(source)], conf=CONF, spark_submit=common.SPARK_SUBMIT,
                                         application=str(HERE / "bare_hudi_upsert.py"))
 
         timed(bare(root / "seed.parquet"))

@@ -1,20 +1,128 @@
-"""Run every benchmark; each prints one JSON line of figures and ratios measured in the same run."""
+"""Run every benchmark; each prints one JSON line of figures and ratios measured in the same run.
+
+`make bench` runs them all, keeps their lines in `bench/results.jsonl` (each with the day it was
+measured) and writes the README's table (between its `bench:begin` and `bench:end` markers) from them;
+a benchmark that fails keeps its last line. `--only NAME ...` runs some;
+`--table-only` rewrites the table from the kept lines.
+"""
 
 from __future__ import annotations
 
+import argparse
+import datetime as dt
+import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
+HERE = Path(__file__).parent
+RESULTS = HERE / "results.jsonl"
+README = HERE.parent / "README.md"
+BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
+
 #: the benchmarks; the folder's other files are what they start (spark-submit applications) or share
-BENCHMARKS = ("upsert_hudi_vs_naive.py", "platform_overhead.py", "commit_contention.py", "services_idle_tick.py",
-              "mor_vs_cow.py", "clean_planning.py")
+BENCHMARKS = ("freshness.py", "upsert_hudi_vs_naive.py", "platform_overhead.py", "commit_contention.py",
+              "wasted_work.py", "services_idle_tick.py", "mor_vs_cow.py", "clean_planning.py")
+
+
+def _freshness(r: dict) -> list[tuple[str, str]]:
+    p95 = {x["run"]: x["p95_s"] for x in r["runs"]}
+    return [("ingest latency p95 beside a 20x backfill: single writer / hudi-ops (goal >= 5)",
+             f"**{r['in_turn_over_beside_p95']}** ({p95['in_turn']} s / {p95['beside']} s)"),
+            ("ingest latency p95 beside a backfill / alone (goal <= 1.5)",
+             f"**{r['beside_over_alone_p95']}** ({p95['beside']} s / {p95['alone']} s)")]
+
+
+def _upsert(r: dict) -> list[tuple[str, str]]:
+    out = []
+    for c in r["curve"]:
+        for b in c["results"]:
+            ratios = {k.removeprefix("naive_over_"): v for k, v in b.items() if k.startswith("naive_over_")}
+            best = max(ratios, key=ratios.get)
+            out.append((f"upsert {b['upsert']}, {c['rows']:,} rows: naive rewrite / Hudi (best index)",
+                        f"**{ratios[best]}** ({best}; " + ", ".join(f"{k} {v}" for k, v in ratios.items()) + ")"))
+    return out
+
+
+def _overhead(r: dict) -> list[tuple[str, str]]:
+    return [("the same upsert: hudi-ops job / bare PySpark (goal <= 1.1)", f"**{r['hudi_ops_over_bare']}**"),
+            ("idle ingest tick: spark-submit / control-plane check (goal >= 50)",
+             f"**{r['idle_spark_submit_over_check']}**")]
+
+
+def _contention(r: dict) -> list[tuple[str, str]]:
+    return [(f"commits per minute, {x['writers']} writers on disjoint partitions / 1",
+             f"**{x['commits_per_min_vs_1']}**") for x in r["results"] if x["writers"] > 1]
+
+
+def _wasted(r: dict) -> list[tuple[str, str]]:
+    return [(f"{x['setting']}, {x['writers']} writers on the same keys: commits/min, conflicts, s thrown away each",
+             f"**{x['commits_per_min']}**, {x['conflicts']}, {x['wasted_s_per_conflict']} s")
+            for x in r["results"] if x["writers"] > 1]
+
+
+def _idle(r: dict) -> list[tuple[str, str]]:
+    return [("idle services tick: spark-submits / control-plane checks", f"**{r['spark_submits_over_checks']}**")]
+
+
+def _mor(r: dict) -> list[tuple[str, str]]:
+    return [("upserts: COPY_ON_WRITE / MERGE_ON_READ", f"**{r['upserts_cow_over_mor']}**"),
+            ("snapshot read: MERGE_ON_READ before compaction / COPY_ON_WRITE", f"**{r['read_mor_before_over_cow']}**")]
+
+
+def _clean(r: dict) -> list[tuple[str, str]]:
+    last = r["last_over_first"]
+    return [(f"incremental clean plan, {last['commits']} commits (last / first)", f"**{last['incremental_plan_s']}**")]
+
+
+ROWS: dict[str, Callable[[dict], list[tuple[str, str]]]] = {
+    "freshness": _freshness, "upsert_hudi_vs_naive": _upsert, "platform_overhead": _overhead,
+    "commit_contention": _contention, "wasted_work": _wasted, "services_idle_tick": _idle, "mor_vs_cow": _mor,
+    "clean_planning": _clean}
+
+
+def table(results: list[dict]) -> str:
+    lines = ["| benchmark (run on) | measure | ratio |", "|---|---|---|"]
+    for r in results:
+        for measure, value in ROWS[r["bench"]](r):
+            lines.append(f"| `{r['bench']}` ({r['measured']}) | {measure} | {value} |")
+    return "\n".join(lines)
+
+
+def write_readme(results: list[dict]) -> None:
+    text = README.read_text()
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    README.write_text(f"{head}{BEGIN}\n{table(results)}\n{END}{tail}")
 
 
 def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only", nargs="*", default=None, help="benchmark names, e.g. freshness wasted_work")
+    ap.add_argument("--table-only", action="store_true")
+    args = ap.parse_args()
+    names = [n.removesuffix(".py") for n in BENCHMARKS]
+    unknown = set(args.only or ()) - set(names)
+    if unknown:
+        ap.error(f"no benchmark named {', '.join(sorted(unknown))}; they are {', '.join(names)}")
+    kept = {r["bench"]: r for r in map(json.loads, RESULTS.read_text().splitlines())} if RESULTS.exists() else {}
     failed = 0
-    for script in BENCHMARKS:
-        failed |= subprocess.call([sys.executable, str(Path(__file__).parent / script)]) != 0
+    if not args.table_only:
+        for script in BENCHMARKS:
+            name = script.removesuffix(".py")
+            if args.only is not None and name not in args.only:
+                continue
+            done = subprocess.run([sys.executable, str(HERE / script)], stdout=subprocess.PIPE, text=True, check=False)
+            sys.stdout.write(done.stdout)
+            lines = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]
+            if done.returncode != 0 or not lines:
+                failed = 1
+                continue
+            kept[name] = {**json.loads(lines[-1]), "measured": dt.date.today().isoformat()}
+        RESULTS.write_text("".join(json.dumps(kept[n.removesuffix(".py")]) + "\n" for n in BENCHMARKS
+                                   if n.removesuffix(".py") in kept))
+    write_readme([kept[n.removesuffix(".py")] for n in BENCHMARKS if n.removesuffix(".py") in kept])
     return failed
 
 

@@ -14,30 +14,27 @@ import json
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+import common  # bench/, the script's folder
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import CleanSpec, ClusterSpec, CompactSpec, IngestSpec
 from hudi_ops.read.service_work import clean_work, clustering_schedule_work, compaction_schedule_work
-from hudi_ops.spark.session import LOOPBACK_CONF
 from hudi_ops.spark.submit import spark_submit_command
 
-CONF = {"spark.ui.enabled": "false", **LOOPBACK_CONF, "spark.sql.shuffle.partitions": "2"}
-SPARK_SUBMIT = str(Path(sys.executable).parent / "spark-submit")
 ROUNDS = 3
 OPTIONS = {"hoodie.clustering.plan.strategy.single.group.clustering.enabled": "false"}
 
 
 def submit(args: list[str]) -> dict:
     started = time.perf_counter()
-    done = subprocess.run(spark_submit_command(args, conf=CONF, spark_submit=SPARK_SUBMIT), capture_output=True,
-                          text=True, check=False)
+    done = subprocess.run(spark_submit_command(args, conf=common.CONF, spark_submit=common.SPARK_SUBMIT),
+                          capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     result = json.loads([ln for ln in done.stdout.splitlines() if ln.startswith("{")][-1])
     return {**result, "elapsed_s": time.perf_counter() - started}

@@ -13,7 +13,7 @@ Per concurrency setting, on a new table each time:
   writers append log files to the same file groups, and readers merge them by the ordering field.
 
 One JSON line: per setting and writer count, commits per minute (from the first try's start to the
-last commit, JVM start-ups excluded), conflicts (exit-3 tries; of them found early), the seconds a
+last commit, JVM start-ups excluded), conflicts (tries refused by a write conflict; of them found early), the seconds a
 conflicting try ran (thrown away) per conflict, and the share of all writing time thrown away. Every
 table must read, with hudi-rs, each key once with the greatest ordering value written.
 """
@@ -25,42 +25,38 @@ import json
 import shutil
 import statistics
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
+import common  # bench/, the script's folder
+
 from hudi_ops.demo.zookeeper_server import ZookeeperServer
-from hudi_ops.locks.occ_options import occ_defaults, zookeeper_lock_options
-from hudi_ops.spark.session import LOOPBACK_CONF
+from hudi_ops.errors import is_write_conflict
 from hudi_ops.spark.submit import spark_submit_command
 
 HERE = Path(__file__).parent
 COMMITS, KEYS = 4, 2_000
-CONF = {"spark.ui.enabled": "false", **LOOPBACK_CONF, "spark.sql.shuffle.partitions": "2",
-        "spark.driver.memory": "768m"}
-BUCKET = {"table_type": "MERGE_ON_READ", "hoodie.index.type": "BUCKET", "hoodie.index.bucket.engine": "SIMPLE",
-          "hoodie.bucket.index.num.buckets": "2"}
+CONF = {**common.CONF, "spark.driver.memory": "768m"}
+BUCKET = {"hoodie.index.type": "BUCKET", "hoodie.index.bucket.engine": "SIMPLE", "hoodie.bucket.index.num.buckets": "2"}
+#: setting -> (table type, the table's options)
 SETTINGS = {
-    "occ": {},
-    "occ_early": {"hoodie.write.concurrency.early.conflict.detection.enable": "true"},
-    "occ_mor_bucket": BUCKET,
-    "nbcc": {**BUCKET, "hoodie.write.concurrency.mode": "NON_BLOCKING_CONCURRENCY_CONTROL"},
+    "occ": ("COPY_ON_WRITE", {}),
+    "occ_early": ("COPY_ON_WRITE", {"hoodie.write.concurrency.early.conflict.detection.enable": "true"}),
+    "occ_mor_bucket": ("MERGE_ON_READ", BUCKET),
+    "nbcc": ("MERGE_ON_READ", {**BUCKET, "hoodie.write.concurrency.mode": "NON_BLOCKING_CONCURRENCY_CONTROL"}),
 }
 
 
 def run(setting: str, writers: int, root: Path, zookeeper: ZookeeperServer) -> dict[str, object]:
     table = root / f"{setting}-{writers}"
-    extra = SETTINGS[setting]
-    lock = zookeeper_lock_options(zookeeper.host, zookeeper.port, {"base_path": "/bench"}, table.name)
-    options = {**occ_defaults(extra), "hoodie.write.lock.wait_time_ms": "600000", **lock, **extra}
-    conf = [f"{k}={v}" for k, v in options.items()]
+    table_type, options = SETTINGS[setting]
+    conf = [f"{k}={v}" for k, v in common.lock_options(zookeeper, table.name, options).items()]
 
     def writer(name: str, commits: int) -> list[str]:
         (root / name).mkdir()
-        return spark_submit_command([str(table), str(root / name), "hot", "shared", str(commits), *conf],
-                                    master="local[1]", conf=CONF,
-                                    spark_submit=str(Path(sys.executable).parent / "spark-submit"),
-                                    application=str(HERE / "contention_writer.py"))
+        return spark_submit_command([str(table), str(root / name), table_type, "hot", f"shared:{KEYS}",
+                                     str(commits), *conf], master="local[1]", conf=CONF,
+                                    spark_submit=common.SPARK_SUBMIT, application=str(HERE / "contention_writer.py"))
 
     seed = subprocess.run(writer(f"{table.name}-seed", 1), capture_output=True, text=True, check=False)
     assert seed.returncode == 0, seed.stdout[-2000:] + seed.stderr[-3000:]
@@ -70,7 +66,7 @@ def run(setting: str, writers: int, root: Path, zookeeper: ZookeeperServer) -> d
     commits = [c for r in reports for c in r["commits"]]
     tries = [t for c in commits for t in c["tries"]]
     assert all(c["tries"][-1]["code"] == 0 for c in commits), reports
-    conflicts = [t["s"] for t in tries if t["code"] == 3]
+    conflicts = [t["s"] for t in tries if t["code"] == 3 and is_write_conflict(t["error"] or "")]
     span = max(c["at"] for c in commits) - min(c["start"] for c in commits)
     _check_table(table, max(c["ts"] for c in commits))
     return {"setting": setting, "writers": writers, "commits": len(commits), "tries": len(tries),

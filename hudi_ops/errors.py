@@ -93,7 +93,8 @@ class WriteInFlightError(WriteConflictError):
         self.instant, self.conflicting_instant = instant, writes[0] if writes else "?"
         HudiOpsError.__init__(
             self,
-            f"clustering {instant} met write(s) in flight at its commit ({', '.join(writes) or '?'}), which Hudi "
+            f"clustering {instant} met write(s) in flight at its commit ({', '.join(writes) or 'since done'}), "
+            "which Hudi "
             "1.1.1's PreferWriterConflictResolutionStrategy cannot order (a NullPointerException, fixed after "
             "1.1.1); writers come first, nothing of the clustering is visible",
         )
@@ -136,6 +137,16 @@ class StorageError(HudiOpsError):
 
 
 # Process exit codes of the hudi-ops command and the Spark jobs (DESIGN.md section 4).
+def is_write_conflict(error_name: str) -> bool:
+    """Whether a job's reported error class (by name) is a write conflict, of any kind."""
+    kinds, found = [WriteConflictError], set()
+    while kinds:
+        kind = kinds.pop()
+        found.add(kind.__name__)
+        kinds.extend(kind.__subclasses__())
+    return error_name in found
+
+
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CONFLICT, EXIT_LOCK_TIMEOUT = 0, 1, 2, 3, 4
 
 

@@ -47,7 +47,7 @@ from hudi_ops.errors import (
     ConfigError,
     HudiOpsError,
     InvalidInputError,
-    WriteConflictError,
+    is_write_conflict,
 )
 from hudi_ops.job_specs import BackfillSpec, IngestSpec, JobFailure, JobResult, JobSpec, ServiceResult, WriteSpec
 from hudi_ops.job_specs.results import RESULT_FILE_ENV
@@ -204,7 +204,7 @@ class HudiSparkJobOperator(SparkSubmitOperator):
             return AirflowFailException(f"bad input (exit {code}), not retried: {message}")
         if code in (EXIT_CONFLICT, EXIT_LOCK_TIMEOUT):
             # exit 3: a write conflict, or another job doing the same thing (a plan, a rollback, a new table)
-            conflict = outcome.error in {c.__name__ for c in (WriteConflictError, *WriteConflictError.__subclasses__())}
+            conflict = is_write_conflict(outcome.error)
             what = "lock timeout" if code == EXIT_LOCK_TIMEOUT else "write conflict" if conflict else "concurrent job"
             return AirflowException(f"{what} (exit {code}), retried with backoff: {message}")
         return error

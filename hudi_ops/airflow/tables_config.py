@@ -30,7 +30,14 @@ from hudi_ops.airflow.hook import HudiHook
 from hudi_ops.config import INLINE_SERVICE_OFF
 from hudi_ops.errors import ConfigError
 from hudi_ops.job_specs.writes import OPERATIONS, TABLE_TYPES
-from hudi_ops.locks.occ_options import CONCURRENCY_MODE, NON_BLOCKING, OPTIMISTIC
+from hudi_ops.locks.occ_options import (
+    BUCKET_ENGINE,
+    CONCURRENCY_MODE,
+    INDEX_TYPE,
+    NON_BLOCKING,
+    is_simple_bucket_index,
+    multi_writer_mode,
+)
 from hudi_ops.sources import SOURCE_FORMATS
 
 SourceFormat = Literal[tuple(SOURCE_FORMATS)]  # type: ignore[valid-type]
@@ -159,19 +166,22 @@ class TableConfig(_Section):
                                          f"{whose}; drop that setting")
         return self
 
-
     def _non_blocking_needs(self) -> None:
         """Hudi's non-blocking concurrency control: writers append to one file group at once, which needs a
         MERGE_ON_READ table whose simple bucket index puts a key's every version in one file group."""
-        mode = self.hoodie_conf.get(CONCURRENCY_MODE, OPTIMISTIC).upper()
+        mode = self.hoodie_conf.get(CONCURRENCY_MODE, "").strip().upper()
+        if self.zookeeper_conn_id:
+            try:
+                mode = multi_writer_mode(mode)
+            except ConfigError as e:
+                raise ValueError(str(e)) from None
         if mode != NON_BLOCKING:
             return
         needs = []
         if self.table_type != "MERGE_ON_READ":
             needs.append("`table_type: MERGE_ON_READ`")
-        if self.hoodie_conf.get("hoodie.index.type", "").upper() != "BUCKET" or \
-                self.hoodie_conf.get("hoodie.index.bucket.engine", "SIMPLE").upper() != "SIMPLE":
-            needs.append("hoodie.index.type=BUCKET with hoodie.index.bucket.engine=SIMPLE (the default)")
+        if not is_simple_bucket_index(self.hoodie_conf):
+            needs.append(f"{INDEX_TYPE}=BUCKET with {BUCKET_ENGINE}=SIMPLE (the default)")
         if self.zookeeper_conn_id is None:
             needs.append("a zookeeper_conn_id (its writers still take the lock to commit)")
         if self.services and self.services.clustering is not None:

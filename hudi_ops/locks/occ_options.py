@@ -15,6 +15,7 @@ OPTIMISTIC, NON_BLOCKING = "OPTIMISTIC_CONCURRENCY_CONTROL", "NON_BLOCKING_CONCU
 CLUSTERING_UPDATES_STRATEGY = "hoodie.clustering.updates.strategy"
 CONFLICT_RESOLUTION_STRATEGY = "hoodie.write.lock.conflict.resolution.strategy"
 INDEX_TYPE = "hoodie.index.type"
+BUCKET_ENGINE = "hoodie.index.bucket.engine"
 #: Hudi's lock manager retries a lock it did not get 50 more times, 5 s apart, each try waiting
 #: `hoodie.write.lock.wait_time_ms`: almost an hour before a job fails. Under Airflow the task's
 #: retries (with backoff, and visible) do that job, so the wait is one try:
@@ -32,13 +33,34 @@ INGESTION_FIRST = {
 }
 
 
+def is_simple_bucket_index(options: Mapping[str, str]) -> bool:
+    """Whether `options` choose Hudi's simple bucket index, whose file groups are fixed per bucket."""
+    return (str(options.get(INDEX_TYPE, "")).strip().upper() == "BUCKET"
+            and str(options.get(BUCKET_ENGINE, "SIMPLE")).strip().upper() == "SIMPLE")
+
+
+def multi_writer_mode(value: str | None) -> str:
+    """The concurrency mode a table with a lock runs: optimistic (the default) or non-blocking."""
+    mode = (value or OPTIMISTIC).strip().upper()
+    if mode not in (OPTIMISTIC, NON_BLOCKING):
+        raise ConfigError(f"{CONCURRENCY_MODE}={value} cannot share a table's lock with other writers; "
+                          f"use {OPTIMISTIC} (the default) or {NON_BLOCKING}, or drop the setting")
+    return mode
+
+
 def occ_defaults(options: Mapping[str, str]) -> dict[str, str]:
     """The defaults a table's own `options` may change, for every job of a table with several writers.
-    A bucket index keeps the conflict check Hudi infers for it (by bucket, not file id: two writers'
-    first files of one bucket conflict), and it has no clustering to yield."""
-    if str(options.get(INDEX_TYPE, "")).upper() == "BUCKET":
+    A bucket index keeps Hudi's own choices: the conflict check it infers, by bucket (two writers'
+    first files of one bucket conflict), and its own clustering update strategy."""
+    if str(options.get(INDEX_TYPE, "")).strip().upper() == "BUCKET":
         return dict(LOCK_WAIT)
     return {**LOCK_WAIT, **INGESTION_FIRST}
+
+
+def with_lock(table_options: Mapping[str, str], lock: Mapping[str, str]) -> dict[str, str]:
+    """Every job's options for a table with several writers: hudi-ops' defaults, the table's own, then
+    the lock's (which win: every pipeline of the table must share them)."""
+    return {**occ_defaults(table_options), **table_options, **lock}
 
 
 def zookeeper_lock_options(
@@ -49,10 +71,7 @@ def zookeeper_lock_options(
     may set `base_path`, `lock_key` (default: the table's name), `session_timeout_ms` and
     `connection_timeout_ms`. `concurrency_mode`: the table's own choice of Hudi's multi-writer modes,
     optimistic (the default) or non-blocking; both take the lock to commit."""
-    mode = (concurrency_mode or OPTIMISTIC).strip().upper()
-    if mode not in (OPTIMISTIC, NON_BLOCKING):
-        raise ConfigError(f"{CONCURRENCY_MODE}={concurrency_mode} cannot share a table's lock with other writers; "
-                          f"use {OPTIMISTIC} (the default) or {NON_BLOCKING}, or drop the setting")
+    mode = multi_writer_mode(concurrency_mode)
     hosts = [h.strip() for h in host.split(",") if h.strip()]
     if not hosts:
         raise ConfigError("the ZooKeeper connection has no host; set it to the ensemble's host name(s)")

@@ -155,7 +155,7 @@ def _rollback(message: str, context: JobContext, failure: JavaFailure) -> HudiOp
 
 #: an instant file of the active timeline that a job listed and then could not open
 #: a timeline file: `<requested>_<completed>.<action>` once completed, `<requested>.<action>.<state>` pending
-_MISSING_INSTANT = re.compile(r"File \S*/\.hoodie/timeline/(\d+)(_\d+)?\.\w+(\.\w+)? does not exist")
+_MISSING_INSTANT = re.compile(r"File \S*/\.hoodie/timeline/(\d+)(_\d+)?\.\w+(?:\.\w+)? does not exist")
 
 
 def _left_the_timeline_under_the_job(failure: JavaFailure, context: JobContext) -> HudiOpsError | None:
@@ -181,8 +181,9 @@ def _left_the_timeline_under_the_job(failure: JavaFailure, context: JobContext) 
             "(Hudi reads every completed commit's metadata when it starts reading file groups); nothing of this "
             "job is visible: retry")
     return ConcurrentJobError(
-        f"another job rolled back pending instant {instant} of {context.base_path} (a clustering that yielded to "
-        "a writer withdraws its plan) while this job read it; nothing of this job is visible: retry")
+        f"another job rolled back pending instant {instant} of {context.base_path} while this job read it (a "
+        "clustering that yields to a writer withdraws its plan, a clean rolls back failed writes); nothing of "
+        "this job is visible: retry")
 
 
 #: a metadata-table log file that a job's metadata reader listed and then could not open
@@ -283,19 +284,20 @@ _UNORDERABLE = 'because the return value of "java.util.function.Function.apply(O
 
 
 def _writes_in_flight(failure: JavaFailure, context: JobContext) -> HudiOpsError | None:
-    """A clustering's commit that Hudi 1.1.1's prefer-writer check failed on writes in flight."""
+    """A clustering's commit that Hudi 1.1.1's prefer-writer check failed on: only a write in flight has
+    no completion time, so the failure itself says one was there (the timeline, read later, names
+    those still pending)."""
     committing = _CLUSTERING_COMMIT.search(failure.find(_HUDI_EXCEPTION + "HoodieClusteringException") or "")
-    unorderable = failure.find("java.lang.NullPointerException") or ""
-    if committing is None or _UNORDERABLE not in unorderable:
+    if committing is None or _UNORDERABLE not in (failure.find("java.lang.NullPointerException") or ""):
         return None
     try:
         timeline = MetaClient.open(context.base_path).timeline()
+        clusterings = {p.instant for p in pending_plans(timeline, CLUSTERING)}
+        writes = tuple(i.requested_time for i in timeline.pending
+                       if i.action in Action.WRITE_ACTIONS and i.requested_time not in clusterings)
     except HudiOpsError:
-        return None
-    clusterings = {p.instant for p in pending_plans(timeline, CLUSTERING)}
-    writes = tuple(i.requested_time for i in timeline.pending
-                   if i.action in Action.WRITE_ACTIONS and i.requested_time not in clusterings)
-    return WriteInFlightError(committing.group(1), writes) if writes else None
+        writes = ()
+    return WriteInFlightError(committing.group(1), writes)
 
 
 def hudi_ops_error(failure: JavaFailure, context: JobContext) -> HudiOpsError:

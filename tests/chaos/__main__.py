@@ -23,7 +23,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--commits", type=int, default=ChaosSize.commits, help="batches per writer pipeline")
     parser.add_argument("--zookeeper-restarts", type=int, default=ChaosSize.zookeeper_restarts)
     parser.add_argument("--no-kills", action="store_true",
-                        help="the contention run: no kills, and a batch may take at most --max-tries tries")
+                        help="the contention run: no kills (with --max-tries 3 as `make contention` runs it)")
     parser.add_argument("--max-tries", type=int, default=ChaosSize.max_tries,
                         help="tries a batch may take before the run fails as starved")
     args = parser.parse_args(argv)

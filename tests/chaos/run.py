@@ -159,7 +159,8 @@ class Figures:
     #: `<service> <instant>` -> how the jobs that ran that plan ended (`completed`, `completed by another run`)
     plan_outcomes: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
     plans_raced: int = 0  # plans two executors were started on at once
-    plans_withdrawn: int = 0  # clustering runs that lost to a writer at their commit (ingestion first)
+    #: clustering plans withdrawn after losing to a writer at their commit (ingestion first)
+    plans_withdrawn: set[str] = field(default_factory=set)
     #: the harness's control-plane checks that listed the table because its metadata table could not be
     #: read: a file its cleaner removed meanwhile is a race; anything else, a state the reader cannot read
     metadata_table_fallbacks: Counter[str] = field(default_factory=Counter)
@@ -177,7 +178,7 @@ class Figures:
                                 for p, t in sorted(self.tries.items()) if t},
             "failed_writes_rolled_back": self.failed_writes_rolled_back,
             "plans_executed": dict(self.plans_executed), "plans_raced": self.plans_raced,
-            "plans_withdrawn": self.plans_withdrawn,
+            "plans_withdrawn": len(self.plans_withdrawn),
             "metadata_table_fallbacks": dict(self.metadata_table_fallbacks),
             "snapshots": self.snapshots,
             "rows_checked": self.rows_checked, "lost": self.lost, "doubled": self.doubled,
@@ -345,7 +346,7 @@ class ChaosRun:
         result = self._until_done("services", batch, job.to_argv())
         if result.get("outcome") == "withdrawn":
             with self._mutex:
-                self.figures.plans_withdrawn += 1
+                self.figures.plans_withdrawn.add(result["instant"])
         if isinstance(job, CompactSpec | ClusterSpec) and "completed" in (result.get("outcome") or ""):
             with self._mutex:
                 self.figures.plan_outcomes[f"{job.JOB} {result['instant']}"][result["outcome"]] += 1

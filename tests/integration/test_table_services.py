@@ -370,7 +370,7 @@ def test_an_update_under_a_pending_clustering_commits_first_and_the_clustering_y
     # the execution's files went with its rollback
     assert {k for k in tree(table) if not k.startswith(".hoodie")} == data_files
     assert read_hudi_rs(table) == read_spark(spark, table) == model.expected()
-    # a second executor of the same plan, started meanwhile, reports the same and runs nothing
+    # a later run given the plan's instant (a retried execute task) reports the same and runs nothing
     code, again = run(capsys, service(ClusterSpec, table, mode="execute", instant_time=scheduled["instant"],
                                       hoodie_conf=options), spark)
     assert code == 0 and again["outcome"] == "withdrawn", again

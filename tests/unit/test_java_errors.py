@@ -239,13 +239,17 @@ WRITES_IN_FLIGHT = (
 )
 
 
-def test_a_clustering_that_hudi_1_1_1_cannot_check_against_writes_in_flight_yields_to_them(tmp_path):
+def test_a_clustering_that_hudi_1_1_1_cannot_check_against_writes_in_flight_is_a_conflict_with_them(tmp_path):
     context = table_with_pending(tmp_path / "trips", "20261126025301000")
     error = hudi_ops_error(JavaFailure(WRITES_IN_FLIGHT), context)
     assert isinstance(error, WriteConflictError) and exit_code(error) == EXIT_CONFLICT
     assert "clustering 20261126025257893 met write(s) in flight at its commit (20261126025301000)" in str(error)
-    idle = table_with_pending(tmp_path / "idle")  # no write in flight: not that bug
-    assert exit_code(hudi_ops_error(JavaFailure(WRITES_IN_FLIGHT), idle)) == EXIT_FAILED
+    # the writes may have completed before the job read the timeline: the failure alone says they were there
+    done = hudi_ops_error(JavaFailure(WRITES_IN_FLIGHT), table_with_pending(tmp_path / "done"))
+    assert exit_code(done) == EXIT_CONFLICT and "(since done)" in str(done)
+    # another NullPointerException at a clustering's commit is no such conflict
+    other = ((WRITES_IN_FLIGHT[0]), ("java.lang.NullPointerException", "Cannot invoke \"Object.toString()\""))
+    assert exit_code(hudi_ops_error(JavaFailure(other), context)) == EXIT_FAILED
 
 
 def metadata_log_gone(table_path) -> tuple[tuple[str, str], ...]:

@@ -56,6 +56,8 @@ def test_options_are_text_and_defaults_fill_every_table():
       "hoodie_conf": {"hoodie.write.concurrency.mode": "NON_BLOCKING_CONCURRENCY_CONTROL",
                       "hoodie.index.type": "BUCKET"}},
      "needs a zookeeper_conn_id (its writers still take the lock to commit), no clustering service"),
+    ({**TABLE, "hoodie_conf": {"hoodie.write.concurrency.mode": "SINGLE_WRITER"}},
+     "hoodie.write.concurrency.mode=SINGLE_WRITER cannot share a table's lock with other writers"),
 ])
 def test_a_bad_entry_names_the_table_the_key_and_the_fix(table, message):
     with pytest.raises(ConfigError, match=re.escape(message)):

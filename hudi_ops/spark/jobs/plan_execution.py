@@ -117,16 +117,20 @@ def _execute(service: PlanService, meta: MetaClient, options: dict[str, str], sp
         except WriteConflictError as conflict:
             if service.withdraw_method is None:
                 raise
-            return _withdraw(service, meta, options, spark, spec, instant, conflict, started, warnings)
+            if meta.reload().timeline().completed_instant(instant) is not None:  # it failed after completing
+                return _outcome(service, meta, spec, instant, "completed", started, plan, warnings)
+            return _withdraw(service, meta, options, spark, spec, instant, conflict, started, warnings, held)
         return _outcome(service, meta, spec, instant, "completed", started, plan, warnings)
 
 
 def _withdraw(service: PlanService, meta: MetaClient, options: dict[str, str], spark: Callable[[], Any],
               spec: PlanServiceSpec, instant: str, conflict: WriteConflictError, started: float,
-              warnings: tuple[str, ...]) -> ServiceResult:
+              warnings: tuple[str, ...], held: Any) -> ServiceResult:
     """Ingestion first: a writer updated the plan's file groups after it was made (Hudi's
     PreferWriter check at the commit); the plan is rolled back and removed, under the table's lock."""
     with write_client(spark(), meta.reload(), options) as client:
+        if held is not None:  # the plan is ours alone: a lapsed session may have let another executor run it
+            held.provider.assert_held()
         getattr(client.java, service.withdraw_method)(instant)
     withdrawn = _withdrawn(service, meta.reload(), spec, instant, started, warnings, conflict)
     if withdrawn is None:
@@ -141,14 +145,15 @@ def _withdrawn(service: PlanService, meta: MetaClient, spec: PlanServiceSpec, in
     timeline = meta.timeline()
     if service.withdraw_method is None or any(p.instant == instant for p in pending_plans(timeline, service.service)):
         return None
-    span = next((s for s in instant_spans(timeline, Action.REPLACE_COMMIT) if s.requested_time == instant), None)
-    if span is None or span.status != ROLLED_BACK:
+    # a rollback that does not record its target's action takes the table's: not a plan's
+    span = next((s for s in instant_spans(timeline, meta.commit_action) if s.requested_time == instant), None)
+    if span is None or span.status != ROLLED_BACK or span.action not in (Action.CLUSTERING, Action.REPLACE_COMMIT):
         return None
-    why = (f"it lost to a writer at its commit ({conflict})" if conflict is not None
-           else "a run of it lost to a writer at its commit")
+    why = (f": it lost to a writer at its commit ({conflict}), and writers come first" if conflict is not None
+           else " (a clustering that loses to a writer at its commit withdraws its plan)")
     return ServiceResult(service.job, spec.mode, instant, "withdrawn",
                          reason=f"{service.service} plan {instant} was rolled back and removed at "
-                                f"{span.rolled_back_by}: {why}, and writers come first; the next schedule plans again",
+                                f"{span.rolled_back_by}{why}; the next schedule plans again",
                          warnings=warnings, durations_ms=since(started))
 
 
