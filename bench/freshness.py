@@ -39,6 +39,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hudi_ops.demo.zookeeper_server import ZookeeperServer
+from hudi_ops.errors import TableNotFoundError
+from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import BackfillSpec, IngestSpec
 from hudi_ops.spark.submit import spark_submit_command
 
@@ -166,7 +168,10 @@ class Run:
         options = hudi.HudiReadOptions(filters=[("dt", "=", TODAY)], projection=["batch"])
         while len(self.visible) < self.work.ticks and not self._done.is_set():
             time.sleep(POLL_S)
-            if not (self.table / ".hoodie" / "hoodie.properties").is_file():
+            try:  # readable once the first ingest created it and committed
+                if not MetaClient.open(self.table).timeline().completed:
+                    continue
+            except TableNotFoundError:
                 continue
             batches = hudi.HudiTable(str(self.table)).read(options)
             seen = time.monotonic()
