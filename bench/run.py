@@ -90,6 +90,17 @@ def table(results: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def kept_results() -> list[dict]:
+    """The kept lines, in the benchmarks' order."""
+    kept = {r["bench"]: r for r in map(json.loads, RESULTS.read_text().splitlines())} if RESULTS.exists() else {}
+    return [kept[n.removesuffix(".py")] for n in BENCHMARKS if n.removesuffix(".py") in kept]
+
+
+def readme_table(text: str) -> str:
+    """What the README holds between its markers."""
+    return text.split(BEGIN, 1)[1].split(END, 1)[0].strip()
+
+
 def write_readme(results: list[dict]) -> None:
     text = README.read_text()
     head, rest = text.split(BEGIN, 1)
@@ -106,7 +117,7 @@ def main() -> int:
     unknown = set(args.only or ()) - set(names)
     if unknown:
         ap.error(f"no benchmark named {', '.join(sorted(unknown))}; they are {', '.join(names)}")
-    kept = {r["bench"]: r for r in map(json.loads, RESULTS.read_text().splitlines())} if RESULTS.exists() else {}
+    kept = {r["bench"]: r for r in kept_results()}
     failed = 0
     if not args.table_only:
         for script in BENCHMARKS:
@@ -120,9 +131,8 @@ def main() -> int:
                 failed = 1
                 continue
             kept[name] = {**json.loads(lines[-1]), "measured": dt.date.today().isoformat()}
-        RESULTS.write_text("".join(json.dumps(kept[n.removesuffix(".py")]) + "\n" for n in BENCHMARKS
-                                   if n.removesuffix(".py") in kept))
-    write_readme([kept[n.removesuffix(".py")] for n in BENCHMARKS if n.removesuffix(".py") in kept])
+        RESULTS.write_text("".join(json.dumps(kept[n]) + "\n" for n in names if n in kept))
+    write_readme(kept_results())
     return failed
 
 
