@@ -117,9 +117,10 @@ def _execute(service: PlanService, meta: MetaClient, options: dict[str, str], sp
         except WriteConflictError as conflict:
             if service.withdraw_method is None:
                 raise
-            if meta.reload().timeline().completed_instant(instant) is not None:  # it failed after completing
-                return _outcome(service, meta, spec, instant, "completed", started, plan, warnings)
-            return _withdraw(service, meta, options, spark, spec, instant, conflict, started, warnings, held)
+            after = meta.reload()
+            if after.timeline().completed_instant(instant) is not None:  # it failed after completing
+                return _outcome(service, after, spec, instant, "completed", started, plan, warnings)
+            return _withdraw(service, after, options, spark, spec, instant, conflict, started, warnings, held)
         return _outcome(service, meta, spec, instant, "completed", started, plan, warnings)
 
 
@@ -128,7 +129,7 @@ def _withdraw(service: PlanService, meta: MetaClient, options: dict[str, str], s
               warnings: tuple[str, ...], held: Any) -> ServiceResult:
     """Ingestion first: a writer updated the plan's file groups after it was made (Hudi's
     PreferWriter check at the commit); the plan is rolled back and removed, under the table's lock."""
-    with write_client(spark(), meta.reload(), options) as client:
+    with write_client(spark(), meta, options) as client:
         if held is not None:  # the plan is ours alone: a lapsed session may have let another executor run it
             held.provider.assert_held()
         getattr(client.java, service.withdraw_method)(instant)
