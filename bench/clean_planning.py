@@ -61,13 +61,13 @@ def main() -> None:
     counts = [int(c) for c in args.commits.split(",")]
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from hudi_ops.job_specs import CleanSpec
-    from hudi_ops.spark.session import local_mode_options, require_hudi, session_builder
+    from hudi_ops.spark.session import require_hudi, session_builder, session_options
 
     spark = (session_builder("bench-clean-planning", master="local[1]").config("spark.sql.shuffle.partitions", "1")
              .config("spark.default.parallelism", "1").getOrCreate())
     require_hudi(spark)
     spark.sparkContext.setLogLevel("ERROR")
-    writer = local_mode_options(spark, WRITER)
+    writer = session_options(spark, WRITER)
     root = Path(tempfile.mkdtemp(prefix="hudi-ops-bench-"))
 
     def write(table: Path, n: int, keys: list[int], op: str = "upsert") -> float:

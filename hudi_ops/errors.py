@@ -85,9 +85,10 @@ class EarlyConflictError(WriteConflictError):
 
 
 class WriteInFlightError(WriteConflictError):
-    """A clustering met writes in flight at its commit, which Hudi 1.1.1's prefer-writer check fails
+    """A clustering met writes in flight at its commit, which Hudi 1.1.1's own prefer-writer check fails
     to order (it sorts the candidates by completion time, null while in flight, and throws a
-    NullPointerException; later Hudi sorts them nulls last). Writers come first: the clustering yields."""
+    NullPointerException; Hudi 1.2.0 sorts them nulls last, and hudi-ops ships that fix beside its own
+    1.1.1: this is met with a Hudi of the user's own). Writers come first: the clustering yields."""
 
     def __init__(self, instant: str, writes: tuple[str, ...]) -> None:
         self.instant, self.conflicting_instant = instant, writes[0] if writes else "?"

@@ -14,6 +14,7 @@ CONCURRENCY_MODE = "hoodie.write.concurrency.mode"
 OPTIMISTIC, NON_BLOCKING = "OPTIMISTIC_CONCURRENCY_CONTROL", "NON_BLOCKING_CONCURRENCY_CONTROL"
 CLUSTERING_UPDATES_STRATEGY = "hoodie.clustering.updates.strategy"
 CONFLICT_RESOLUTION_STRATEGY = "hoodie.write.lock.conflict.resolution.strategy"
+PREFER_WRITER = "org.apache.hudi.client.transaction.PreferWriterConflictResolutionStrategy"
 INDEX_TYPE = "hoodie.index.type"
 BUCKET_ENGINE = "hoodie.index.bucket.engine"
 #: Hudi's lock manager retries a lock it did not get 50 more times, 5 s apart, each try waiting
@@ -27,10 +28,25 @@ LOCK_WAIT = {"hoodie.write.lock.client.num_retries": "0"}
 #: and log compaction, not for compaction) for writes to its file groups since it was planned; it
 #: yields, and hudi-ops withdraws its plan (hudi_ops.spark.jobs.plan_execution) for the next tick to
 #: plan again. A write under a pending compaction plan was never refused: it goes to the next slice.
+#: On Hudi 1.1.1 the jobs run hudi-ops' fix of that check (hudi_ops.spark.hudi_backports).
 INGESTION_FIRST = {
     CLUSTERING_UPDATES_STRATEGY: "org.apache.hudi.client.clustering.update.strategy.SparkAllowUpdateStrategy",
-    CONFLICT_RESOLUTION_STRATEGY: "org.apache.hudi.client.transaction.PreferWriterConflictResolutionStrategy",
+    CONFLICT_RESOLUTION_STRATEGY: PREFER_WRITER,
 }
+
+
+#: A backfill beside other writers puts its inserts into file groups of its own instead of filling the
+#: partition's small files (Hudi's default, under 100 MB): those are the file groups the ingest writes
+#: into, and two writers' inserts into one small file group are a write conflict for one of them. The
+#: clustering service later merges the backfill's smaller files.
+BACKFILL_APART = {"hoodie.parquet.small.file.limit": "0"}
+
+
+def backfill_defaults(options: Mapping[str, str]) -> dict[str, str]:
+    """What a backfill adds to `options` unless they set it: `BACKFILL_APART` on a table with several writers."""
+    if str(options.get(CONCURRENCY_MODE, "")).strip().upper() not in (OPTIMISTIC, NON_BLOCKING):
+        return {}
+    return {k: v for k, v in BACKFILL_APART.items() if k not in options}
 
 
 def is_simple_bucket_index(options: Mapping[str, str]) -> bool:

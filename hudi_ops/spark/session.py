@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from hudi_ops.errors import ConfigError
+from hudi_ops.spark.hudi_backports import with_backports
 from hudi_ops.spark.hudi_bundle import JARS_ENV, hudi_jars
 
 #: What Hudi's quick start sets on every session: the `CALL` procedures need the extension.
@@ -53,12 +54,15 @@ def session_builder(app_name: str, *, master: str = "local[2]") -> Any:
     return builder
 
 
-def local_mode_options(spark: Any, options: Mapping[str, str]) -> dict[str, str]:
-    """In local mode the executors live in the driver: Hudi's timeline server for them would only
-    open a port on every interface, so it stays off unless the user's options ask for it."""
-    if spark.sparkContext.master.startswith("local") and EMBEDDED_TIMELINE_SERVER not in options:
-        return {**options, EMBEDDED_TIMELINE_SERVER: "false"}
-    return dict(options)
+def session_options(spark: Any, options: Mapping[str, str]) -> dict[str, str]:
+    """`options` as this session's Hudi runs them. In local mode the executors live in the driver:
+    Hudi's timeline server for them would only open a port on every interface, so it stays off unless
+    the user's options ask for it. A class of Hudi's that a backport on the classpath fixes is swapped
+    for it (hudi_ops.spark.hudi_backports)."""
+    chosen = with_backports(spark, options)
+    if spark.sparkContext.master.startswith("local") and EMBEDDED_TIMELINE_SERVER not in chosen:
+        chosen[EMBEDDED_TIMELINE_SERVER] = "false"
+    return chosen
 
 
 def spark_session(app_name: str) -> Any:

@@ -13,6 +13,7 @@ import time
 import pytest
 
 from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.job_specs import ClusterSpec
 from hudi_ops.locks.held_lock import HeldLock
 from hudi_ops.read.table_overview import COMPLETED, ROLLED_BACK, instant_spans
 from hudi_ops.spark.__main__ import main
@@ -23,7 +24,7 @@ from tests.integration.test_spark_jobs import ingest_args
 from tests.s3_lake import S3Lake
 from tests.tables import Model, job_result, read_hudi_rs, read_spark, trips, write_source
 
-DAY1, DAY2 = "2026-11-20", "2026-11-21"
+DAY1, DAY2, DAY3 = "2026-11-20", "2026-11-21", "2026-11-22"
 
 
 class Table:
@@ -187,3 +188,48 @@ def test_a_writer_behind_a_held_lock_exits_4_after_the_wait_and_commits_once_it_
     code, result = run_job(args, tmp_path / "free.log")
     assert code == 0 and result["inserts"] == 0 and result["updates"] == 5, result
     assert table.read() == table.model.upsert(batch).expected()
+
+
+@pytest.mark.parametrize("where", ["local"], indirect=True)  # the conflict check, not the storage, is the point
+def test_a_clustering_commits_beside_a_write_in_flight_on_other_file_groups(make_table):
+    """The prefer-writer check at a clustering's commit yields only to writes on its own file groups: a
+    write completed since its plan and a writer in flight in another partition (killed while it waited
+    to commit, so it stays in flight) do not stop it. Hudi 1.1.1's own check failed whenever a write in
+    flight was among several candidates (without the fix this run is withdrawn); hudi-ops ships the
+    fix (hudi_ops.spark.hudi_backports)."""
+    table = make_table()
+    options = {**table.options, "hoodie.clean.automatic": "false"}  # keeps the killed write in flight
+    for n in range(2):  # two more small file groups beside the seed's in DAY1
+        rows = trips(DAY1, range(100 + 10 * n, 110 + 10 * n), ts=1)
+        table.land("more", rows)
+        table.model.upsert(rows)
+        assert main(table.args("more", {"hoodie.parquet.small.file.limit": "0"}), spark=table.spark) == 0, \
+            job_result(table.capsys.readouterr().out)
+    table.capsys.readouterr()
+    schedule = ClusterSpec(base_path=str(table.path), mode="schedule", hoodie_conf=options).to_argv()
+    assert main(schedule, spark=table.spark) == 0
+    scheduled = job_result(table.capsys.readouterr().out)
+    assert scheduled["file_groups"] >= 3, scheduled
+    # a write completed since the plan, and one in flight: the check orders them (1.1.1's could not)
+    assert table.ingest_here("other", trips(DAY3, range(10), ts=5)) == 0, table.last
+
+    before = set(table.spans())
+    job = table.start("late", trips(DAY3, range(10, 20), ts=5))
+    deadline = time.monotonic() + 180
+    while not [s for t, s in table.spans().items() if t not in before and s.state == "inflight"]:
+        assert job.process.poll() is None and time.monotonic() < deadline, job.log.read_text()[-3000:]
+        time.sleep(0.02)
+    with table.held() as lock:
+        lock.wait_for_waiters(1, timeout_s=180)  # done writing DAY3, it waits to commit
+        job.kill()
+    (in_flight,) = set(table.spans()) - before
+
+    execute = ClusterSpec(base_path=str(table.path), mode="execute", instant_time=scheduled["instant"],
+                          hoodie_conf=options).to_argv()
+    assert main(execute, spark=table.spark) == 0
+    executed = job_result(table.capsys.readouterr().out)
+    assert executed["outcome"] == "completed", executed
+    pending = MetaClient.open(table.path).timeline().pending
+    assert [i.requested_time for i in pending] == [in_flight] and table.spans()[in_flight].state == "inflight"
+    assert len([g for g in MetaClient.open(table.path).fs_view().file_groups() if g.id.partition_path == DAY1]) == 1
+    assert table.read() == table.model.expected()  # every row once, nothing of the killed write

@@ -12,7 +12,10 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hudi_ops.locks.occ_options import CONFLICT_RESOLUTION_STRATEGY, PREFER_WRITER
+from hudi_ops.spark import hudi_backports
 from hudi_ops.spark.hudi_bundle import JARS_ENV, SPARK_LINE, hudi_jars, hudi_release, hudi_spark_bundle
+from hudi_ops.spark.session import session_options
 
 
 def test_arrow_udf_runs_on_executors(spark):
@@ -39,6 +42,19 @@ def test_the_hudi_bundle_is_built_for_the_installed_spark(spark):
     else:  # the release chosen (the default unless $HUDI_OPS_HUDI_VERSION names another)
         assert hudi_jars()[0].endswith(hudi_spark_bundle().jar_name)
         assert package.getImplementationVersion() == hudi_release()
+
+
+def test_hudis_prefer_writer_check_runs_as_hudi_ops_fix_where_the_release_lacks_it(spark):
+    """Hudi 1.1.1's prefer-writer conflict resolution cannot order writes in flight; a job naming it runs
+    hudi-ops' backport, a subclass of Hudi's, shipped beside 1.1.1's bundle and nothing else."""
+    options = session_options(spark, {CONFLICT_RESOLUTION_STRATEGY: PREFER_WRITER})
+    shipped = not os.environ.get(JARS_ENV) and hudi_release() in hudi_backports.RELEASES
+    backport = hudi_backports.CLASSES[PREFER_WRITER]
+    assert options[CONFLICT_RESOLUTION_STRATEGY] == (backport if shipped else PREFER_WRITER)
+    if shipped:
+        loader = spark._jvm.java.lang.Thread.currentThread().getContextClassLoader()
+        assert loader.loadClass(backport).getSuperclass().getName() == PREFER_WRITER
+    assert CONFLICT_RESOLUTION_STRATEGY not in session_options(spark, {})
 
 
 def test_the_session_runs_hudis_sql_procedures(spark):

@@ -153,6 +153,33 @@ def test_backfill_commits_a_day_at_a_time_and_resumes_after_its_last_day(spark, 
     assert read_hudi_rs(table) == read_spark(spark, table) == model.expected()
 
 
+@pytest.mark.parametrize("several_writers", [False, True])
+def test_a_backfill_beside_other_writers_puts_its_inserts_into_file_groups_of_its_own(
+        spark, tmp_path, capsys, zookeeper, several_writers):
+    """Hudi packs a write's inserts into the partition's small files. A backfill on a table with several
+    writers does not: the small files are the ones the ingest writes into, and two writers' inserts into
+    one file group are a write conflict for one of them. A single writer's backfill packs as before."""
+    table, landing, history = tmp_path / "trips", tmp_path / "landing", tmp_path / "history"
+    options = occ_options(zookeeper.url) if several_writers else {}
+    rows = trips(DAY1, range(10), ts=1)
+    write_source(landing / "a.parquet", rows)
+    assert run(capsys, ingest_args(table, landing, hoodie_conf=options), spark)[0] == 0
+    model = Model().upsert(rows)
+    (ingested,) = MetaClient.open(table).fs_view().file_groups()
+
+    old = trips(DAY1, range(100, 110), ts=1)
+    write_source(history / f"dt={DAY1}" / "part-0.parquet", old)
+    backfill = trips_args(BackfillSpec, table, history, start=DAY1, end=DAY1, hoodie_conf=options)
+    code, result = run(capsys, backfill, spark)
+    assert code == 0 and result["inserts"] == len(old), result.get("message")
+    groups = {g.id: g for g in MetaClient.open(table).fs_view().file_groups()}
+    if several_writers:
+        assert len(groups) == 2 and groups[ingested.id].slices == ingested.slices
+    else:
+        assert list(groups) == [ingested.id] and groups[ingested.id].slices != ingested.slices
+    assert read_hudi_rs(table) == read_spark(spark, table) == model.upsert(old).expected()
+
+
 @pytest.fixture
 def seeded(spark, tmp_path, capsys):
     """A table with one ingest, and a landing folder for the next file."""

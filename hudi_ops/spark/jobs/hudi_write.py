@@ -17,7 +17,7 @@ from hudi_ops.read.pipeline_metadata import COMMIT_METADATA_PREFIX, JOB_KEY, RUN
 from hudi_ops.read.table_overview import CommitStats, commit_stats_of
 from hudi_ops.spark.java_errors import JavaFailure, JobContext, hudi_ops_error
 from hudi_ops.spark.jobs.target import TargetTable
-from hudi_ops.spark.session import local_mode_options
+from hudi_ops.spark.session import session_options
 
 OPERATION = "hoodie.datasource.write.operation"
 COMMIT_METADATA_PREFIX_KEY = "hoodie.datasource.write.commitmeta.key.prefix"
@@ -50,7 +50,7 @@ class Written:
 
 def write(spark: Any, frame: Any, target: TargetTable, options: Mapping[str, str], run: str, source: str) -> Written:
     """Write `frame` with Hudi and return what the commit did; Hudi's failures become hudi-ops errors."""
-    options = local_mode_options(spark, options)
+    options = session_options(spark, options)
     try:
         frame.write.format("hudi").options(**options).mode("append").save(target.base_path)
     except Exception as e:

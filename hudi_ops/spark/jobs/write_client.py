@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.spark.java_errors import JavaFailure, JobContext, hudi_ops_error
-from hudi_ops.spark.session import local_mode_options
+from hudi_ops.spark.session import session_options
 
 TABLE_NAME = "hoodie.table.name"
 #: the writer schema; Hudi's utilities set it from the table's latest commit (clustering needs it)
@@ -47,7 +47,7 @@ def write_client(spark: Any, meta: MetaClient, options: Mapping[str, str]) -> It
     jvm = spark._jvm
     props = jvm.java.util.Properties()
     table = {TABLE_NAME: meta.properties.table_name, AVRO_SCHEMA: meta.avro_schema() or ""}
-    for key, value in {**table, **local_mode_options(spark, options)}.items():
+    for key, value in {**table, **session_options(spark, options)}.items():
         props.setProperty(key, str(value))
     context = JobContext(meta.base_path)
     try:
