@@ -1,6 +1,7 @@
 # Set-up and checks for hudi-ops. `make demo` and `make test` each create .venv and fetch Hudi's
 # Spark bundle, ZooKeeper's server and the s3a connector with Maven into .cache/jars when needed (once: later runs are
-# offline). They need Python 3.11, Java 17 and Maven; the tests also run three Debian packages.
+# offline). They need Python 3.11, a Java 17 JDK (javac builds hudi-ops' fix for Hudi 1.1.1) and Maven; the
+# tests also run three Debian packages.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python

@@ -8,8 +8,8 @@ FROM apache/airflow:${AIRFLOW_VERSION}-python3.11
 
 USER root
 # Java 17 for Spark and Hudi (a JDK: its javac builds hudi-ops' fix for Hudi 1.1.1 beside the bundle);
-# procps because Spark's launch scripts call `ps`; Maven fetches Hudi's Spark bundle below. The symlink gives one JAVA_HOME on amd64 and arm64 (Debian's directory name
-# ends in the architecture).
+# procps because Spark's launch scripts call `ps`; Maven fetches Hudi's Spark bundle below. The
+# symlink gives one JAVA_HOME on amd64 and arm64 (Debian's directory name ends in the architecture).
 RUN apt-get update \
     && apt-get install -y --no-install-recommends openjdk-17-jdk-headless procps maven \
     && ln -s "/usr/lib/jvm/java-17-openjdk-$(dpkg --print-architecture)" /usr/lib/jvm/java-17 \

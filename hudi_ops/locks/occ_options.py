@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from hudi_ops.errors import ConfigError
+from hudi_ops.locks.job_locks import has_zookeeper_lock
 
 ZOOKEEPER_LOCK_PROVIDER = "org.apache.hudi.client.transaction.lock.ZookeeperBasedLockProvider"
 DEFAULT_LOCK_BASE_PATH = "/hudi/locks"
@@ -43,8 +44,9 @@ BACKFILL_APART = {"hoodie.parquet.small.file.limit": "0"}
 
 
 def backfill_defaults(options: Mapping[str, str]) -> dict[str, str]:
-    """What a backfill adds to `options` unless they set it: `BACKFILL_APART` on a table with several writers."""
-    if str(options.get(CONCURRENCY_MODE, "")).strip().upper() not in (OPTIMISTIC, NON_BLOCKING):
+    """What a backfill adds to `options` unless they set it: `BACKFILL_APART` on a table with several
+    writers (the table's ZooKeeper lock)."""
+    if not has_zookeeper_lock(options):
         return {}
     return {k: v for k, v in BACKFILL_APART.items() if k not in options}
 

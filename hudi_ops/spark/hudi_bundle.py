@@ -67,7 +67,7 @@ def hudi_jars() -> tuple[str, ...]:
         raise ConfigError(f"Hudi's Spark bundle {artifact.coordinates} is not in {bundle.parent}; fetch it "
                           "with `python -m hudi_ops.spark.hudi_bundle fetch` (make does), or set "
                           f"{JARS_ENV} to the jars of a Hudi you already have")
-    if release not in hudi_backports.RELEASES:
+    if release not in hudi_backports.BACKPORTED_RELEASES:
         return (str(bundle.resolve()),)
     backports = hudi_backports.backport_jar(bundle.parent, release)
     if not backports.is_file():
@@ -81,7 +81,7 @@ def fetch() -> Path:
     fixes for its release built beside it."""
     release = hudi_release()
     bundle = fetch_jar(hudi_spark_bundle(release), jars_dir())
-    if release in hudi_backports.RELEASES:
+    if release in hudi_backports.BACKPORTED_RELEASES:
         hudi_backports.build(bundle, release)
     return bundle
 

@@ -57,7 +57,7 @@ def session_builder(app_name: str, *, master: str = "local[2]") -> Any:
 def session_options(spark: Any, options: Mapping[str, str]) -> dict[str, str]:
     """`options` as this session's Hudi runs them. In local mode the executors live in the driver:
     Hudi's timeline server for them would only open a port on every interface, so it stays off unless
-    the user's options ask for it. A class of Hudi's that a backport on the classpath fixes is swapped
+    the user's options ask for it. A class of Hudi's that a backport Hudi can load fixes is swapped
     for it (hudi_ops.spark.hudi_backports)."""
     chosen = with_backports(spark, options)
     if spark.sparkContext.master.startswith("local") and EMBEDDED_TIMELINE_SERVER not in chosen:

@@ -4,20 +4,24 @@ makes them, plus heartbeats short enough that a failed writer's instant expires 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 
-from hudi_ops.locks.occ_options import occ_defaults, zookeeper_lock_options
+from hudi_ops.locks.occ_options import CONCURRENCY_MODE, with_lock, zookeeper_lock_options
 
 HEARTBEAT = {"hoodie.client.heartbeat.interval_in_ms": "1000", "hoodie.client.heartbeat.tolerable.misses": "2"}
 #: how long after its writer stopped a pending instant's heartbeat has surely expired
 HEARTBEAT_EXPIRY_S = 4.0
 
 
-def occ_options(zookeeper_url: str, table: str | None = None) -> dict[str, str]:
-    """A fresh lock znode per table, so tests sharing one server never wait on each other."""
+def occ_options(zookeeper_url: str, table: str | None = None,
+                table_options: Mapping[str, str] | None = None) -> dict[str, str]:
+    """A fresh lock znode per table, so tests sharing one server never wait on each other; with the
+    table's own `table_options` as the hook adds them."""
     host, port = zookeeper_url.rsplit(":", 1)
-    options = zookeeper_lock_options(host, int(port), {"base_path": "/hudi-ops-tests", "session_timeout_ms": "10000"},
-                                     table or f"t-{uuid.uuid4().hex[:12]}")
-    return {**occ_defaults({}), **options, **HEARTBEAT}
+    table_options = dict(table_options or {})
+    lock = zookeeper_lock_options(host, int(port), {"base_path": "/hudi-ops-tests", "session_timeout_ms": "10000"},
+                                  table or f"t-{uuid.uuid4().hex[:12]}", table_options.get(CONCURRENCY_MODE))
+    return {**with_lock(table_options, lock), **HEARTBEAT}
 
 
 def as_flags(options: dict[str, str]) -> list[str]:

@@ -48,12 +48,13 @@ def test_hudis_prefer_writer_check_runs_as_hudi_ops_fix_where_the_release_lacks_
     """Hudi 1.1.1's prefer-writer conflict resolution cannot order writes in flight; a job naming it runs
     hudi-ops' backport, a subclass of Hudi's, shipped beside 1.1.1's bundle and nothing else."""
     options = session_options(spark, {CONFLICT_RESOLUTION_STRATEGY: PREFER_WRITER})
-    shipped = not os.environ.get(JARS_ENV) and hudi_release() in hudi_backports.RELEASES
+    shipped = not os.environ.get(JARS_ENV) and hudi_release() in hudi_backports.BACKPORTED_RELEASES
     backport = hudi_backports.CLASSES[PREFER_WRITER]
     assert options[CONFLICT_RESOLUTION_STRATEGY] == (backport if shipped else PREFER_WRITER)
     if shipped:
-        loader = spark._jvm.java.lang.Thread.currentThread().getContextClassLoader()
-        assert loader.loadClass(backport).getSuperclass().getName() == PREFER_WRITER
+        # loaded the way Hudi loads the options' classes
+        loaded = spark._jvm.org.apache.hudi.common.util.ReflectionUtils.getClass(backport)
+        assert loaded.getSuperclass().getName() == PREFER_WRITER
     assert CONFLICT_RESOLUTION_STRATEGY not in session_options(spark, {})
 
 

@@ -20,6 +20,7 @@ from hudi_ops.job_specs import (
     SavepointSpec,
     ServiceSpec,
 )
+from hudi_ops.locks.occ_options import CONCURRENCY_MODE, NON_BLOCKING
 from hudi_ops.read.clean_planner import REPLACED, next_clean
 from hudi_ops.read.pending_plans import pending_plans
 from hudi_ops.read.service_work import (
@@ -331,6 +332,29 @@ def test_archive_moves_old_instants_to_hudis_archived_timeline(spark, tmp_path, 
     meta = MetaClient.open(table)
     assert set(archived) <= set(writes[:-2]) and len(archived) >= 3  # the newest two stay active
     assert {a.requested_time for a in meta.archived_timeline()} >= set(archived)
+    assert read_hudi_rs(table) == read_spark(spark, table) == model.expected()
+
+
+def test_a_table_of_non_blocking_writers_compacts_and_reads_the_model(spark, tmp_path, capsys, zookeeper):
+    """Non-blocking concurrency control (MERGE_ON_READ, a simple bucket index) writes only log files
+    until a compaction, so the services DAG must compact such a table. The `compact` job's client takes
+    the table's type and record key from its properties: Hudi's config checks refuse a non-blocking
+    client of the default COPY_ON_WRITE type, and fail on a bucket index without the key."""
+    non_blocking = {"hoodie.index.type": "BUCKET", "hoodie.index.bucket.engine": "SIMPLE",
+                    "hoodie.bucket.index.num.buckets": "2", CONCURRENCY_MODE: NON_BLOCKING}
+    options = occ_options(zookeeper.url, table_options=non_blocking)
+    table, source = tmp_path / "trips", tmp_path / "landing"
+    model = Model()
+    for n in range(2):
+        rows = trips(DAY1, range(20), ts=n + 1, fare=float(n))
+        write_source(source / f"{n}.parquet", rows)
+        code, written = run(capsys, ingest_args(table, source, table_type="MERGE_ON_READ", hoodie_conf=options), spark)
+        assert code == 0, written.get("message")
+        model.upsert(rows)
+    code, compacted = run(capsys, service(CompactSpec, table, mode="scheduleAndExecute",
+                                          hoodie_conf={**options, **COMPACT_EVERY_COMMIT}), spark)
+    assert code == 0 and compacted["outcome"] == "completed", compacted
+    assert all(g.latest_slice.base_file for g in MetaClient.open(table).fs_view().file_groups())
     assert read_hudi_rs(table) == read_spark(spark, table) == model.expected()
 
 

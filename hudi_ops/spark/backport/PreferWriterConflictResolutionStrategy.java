@@ -1,5 +1,7 @@
 package hudiops.backport;
 
+import java.util.List;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
 import org.apache.hudi.common.table.HoodieTableMetaClient;
@@ -9,6 +11,8 @@ import org.apache.hudi.common.table.timeline.HoodieTimeline;
 import org.apache.hudi.common.util.ClusteringUtils;
 import org.apache.hudi.common.util.CollectionUtils;
 import org.apache.hudi.common.util.Option;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Hudi 1.1.1's prefer-writer conflict resolution, with one fix Hudi 1.2.0 made: a table service's
@@ -22,6 +26,8 @@ import org.apache.hudi.common.util.Option;
  */
 public class PreferWriterConflictResolutionStrategy
     extends org.apache.hudi.client.transaction.PreferWriterConflictResolutionStrategy {
+
+  private static final Logger LOG = LoggerFactory.getLogger(PreferWriterConflictResolutionStrategy.class);
 
   @Override
   public Stream<HoodieInstant> getCandidateInstants(
@@ -46,6 +52,8 @@ public class PreferWriterConflictResolutionStrategy
         .getTimelineOfActions(CollectionUtils.createSet(HoodieTimeline.COMMIT_ACTION, HoodieTimeline.DELTA_COMMIT_ACTION))
         .filterInflights()
         .getInstantsAsStream();
-    return Stream.concat(completed, inFlight);
+    List<HoodieInstant> candidates = Stream.concat(completed, inFlight).collect(Collectors.toList());
+    LOG.info("Writes that may conflict with {}: {}", currentInstant, candidates);
+    return candidates.stream();
   }
 }

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
+from hudi_ops.config import TableConfigKeys
 from hudi_ops.errors import ConfigError, InvalidInputError, TableNotFoundError
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.format.table_properties import TableProperties
@@ -26,6 +27,9 @@ RECORD_KEY = "hoodie.datasource.write.recordkey.field"
 PARTITION_PATH = "hoodie.datasource.write.partitionpath.field"
 ORDERING = "hoodie.datasource.write.precombine.field"
 ORDERING_ALIASES = ("hoodie.table.ordering.fields", "hoodie.table.precombine.field")
+#: the table config's own key: Hudi 1.1.1's write config reads the type from it alone, and a new
+#: table's first write with non-blocking concurrency control is refused as COPY_ON_WRITE without it
+TABLE_CONFIG_TYPE = TableConfigKeys.TYPE.name
 
 
 @dataclass(frozen=True)
@@ -47,8 +51,8 @@ class TargetTable:
         return name in self.partition_fields or (self.schema is not None and name in self.schema.names)
 
     def hudi_options(self) -> dict[str, str]:
-        out = {TABLE_NAME: self.name, TABLE_TYPE: self.table_type, RECORD_KEY: ",".join(self.record_key_fields),
-               PARTITION_PATH: ",".join(self.partition_fields)}
+        out = {TABLE_NAME: self.name, TABLE_TYPE: self.table_type, TABLE_CONFIG_TYPE: self.table_type,
+               RECORD_KEY: ",".join(self.record_key_fields), PARTITION_PATH: ",".join(self.partition_fields)}
         if self.ordering_field:
             out[ORDERING] = self.ordering_field
         return out

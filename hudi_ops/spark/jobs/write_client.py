@@ -15,9 +15,9 @@ from typing import Any, NoReturn
 
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.spark.java_errors import JavaFailure, JobContext, hudi_ops_error
+from hudi_ops.spark.jobs.target import RECORD_KEY, TABLE_CONFIG_TYPE, TABLE_NAME
 from hudi_ops.spark.session import session_options
 
-TABLE_NAME = "hoodie.table.name"
 #: the writer schema; Hudi's utilities set it from the table's latest commit (clustering needs it)
 AVRO_SCHEMA = "hoodie.avro.schema"
 
@@ -46,7 +46,13 @@ def write_client(spark: Any, meta: MetaClient, options: Mapping[str, str]) -> It
     """A client for `meta`'s table; Hudi's failures inside the block become hudi-ops errors."""
     jvm = spark._jvm
     props = jvm.java.util.Properties()
-    table = {TABLE_NAME: meta.properties.table_name, AVRO_SCHEMA: meta.avro_schema() or ""}
+    # and from the table's properties what the client's own config checks need: a bucket index hashes
+    # the record key (without it Hudi 1.1.1's check fails with a NullPointerException), and non-blocking
+    # concurrency control requires MERGE_ON_READ (the config's type is COPY_ON_WRITE unless set)
+    table = {TABLE_NAME: meta.properties.table_name, AVRO_SCHEMA: meta.avro_schema() or "",
+             TABLE_CONFIG_TYPE: meta.properties.table_type}
+    if meta.properties.record_key_fields:
+        table[RECORD_KEY] = ",".join(meta.properties.record_key_fields)
     for key, value in {**table, **session_options(spark, options)}.items():
         props.setProperty(key, str(value))
     context = JobContext(meta.base_path)
