@@ -229,11 +229,12 @@ def svg(results: dict[str, dict[str, object]], path: Path) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--ticks", type=int, default=20, help="at least 3: the backfill starts with the third")
+    ap.add_argument("--ticks", type=int, default=30, help="at least 3: the backfill starts with the third")
     ap.add_argument("--tick-s", type=float, default=30.0)
     ap.add_argument("--batch-rows", type=int, default=5_000)
     ap.add_argument("--backfill-factor", type=int, default=20)
-    ap.add_argument("--days", type=int, default=20)
+    ap.add_argument("--days", type=int, default=40,
+                    help="the backfill's days, one commit each: its length grows with them, not with its rows")
     ap.add_argument("--plot", type=Path, default=Path(__file__).parent.parent / "docs" / "freshness.svg",
                     help="where the SVG of the three runs goes")
     args = ap.parse_args()
