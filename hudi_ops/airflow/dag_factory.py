@@ -51,6 +51,9 @@ from hudi_ops.airflow.service_operators import (
     HudiRestoreOperator,
 )
 from hudi_ops.airflow.tables_config import (
+    BackfillConfig,
+    IngestConfig,
+    PipelineConfig,
     ServicesConfig,
     TableConfig,
     TablesConfig,
@@ -166,15 +169,19 @@ class _Table:
         off = {k: v for service in self.services.off_inline for k, v in INLINE_SERVICE_OFF[service].items()}
         return {**conf, **off}
 
-    def _job_args(self) -> dict[str, Any]:
+    def _job_args(self, pipeline: PipelineConfig | None = None) -> dict[str, Any]:
+        """The arguments every job of the table takes; `pipeline`'s Spark connection and settings over
+        the table's."""
         c = self.config
+        own = pipeline or PipelineConfig()
         return {"base_path": c.base_path, "table_name": self.name, "zookeeper_conn_id": c.zookeeper_conn_id,
-                "aws_conn_id": c.aws_conn_id, "conn_id": c.spark_conn_id, "conf": dict(c.spark_conf)}
+                "aws_conn_id": c.aws_conn_id, "conn_id": own.spark_conn_id or c.spark_conn_id,
+                "conf": {**c.spark_conf, **own.spark_conf}}
 
-    def _operator_args(self) -> dict[str, Any]:
+    def _operator_args(self, pipeline: IngestConfig | BackfillConfig) -> dict[str, Any]:
         c = self.config
         return {
-            **self._job_args(), "record_key_field": c.record_key, "partition_path_field": c.partition_field,
+            **self._job_args(pipeline), "record_key_field": c.record_key, "partition_path_field": c.partition_field,
             "ordering_field": c.ordering_field,
             "table_type": c.table_type,  # None: the table's own (COPY_ON_WRITE when it is new)
         }
@@ -189,7 +196,7 @@ class _Table:
         ) as dag:
             HudiIngestOperator(
                 task_id="ingest", source_path=ingest.source_path, source_format=ingest.source_format,
-                operation=ingest.operation, hoodie_conf=self.writer_conf(), **self._operator_args(),
+                operation=ingest.operation, hoodie_conf=self.writer_conf(), **self._operator_args(ingest),
             )
         return dag
 
@@ -220,7 +227,7 @@ class _Table:
             HudiBackfillOperator(
                 task_id="backfill", start="{{ params.start }}", end="{{ params.end }}",
                 source_path="{{ params.source_path }}", source_format="{{ params.source_format }}",
-                operation="{{ params.operation }}", hoodie_conf=conf, **self._operator_args(),
+                operation="{{ params.operation }}", hoodie_conf=conf, **self._operator_args(backfill),
             )
         return dag
 
@@ -229,7 +236,7 @@ class _Table:
         if not self.has_services_dag():
             return None
         base_conf = self._inline_off(self.config.hoodie_conf)
-        args = {**self._job_args(), "pool": services_pool(self.name)}
+        args = {**self._job_args(services), "pool": services_pool(self.name)}
         asset = table_asset(self.config.base_path)
         cron = services.schedule
         schedule = AssetOrTimeSchedule(timetable=CronTriggerTimetable(cron, timezone="UTC"), assets=[asset]) \

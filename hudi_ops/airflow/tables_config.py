@@ -76,7 +76,15 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class IngestConfig(_Section):
+class PipelineConfig(_Section):
+    """A DAG's own Spark connection and settings, over the table's: e.g. a backfill on a smaller share of
+    the cluster, so that it leaves the ingest its cores."""
+
+    spark_conn_id: str | None = Field(None, description="none: the table's")
+    spark_conf: Options = Field(default_factory=dict, description="over the table's, key by key")
+
+
+class IngestConfig(PipelineConfig):
     """The `hudi_ingest__<table>` DAG: new files of `source_path`, one run at a time."""
 
     source_path: str = Field(min_length=1, description="the landing folder the ingest reads")
@@ -85,7 +93,7 @@ class IngestConfig(_Section):
     operation: Annotated[Operation, Upper] = "UPSERT"
 
 
-class BackfillConfig(_Section):
+class BackfillConfig(PipelineConfig):
     """The `hudi_backfill__<table>` DAG, triggered with a window of `dt=YYYY-MM-DD` folders."""
 
     source_path: str | None = Field(None, description="the folder of dt= folders; none: a Param each run")
@@ -95,7 +103,7 @@ class BackfillConfig(_Section):
     parallelism: int | None = Field(None, ge=0, description="shuffle parallelism (0: Hudi's choice)")
 
 
-class ServicesConfig(_Section):
+class ServicesConfig(PipelineConfig):
     """The `hudi_services__<table>` DAG: each service's hoodie.* options; it archives after the others."""
 
     schedule: str | None = None

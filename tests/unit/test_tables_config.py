@@ -37,6 +37,14 @@ def test_options_are_text_and_defaults_fill_every_table():
     assert (trips.zookeeper_conn_id, trips.restore.wait_timeout_minutes) == ("hudi_zookeeper_default", 60)
 
 
+def test_a_pipeline_may_take_its_own_spark_connection_and_settings():
+    trips = parse_tables_config({"tables": {"trips": {
+        **TABLE, "spark_conf": {"spark.executor.cores": 2},
+        "backfill": {"spark_conn_id": "spark_backfill", "spark_conf": {"spark.cores.max": 1}}}}}).tables["trips"]
+    assert (trips.backfill.spark_conn_id, trips.backfill.spark_conf) == ("spark_backfill", {"spark.cores.max": "1"})
+    assert trips.spark_conf == {"spark.executor.cores": "2"}  # the table's stay for its other DAGs
+
+
 @pytest.mark.parametrize(("table", "message"), [
     ({"base_path": "/t"}, "table 'trips' in tables.yaml: `record_key` is missing; add it"),
     ({**TABLE, "ingest": {"source_path": "/in", "source_format": "orc"}},
