@@ -10,8 +10,9 @@ batch is a finding). Three runs on the same data, each on a new COPY_ON_WRITE ta
 creates it) with Hudi's defaults otherwise (the metadata table, inline clean and archival):
 
 (a) `alone`: the ingest pipeline alone, under the ZooKeeper lock (hudi-ops' settings);
-(b) `beside`: the same, while a backfill of `--backfill-factor` times the ingest's whole volume (older
-    days) runs as its own pipeline (its own spark-submit, one commit a day) under the same lock (RFC-22);
+(b) `beside`: the same, while a backfill of `--backfill-factor` times the ingest's whole volume (in
+    `--days` older days) runs as its own pipeline (its own spark-submit, one commit a day) under the
+    same lock (RFC-22);
 (c) `in_turn`: the single writer RFC-22 replaces: one process's queue runs the backfill and the ingest
     jobs in turn, first come first served, without a lock (Hudi's single-writer mode).
 
@@ -229,12 +230,15 @@ def svg(results: dict[str, dict[str, object]], path: Path) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--ticks", type=int, default=30, help="at least 3: the backfill starts with the third")
+    ap.add_argument("--ticks", type=int, default=30,
+                    help="at least 3: the backfill starts with the third; with 12 to 30 the p95 is the "
+                         "second-largest latency, with more the third")
     ap.add_argument("--tick-s", type=float, default=30.0)
     ap.add_argument("--batch-rows", type=int, default=5_000)
-    ap.add_argument("--backfill-factor", type=int, default=20)
+    ap.add_argument("--backfill-factor", type=int, default=20, help="the backfill's rows / the ingest's")
     ap.add_argument("--days", type=int, default=40,
-                    help="the backfill's days, one commit each: its length grows with them, not with its rows")
+                    help="the days of history the backfill writes, one commit each (on 2 cores its length "
+                         "follows them more than its rows: docs/benchmarks.md)")
     ap.add_argument("--plot", type=Path, default=Path(__file__).parent.parent / "docs" / "freshness.svg",
                     help="where the SVG of the three runs goes")
     args = ap.parse_args()
@@ -252,7 +256,8 @@ def main() -> None:
         alone, beside, in_turn = (results[n]["p95_s"] for n in RUNS)
         svg(results, args.plot)
         print(json.dumps({"bench": "freshness", "ticks": args.ticks, "tick_s": args.tick_s,
-                          "batch_rows": args.batch_rows, "backfill_rows": work.backfill_rows,
+                          "batch_rows": args.batch_rows, "backfill_factor": args.backfill_factor,
+                          "backfill_rows": work.backfill_rows,
                           "backfill_days": args.days, "runs": list(results.values()),
                           "in_turn_over_beside_p95": round(in_turn / beside, 2),
                           "beside_over_alone_p95": round(beside / alone, 2)}))
