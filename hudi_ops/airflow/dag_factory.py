@@ -1,5 +1,5 @@
-"""DAGs from a tables config (YAML, hudi_ops.airflow.tables_config): per table an ingest DAG and a
-parameterised backfill DAG.
+"""DAGs from a tables config (YAML, hudi_ops.airflow.tables_config): per table an ingest DAG, a
+parameterised backfill DAG, a services DAG and a restore DAG, as its sections ask.
 
     tables:
       trips:
@@ -10,7 +10,8 @@ parameterised backfill DAG.
         hoodie_conf: {hoodie.index.type: SIMPLE}
         table_type: MERGE_ON_READ      # optional: the table's own, COPY_ON_WRITE for a new table
         ingest:   {source_path: /landing/trips, source_format: parquet, schedule: "*/10 * * * *"}
-        backfill: {source_path: /history/trips, max_active_runs: 4}
+        backfill: {source_path: /history/trips, max_active_runs: 4,
+                   spark_conf: {spark.cores.max: "2"}}   # optional: this DAG's Spark over the table's
         restore: {wait_timeout_minutes: 60}   # optional: the hudi_restore__<table> DAG's settings
         services:                      # optional: a hudi_services__<table> DAG
           schedule: "@hourly"          # also triggered by every commit of the table's writers
@@ -51,10 +52,8 @@ from hudi_ops.airflow.service_operators import (
     HudiRestoreOperator,
 )
 from hudi_ops.airflow.tables_config import (
-    BackfillConfig,
-    IngestConfig,
-    PipelineConfig,
     ServicesConfig,
+    SparkSection,
     TableConfig,
     TablesConfig,
     parse_tables_config,
@@ -169,19 +168,19 @@ class _Table:
         off = {k: v for service in self.services.off_inline for k, v in INLINE_SERVICE_OFF[service].items()}
         return {**conf, **off}
 
-    def _job_args(self, pipeline: PipelineConfig | None = None) -> dict[str, Any]:
-        """The arguments every job of the table takes; `pipeline`'s Spark connection and settings over
-        the table's."""
+    def _job_args(self, section: SparkSection | None = None) -> dict[str, Any]:
+        """The arguments every job of the table takes; the DAG `section`'s Spark connection and settings
+        over the table's."""
         c = self.config
-        own = pipeline or PipelineConfig()
+        own = section if section is not None else SparkSection()
         return {"base_path": c.base_path, "table_name": self.name, "zookeeper_conn_id": c.zookeeper_conn_id,
                 "aws_conn_id": c.aws_conn_id, "conn_id": own.spark_conn_id or c.spark_conn_id,
                 "conf": {**c.spark_conf, **own.spark_conf}}
 
-    def _operator_args(self, pipeline: IngestConfig | BackfillConfig) -> dict[str, Any]:
+    def _operator_args(self, section: SparkSection) -> dict[str, Any]:
         c = self.config
         return {
-            **self._job_args(pipeline), "record_key_field": c.record_key, "partition_path_field": c.partition_field,
+            **self._job_args(section), "record_key_field": c.record_key, "partition_path_field": c.partition_field,
             "ordering_field": c.ordering_field,
             "table_type": c.table_type,  # None: the table's own (COPY_ON_WRITE when it is new)
         }

@@ -5,7 +5,8 @@ read. Its fields are the README's config reference; a bad entry fails with the t
     tables:
       trips: {base_path: ..., record_key: ..., ingest: {...}, backfill: {...}, services: {...}, restore: {...}}
 
-`defaults` holds any table key; a table's own value wins.
+`defaults` holds any table key but the DAG sections (ingest, backfill, services, restore); a table's own
+value wins, as a whole. A section's `spark_conn_id` and `spark_conf` go over the table's for that DAG.
 """
 
 from __future__ import annotations
@@ -76,15 +77,15 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class PipelineConfig(_Section):
+class SparkSection(_Section):
     """A DAG's own Spark connection and settings, over the table's: e.g. a backfill on a smaller share of
     the cluster, so that it leaves the ingest its cores."""
 
-    spark_conn_id: str | None = Field(None, description="none: the table's")
+    spark_conn_id: Annotated[str | None, Blank] = Field(None, description="none: the table's")
     spark_conf: Options = Field(default_factory=dict, description="over the table's, key by key")
 
 
-class IngestConfig(PipelineConfig):
+class IngestConfig(SparkSection):
     """The `hudi_ingest__<table>` DAG: new files of `source_path`, one run at a time."""
 
     source_path: str = Field(min_length=1, description="the landing folder the ingest reads")
@@ -93,7 +94,7 @@ class IngestConfig(PipelineConfig):
     operation: Annotated[Operation, Upper] = "UPSERT"
 
 
-class BackfillConfig(PipelineConfig):
+class BackfillConfig(SparkSection):
     """The `hudi_backfill__<table>` DAG, triggered with a window of `dt=YYYY-MM-DD` folders."""
 
     source_path: str | None = Field(None, description="the folder of dt= folders; none: a Param each run")
@@ -103,7 +104,7 @@ class BackfillConfig(PipelineConfig):
     parallelism: int | None = Field(None, ge=0, description="shuffle parallelism (0: Hudi's choice)")
 
 
-class ServicesConfig(PipelineConfig):
+class ServicesConfig(SparkSection):
     """The `hudi_services__<table>` DAG: each service's hoodie.* options; it archives after the others."""
 
     schedule: str | None = None
@@ -148,7 +149,7 @@ class TableConfig(_Section):
     services: ServicesConfig | None = None
     restore: Annotated[RestoreConfig, BeforeValidator(lambda v: {} if v is None else v)] = Field(
         default_factory=RestoreConfig)
-    spark_conn_id: str = "spark_default"
+    spark_conn_id: str = Field("spark_default", min_length=1)
     spark_conf: Options = Field(default_factory=dict)
     zookeeper_conn_id: str | None = HudiHook.default_conn_name
     aws_conn_id: str | None = Field(None, description="for a table on S3: an Airflow connection of type aws "
@@ -163,6 +164,9 @@ class TableConfig(_Section):
         if self.services and self.services.archive is not None and not self.services.runs:
             raise ValueError("`services.archive` sets the services DAG's archive task, and that DAG runs only with "
                              "one of compaction, clustering or clean; add one, or drop `archive`")
+        if self.services and (self.services.spark_conn_id or self.services.spark_conf) and not self.services.runs:
+            raise ValueError("`services.spark_conn_id` and `.spark_conf` set the services DAG's Spark, and that DAG "
+                             "runs only with one of compaction, clustering or clean; add one, or drop them")
         self._non_blocking_needs()
         services = self.services or ServicesConfig()
         for whose, conf in (("its writers", self.hoodie_conf), ("its compaction", services.compaction or {}),
@@ -198,6 +202,9 @@ class TableConfig(_Section):
             raise ValueError(f"{CONCURRENCY_MODE}={NON_BLOCKING} needs " + ", ".join(needs))
 
 
+DAG_SECTIONS = ("ingest", "backfill", "services", "restore")
+
+
 class TablesConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -214,6 +221,10 @@ def parse_tables_config(raw: Mapping[str, Any] | None, origin: str = "tables con
         raise ConfigError(f"{origin} has unknown top-level key(s) {', '.join(sorted(unknown))}; "
                           "use `tables:` and `defaults:`")
     defaults = raw.get("defaults") or {}
+    sections = sorted(set(defaults) & set(DAG_SECTIONS)) if isinstance(defaults, Mapping) else []
+    if sections:
+        raise ConfigError(f"`defaults` in {origin} holds {', '.join(sections)}: a DAG's section belongs to its "
+                          "table (as a default it would give every table that DAG); set it under each table")
     tables = {}
     for name, table in raw["tables"].items():
         if table is not None and not isinstance(table, Mapping):

@@ -89,24 +89,25 @@ def test_a_broken_services_section_names_the_fix(services, hoodie_conf, reason):
         dags_from_config({"tables": {"trips": table}}, origin="tables.yaml")
 
 
-def test_a_backfill_on_its_own_share_of_spark_leaves_the_ingest_the_tables_settings(
+def test_each_dag_runs_on_its_own_spark_connection_and_settings_over_the_tables(
         airflow_db, zookeeper_connection, tmp_path, monkeypatch):
     config = {"tables": {"trips": {
         "base_path": str(tmp_path / "trips"), "record_key": "id", "spark_conn_id": "spark_cluster",
         "spark_conf": {"spark.executor.cores": "2", "spark.cores.max": "8"},
-        "ingest": {"source_path": str(tmp_path / "landing")},
+        "ingest": {"source_path": str(tmp_path / "landing"), "spark_conn_id": "spark_ingest",
+                   "spark_conf": {"spark.executor.memory": "2g"}},
         "backfill": {"spark_conn_id": "spark_backfill", "spark_conf": {"spark.cores.max": "2"}},
-        "services": {"clean": {}, "spark_conf": {"spark.cores.max": "1"}}}}}
+        "services": {"clean": {}, "spark_conn_id": "spark_services", "spark_conf": {"spark.cores.max": "1"}}}}}
     with repo_dags(config, tmp_path, monkeypatch) as bag:
         ingest = bag.get_dag("hudi_ingest__trips").get_task("ingest")
         backfill = bag.get_dag("hudi_backfill__trips").get_task("backfill")
         services = bag.get_dag("hudi_services__trips").tasks
         restore = bag.get_dag("hudi_restore__trips").get_task("restore")
-    assert (ingest._conn_id, ingest.conf) == ("spark_cluster", {"spark.executor.cores": "2", "spark.cores.max": "8"})
-    assert (backfill._conn_id, backfill.conf) == \
-        ("spark_backfill", {"spark.executor.cores": "2", "spark.cores.max": "2"})  # its own over the table's
-    assert {(t._conn_id, t.conf["spark.cores.max"]) for t in services} == {("spark_cluster", "1")}
-    assert (restore._conn_id, restore.conf["spark.cores.max"]) == ("spark_cluster", "8")
+    table = {"spark.executor.cores": "2", "spark.cores.max": "8"}
+    assert (ingest.spark_conn_id, ingest.conf) == ("spark_ingest", {**table, "spark.executor.memory": "2g"})
+    assert (backfill.spark_conn_id, backfill.conf) == ("spark_backfill", {**table, "spark.cores.max": "2"})
+    assert {(t.spark_conn_id, t.conf["spark.cores.max"]) for t in services} == {("spark_services", "1")}
+    assert (restore.spark_conn_id, restore.conf) == ("spark_cluster", table)  # no section of its own: the table's
 
 
 @pytest.fixture

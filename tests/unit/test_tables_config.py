@@ -37,12 +37,24 @@ def test_options_are_text_and_defaults_fill_every_table():
     assert (trips.zookeeper_conn_id, trips.restore.wait_timeout_minutes) == ("hudi_zookeeper_default", 60)
 
 
-def test_a_pipeline_may_take_its_own_spark_connection_and_settings():
+def test_each_dag_section_may_take_its_own_spark_connection_and_settings():
     trips = parse_tables_config({"tables": {"trips": {
         **TABLE, "spark_conf": {"spark.executor.cores": 2},
-        "backfill": {"spark_conn_id": "spark_backfill", "spark_conf": {"spark.cores.max": 1}}}}}).tables["trips"]
-    assert (trips.backfill.spark_conn_id, trips.backfill.spark_conf) == ("spark_backfill", {"spark.cores.max": "1"})
+        "ingest": {"source_path": "/in", "spark_conn_id": "spark_ingest"},
+        "backfill": {"spark_conn_id": " ", "spark_conf": {"spark.cores.max": 1}},
+        "services": {"clean": {}, "spark_conn_id": "spark_services"}}}}).tables["trips"]
+    assert (trips.ingest.spark_conn_id, trips.ingest.spark_conf) == ("spark_ingest", {})
+    assert (trips.backfill.spark_conn_id, trips.backfill.spark_conf) == (None, {"spark.cores.max": "1"})  # blank: none
+    assert trips.services.spark_conn_id == "spark_services"
     assert trips.spark_conf == {"spark.executor.cores": "2"}  # the table's stay for its other DAGs
+
+
+@pytest.mark.parametrize("section", ["ingest", "backfill", "services", "restore"])
+def test_a_dag_section_in_the_defaults_is_refused_rather_than_given_to_every_table(section):
+    with pytest.raises(ConfigError, match=f"`defaults` in tables.yaml holds {section}: a DAG's section belongs to "
+                                          "its table"):
+        parse_tables_config({"defaults": {section: {"spark_conf": {"spark.cores.max": "1"}}},
+                             "tables": {"trips": TABLE}}, "tables.yaml")
 
 
 @pytest.mark.parametrize(("table", "message"), [
@@ -54,6 +66,9 @@ def test_a_pipeline_may_take_its_own_spark_connection_and_settings():
     ({**TABLE, "backfill": {"max_active_runs": 0}}, "`backfill.max_active_runs`: Input should be greater than 0"),
     ({**TABLE, "table_type": "cow"}, "`table_type`: Input should be 'COPY_ON_WRITE' or 'MERGE_ON_READ'"),
     ({**TABLE, "recordkey": "id"}, "unknown key `recordkey`; see 'Adding a table' in the README"),
+    ({**TABLE, "services": {"spark_conf": {"spark.cores.max": "1"}}},
+     "`services.spark_conn_id` and `.spark_conf` set the services DAG's Spark, and that DAG runs only with one of"),
+    ({**TABLE, "spark_conn_id": ""}, "`spark_conn_id`: String should have at least 1 character"),
     ({**TABLE, "restore": {"wait_timeout_minutes": -5}},
      "`restore.wait_timeout_minutes`: Input should be greater than 0 (given: -5)"),
     ({**TABLE, "services": {"archive": {}}}, "`services.archive` sets the services DAG's archive task"),
