@@ -2,10 +2,10 @@
 under the ZooKeeper lock, while the harness kills jobs and restarts ZooKeeper.
 
 Pipelines: a steady ingest (one landing file per batch), two day-by-day backfills whose windows
-overlap each other and the ingest's days (and share a few keys: corrections of the same trips), and
-the table services as the services DAG runs them (a Python check first, a job only when there is
-work). Each job is re-run as Airflow would: a kill, exit 3 (conflict) and 4 (lock) are retried with
-backoff; exit 1 or 2 stops the run as a finding.
+overlap each other and the ingest's days (and share a few keys: corrections of the same old trips,
+which the run writes first), and the table services as the services DAG runs them (a Python check
+first, a job only when there is work). Each job is re-run as Airflow would: a kill, exit 3
+(conflict) and 4 (lock) are retried with backoff; exit 1 or 2 stops the run as a finding.
 
 Every row carries its batch, and every batch a unique ordering value, so the model is the batches
 applied by ordering field whatever order they committed in. Snapshots read with hudi-rs during the
@@ -60,6 +60,7 @@ from hudi_ops.job_specs import (
 from hudi_ops.read.pending_plans import CLUSTERING, COMPACTION, pending_plans, pending_writes
 from hudi_ops.read.pipeline_metadata import BACKFILL_CHECKPOINT_KEY, INGEST_CHECKPOINT_KEY
 from hudi_ops.read.service_work import archive_work, clean_work, clustering_schedule_work, compaction_schedule_work
+from hudi_ops.spark.__main__ import main
 from tests.integration.lock_options import occ_options
 from tests.integration.processes import Job
 from tests.tables import (
@@ -82,6 +83,10 @@ DAYS = tuple(f"2026-10-{d:02d}" for d in range(1, 13))
 WINDOWS = {"backfill-a": DAYS[7::-1], "backfill-b": DAYS[4:12]}
 INGEST_DAYS = DAYS[6:10]
 TABLE = "trips"
+#: the old trips the backfills correct, committed before the pipelines start: under OCC a correction
+#: is an update, checked by file group; two writers inserting one new key at once would both commit it
+#: (Hudi's limit: README, "New keys from two writers at once")
+HISTORY, OLD_TRIPS_PER_DAY = "history-0000", 3
 PIPELINES = ("ingest", *WINDOWS, "services")
 #: heartbeats every 2 s, expired after 3 misses: short enough that killed writes are rolled back
 #: within the run, long enough that a writer's beat is never that late on two loaded cores
@@ -221,6 +226,7 @@ class ChaosRun:
             logging.getLogger(meta_client.__name__).removeHandler(fallbacks)
 
     def _run(self, spark: Callable[[], Any], started: float) -> Figures:
+        self._history(spark())
         writers = [self._thread(self._ingest), *(self._thread(self._backfill, name) for name in WINDOWS)]
         others = [self._thread(self._services), self._thread(self._killer), self._thread(self._snapshots),
                   self._thread(self._zookeeper_restarts)]
@@ -271,6 +277,16 @@ class ChaosRun:
         return job(base_path=str(self.table), table_name=TABLE, table_type="MERGE_ON_READ", record_key_field="trip_id",
                    partition_path_field="dt", ordering_field="ts", hoodie_conf=options, **fields).to_argv()
 
+    def _history(self, spark: Any) -> None:
+        """The old trips, one commit in this process (older than every batch: `ts` -1)."""
+        rows = [{"trip_id": f"old-{day}-{i}", "dt": day, "ts": -1, "fare": 10.0 + i, "batch": HISTORY}
+                for day in DAYS for i in range(OLD_TRIPS_PER_DAY)]
+        self.batches[HISTORY] = rows
+        source = self.work / "history-landing"
+        write_source(source / f"{HISTORY}.parquet", rows, SCHEMA)
+        if main(self._writer_args(IngestSpec, source_path=str(source)), spark=spark) != 0:
+            raise ChaosFailure("the old trips could not be written (the job's log line above says why)")
+
     def _ingest(self) -> None:
         landing = self.work / "landing"
         known: list[tuple[str, str]] = []
@@ -293,7 +309,7 @@ class ChaosRun:
                 return
             batch, day = f"{name}-{n:04d}", window[n % len(window)]
             own = [f"{name}-{day}-{n:04d}-{i}" for i in range(self.size.rows - 1)]
-            shared = [f"old-{day}-{self.rng[name].randrange(3)}"]  # a correction both backfills may make
+            shared = [f"old-{day}-{self.rng[name].randrange(OLD_TRIPS_PER_DAY)}"]  # both backfills may correct it
             rows = self._rows(name, n, own + shared, [day] * self.size.rows)
             root = self.work / "history" / batch
             write_source(root / f"dt={day}" / "part-0.parquet", [{k: v for k, v in r.items() if k != "dt"}
