@@ -1,7 +1,8 @@
 """`python -m tests.chaos [--seed N] [--commits 20]` (`make chaos`): a full chaos run on a fresh table,
-with its own ZooKeeper server; prints the seed first and one JSON line of figures last, exits 1 on a
-finding (the job logs stay in the printed folder). `--no-kills --zookeeper-restarts 0 --max-tries 3`
-(`make contention`) runs the same pipelines where only Hudi refuses jobs."""
+with its own ZooKeeper server (`--core`: the small run in `make test`); prints the seed first and one
+JSON line of figures last, exits 1 on a finding (the job logs stay in the printed folder).
+`--no-kills --zookeeper-restarts 0 --max-tries 3` (`make contention`) runs the same pipelines where
+only Hudi refuses jobs."""
 
 from __future__ import annotations
 
@@ -20,16 +21,22 @@ from tests.chaos.run import DURING_COMMIT, ChaosFailure, ChaosRun, ChaosSize
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.chaos", description=__doc__)
     parser.add_argument("--seed", type=int, default=None, help="repeat a run (default: a random seed)")
-    parser.add_argument("--commits", type=int, default=ChaosSize.commits, help="batches per writer pipeline")
-    parser.add_argument("--zookeeper-restarts", type=int, default=ChaosSize.zookeeper_restarts)
+    parser.add_argument("--core", action="store_true", help="the small run in `make test` (the other sizes over it)")
+    parser.add_argument("--commits", type=int, default=None,
+                        help=f"batches per writer pipeline (default: {ChaosSize.commits})")
+    parser.add_argument("--zookeeper-restarts", type=int, default=None,
+                        help=f"(default: {ChaosSize.zookeeper_restarts})")
     parser.add_argument("--no-kills", action="store_true",
                         help="the contention run: no kills (with --max-tries 3 as `make contention` runs it)")
-    parser.add_argument("--max-tries", type=int, default=ChaosSize.max_tries,
-                        help="tries a batch may take before the run fails as starved")
+    parser.add_argument("--max-tries", type=int, default=None,
+                        help=f"tries a batch may take before the run fails as starved (default: {ChaosSize.max_tries})")
     args = parser.parse_args(argv)
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1, 10**6)
-    size = replace(ChaosSize(), commits=args.commits, zookeeper_restarts=args.zookeeper_restarts,
-                   max_tries=args.max_tries, kill_gap_s=None if args.no_kills else ChaosSize.kill_gap_s)
+    size = ChaosSize.core() if args.core else ChaosSize()
+    given = {"commits": args.commits, "zookeeper_restarts": args.zookeeper_restarts, "max_tries": args.max_tries}
+    size = replace(size, **{k: v for k, v in given.items() if v is not None})
+    if args.no_kills:
+        size = replace(size, kill_gap_s=None)
     work = Path(tempfile.mkdtemp(prefix="hudi-ops-chaos-"))
     print(f"chaos run: seed {seed}, {size}, in {work}", flush=True)
     zookeeper = ZookeeperServer(work / "zookeeper")

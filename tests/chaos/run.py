@@ -3,7 +3,7 @@ under the ZooKeeper lock, while the harness kills jobs and restarts ZooKeeper.
 
 Pipelines: a steady ingest (one landing file per batch), two day-by-day backfills whose windows
 overlap each other and the ingest's days (and share a few keys: corrections of the same old trips,
-which the run writes first), and the table services as the services DAG runs them (a Python check
+which a first writer commits beside the ingest), and the table services as the services DAG runs them (a Python check
 first, a job only when there is work). Each job is re-run as Airflow would: a kill, exit 3
 (conflict) and 4 (lock) are retried with backoff; exit 1 or 2 stops the run as a finding.
 
@@ -60,7 +60,6 @@ from hudi_ops.job_specs import (
 from hudi_ops.read.pending_plans import CLUSTERING, COMPACTION, pending_plans, pending_writes
 from hudi_ops.read.pipeline_metadata import BACKFILL_CHECKPOINT_KEY, INGEST_CHECKPOINT_KEY
 from hudi_ops.read.service_work import archive_work, clean_work, clustering_schedule_work, compaction_schedule_work
-from hudi_ops.spark.__main__ import main
 from tests.integration.lock_options import occ_options
 from tests.integration.processes import Job
 from tests.tables import (
@@ -83,10 +82,10 @@ DAYS = tuple(f"2026-10-{d:02d}" for d in range(1, 13))
 WINDOWS = {"backfill-a": DAYS[7::-1], "backfill-b": DAYS[4:12]}
 INGEST_DAYS = DAYS[6:10]
 TABLE = "trips"
-#: the old trips the backfills correct, committed before the pipelines start: under OCC a correction
-#: is an update, checked by file group; two writers inserting one new key at once would both commit it
-#: (Hudi's limit: README, "New keys from two writers at once")
-HISTORY, OLD_TRIPS_PER_DAY = "history-0000", 3
+#: the old trips the backfills correct (one ingest, which the backfills wait for): a correction is then
+#: an update, which OCC checks; two writers inserting one new key at once may both commit it
+#: (README, "New keys from two writers at once")
+OLD_TRIPS, OLD_TRIPS_PER_DAY = "old-trips", 3
 PIPELINES = ("ingest", *WINDOWS, "services")
 #: heartbeats every 2 s, expired after 3 misses: short enough that killed writes are rolled back
 #: within the run, long enough that a writer's beat is never that late on two loaded cores
@@ -212,6 +211,7 @@ class ChaosRun:
         self._stop = threading.Event()  # the chaos (kills, restarts, snapshots) ends
         self._abort = threading.Event()  # a finding: everything ends
         self._writers_done = threading.Event()
+        self._old_trips_done = threading.Event()
         self._failure: BaseException | None = None
 
     # -- the run ---------------------------------------------------------------------------------
@@ -226,8 +226,8 @@ class ChaosRun:
             logging.getLogger(meta_client.__name__).removeHandler(fallbacks)
 
     def _run(self, spark: Callable[[], Any], started: float) -> Figures:
-        self._history(spark())
-        writers = [self._thread(self._ingest), *(self._thread(self._backfill, name) for name in WINDOWS)]
+        writers = [self._thread(self._old_trips), self._thread(self._ingest),
+                   *(self._thread(self._backfill, name) for name in WINDOWS)]
         others = [self._thread(self._services), self._thread(self._killer), self._thread(self._snapshots),
                   self._thread(self._zookeeper_restarts)]
         for t in (*writers, *others):
@@ -277,15 +277,15 @@ class ChaosRun:
         return job(base_path=str(self.table), table_name=TABLE, table_type="MERGE_ON_READ", record_key_field="trip_id",
                    partition_path_field="dt", ordering_field="ts", hoodie_conf=options, **fields).to_argv()
 
-    def _history(self, spark: Any) -> None:
-        """The old trips, one commit in this process (older than every batch: `ts` -1)."""
-        rows = [{"trip_id": f"old-{day}-{i}", "dt": day, "ts": -1, "fare": 10.0 + i, "batch": HISTORY}
+    def _old_trips(self) -> None:
+        """One ingest of the old trips (older than every batch: `ts` -1), racing the ingest to create the table."""
+        rows = [{"trip_id": f"old-{day}-{i}", "dt": day, "ts": -1, "fare": 10.0 + i, "batch": OLD_TRIPS}
                 for day in DAYS for i in range(OLD_TRIPS_PER_DAY)]
-        self.batches[HISTORY] = rows
-        source = self.work / "history-landing"
-        write_source(source / f"{HISTORY}.parquet", rows, SCHEMA)
-        if main(self._writer_args(IngestSpec, source_path=str(source)), spark=spark) != 0:
-            raise ChaosFailure("the old trips could not be written (the job's log line above says why)")
+        self.batches[OLD_TRIPS] = rows
+        source = self.work / "old-trips"
+        write_source(source / f"{OLD_TRIPS}.parquet", rows, SCHEMA)
+        self._until_done(OLD_TRIPS, OLD_TRIPS, self._writer_args(IngestSpec, source_path=str(source)))
+        self._old_trips_done.set()
 
     def _ingest(self) -> None:
         landing = self.work / "landing"
@@ -304,6 +304,9 @@ class ChaosRun:
 
     def _backfill(self, name: str) -> None:
         window = WINDOWS[name]
+        while not self._old_trips_done.wait(0.5):  # they correct the old trips
+            if self._abort.is_set():
+                return
         for n in range(self.size.commits):
             if self._abort.is_set():
                 return

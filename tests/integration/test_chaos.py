@@ -12,7 +12,7 @@ from tests.chaos.run import ChaosRun, ChaosSize
 
 def test_a_small_chaos_run_loses_and_doubles_nothing(tmp_path, zookeeper, spark):
     seed = random.SystemRandom().randrange(1, 10**6)
-    print(f"chaos seed {seed}")  # pytest shows it with a failure: `python -m tests.chaos --seed N` repeats the run
+    print(f"chaos seed {seed}")  # shown with a failure: `python -m tests.chaos --core --seed N` repeats the run
     size = ChaosSize.core()
     figures = ChaosRun(tmp_path, zookeeper, seed, size).run(lambda: spark)
     print(json.dumps(figures.to_dict()))
