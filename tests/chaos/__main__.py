@@ -64,8 +64,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"chaos run with seed {seed} FAILED: ZooKeeper restarted {figures.zookeeper_restarts} times of "
               f"{size.zookeeper_restarts}", file=sys.stderr, flush=True)
         return 1
-    # none would mean Hudi logs it otherwise than COMMIT_LOCK_TAKEN expects, say
-    if size.kill_gap_s is not None and not figures.kills[DURING_COMMIT]:
+    # none would mean Hudi logs it otherwise than COMMIT_LOCK_TAKEN expects, say (the core run's few
+    # kills may all miss: make test asks only for one kill)
+    if size.kill_gap_s is not None and not args.core and not figures.kills[DURING_COMMIT]:
         print(f"chaos run with seed {seed} FAILED: no kill landed during a commit: {dict(figures.kills)}",
               file=sys.stderr, flush=True)
         return 1
