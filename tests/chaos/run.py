@@ -3,9 +3,10 @@ under the ZooKeeper lock, while the harness kills jobs and restarts ZooKeeper.
 
 Pipelines: a steady ingest (one landing file per batch), two day-by-day backfills whose windows
 overlap each other and the ingest's days (and share a few keys: corrections of the same old trips,
-which a first writer commits beside the ingest), and the table services as the services DAG runs them (a Python check
-first, a job only when there is work). Each job is re-run as Airflow would: a kill, exit 3
-(conflict) and 4 (lock) are retried with backoff; exit 1 or 2 stops the run as a finding.
+which a first writer commits beside the ingest), and the table services as the services DAG runs
+them (a Python check first, a job only when there is work). Each job is re-run as Airflow would: a
+kill, exit 3 (conflict) and 4 (lock) are retried with backoff; exit 1 or 2 stops the run as a
+finding.
 
 Every row carries its batch, and every batch a unique ordering value, so the model is the batches
 applied by ordering field whatever order they committed in. Snapshots read with hudi-rs during the
