@@ -20,7 +20,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-$(JARS): $(STAMP) hudi_ops/spark/hudi_bundle.py hudi_ops/spark/hudi_backports.py $(wildcard hudi_ops/spark/backport/*.java) hudi_ops/demo/zookeeper_server.py hudi_ops/spark/s3a.py
+$(JARS): $(STAMP) hudi_ops/spark/hudi_bundle.py hudi_ops/spark/hudi_java.py $(wildcard hudi_ops/spark/java/*/*.java) hudi_ops/demo/zookeeper_server.py hudi_ops/spark/s3a.py
 	$(PY) -m hudi_ops.spark.hudi_bundle fetch
 	$(PY) -m hudi_ops.demo.zookeeper_server fetch
 	$(PY) -m hudi_ops.spark.s3a fetch

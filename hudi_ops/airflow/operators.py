@@ -17,7 +17,7 @@ Only the provider's public API is used: the job writes its final line to a file 
 ($HUDI_OPS_RESULT_FILE; the driver runs here, in client mode), the exit code is the one that line
 reports (a job killed before it wrote one fails with the provider's error and Airflow's retries), and
 the provider's `on_kill`, which signals spark-submit's JVM, is enough because the PySpark driver ends
-with that JVM (hudi_ops.spark.driver_lifetime).
+with that JVM, and with this task process when it dies hard (hudi_ops.spark.driver_lifetime).
 """
 
 from __future__ import annotations
@@ -53,6 +53,7 @@ from hudi_ops.job_specs import BackfillSpec, IngestSpec, JobFailure, JobResult, 
 from hudi_ops.job_specs.results import RESULT_FILE_ENV
 from hudi_ops.read.ingest_work import ingest_work
 from hudi_ops.s3_settings import S3Settings
+from hudi_ops.spark.driver_lifetime import TASK_PROCESS_ENV, task_process
 from hudi_ops.spark.hudi_bundle import hudi_jars
 from hudi_ops.spark.s3a import s3a_conf, s3a_jars
 from hudi_ops.spark.session import HUDI_SESSION_CONF
@@ -153,7 +154,9 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         props.touch(mode=0o600)
         props.write_text(options_file)
         self.application_args = dataclasses.replace(spec, props=str(props), hoodie_conf={}).to_argv()
-        self.env_vars = {**_python_env(), **(self.s3.env() if self.s3 else {}), **(self.env_vars or {})}
+        # the driver ends with this task process (client mode): a retry never runs beside an orphan
+        self.env_vars = {**_python_env(), **(self.s3.env() if self.s3 else {}), TASK_PROCESS_ENV: task_process(),
+                         **(self.env_vars or {})}
         self.jars = ",".join([*jars, *([self.user_jars] if self.user_jars else [])])
         self.conf = {**HUDI_SESSION_CONF, **(s3a_conf(self.s3) if self.s3 else {}), **(self.conf or {})}
 
@@ -237,9 +240,10 @@ class HudiWriteOperator(HudiSparkJobOperator):
             base_path=self.base_path, table_name=self.table_name, record_key_field=self.record_key_field,
             partition_path_field=self.partition_path_field, ordering_field=self.ordering_field,
             table_type=self.table_type, source_path=self.source_path, source_format=self.source_format,
-            operation=self.operation, hoodie_conf=options, **self.window(context))
+            operation=self.operation, hoodie_conf=options, run_id=context.get("run_id"), **self.batch(context))
 
-    def window(self, context: Any) -> dict[str, str]:
+    def batch(self, context: Any) -> dict[str, Any]:
+        """The job's own flags of what the run writes."""
         return {}
 
     def announce(self, context: Any, result: Mapping[str, Any]) -> None:
@@ -250,16 +254,26 @@ class HudiWriteOperator(HudiSparkJobOperator):
 
 
 class HudiIngestOperator(HudiWriteOperator):
-    """`ingest`: the source files that arrived since the table's ingest checkpoint, in one commit.
-    Skipped, without starting Spark, when no file arrived."""
+    """`ingest`: the source files the table's ingest has not taken, whatever their modification times, in
+    one commit or in commits of at most `source_limit` bytes and `source_limit_files` files (0: no
+    bound). Skipped, without starting Spark, when no file arrived."""
 
     spec_type = IngestSpec
+
+    def __init__(self, *, source_limit: int = 0, source_limit_files: int = 0, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.source_limit, self.source_limit_files = source_limit, source_limit_files
+
+    def batch(self, context: Any) -> dict[str, Any]:
+        return {"source_limit": self.source_limit, "source_limit_files": self.source_limit_files}
 
     def idle_reason(self, context: Any, spec: IngestSpec) -> str | None:  # type: ignore[override]
         work = ingest_work(spec.base_path, Storage.for_uri(spec.source_path, s3=self.s3), spec.source_format,
                            s3=self.s3)
+        for warning in work.warnings():
+            self.log.warning("%s", warning)
         return None if work.files else f"nothing to ingest: no new source files in {spec.source_path} " + (
-            f"since the table's checkpoint {work.checkpoint}" if work.checkpoint else "(the folder is empty)")
+            f"since the table's checkpoint {work.position}" if work.checkpoint else "(the folder is empty)")
 
 
 class HudiBackfillOperator(HudiWriteOperator):
@@ -272,9 +286,9 @@ class HudiBackfillOperator(HudiWriteOperator):
         super().__init__(**kwargs)
         self.start, self.end = start, end
 
-    def window(self, context: Any) -> dict[str, str]:
-        # the run's id: a retry of the run resumes after its last day, another run writes the window again
-        return {"start": str(self.start), "end": str(self.end), "run_id": context.get("run_id")}
+    def batch(self, context: Any) -> dict[str, Any]:
+        # with the run's id: a retry of the run skips the days it committed, another run writes them again
+        return {"start": str(self.start), "end": str(self.end)}
 
 
 def _python_env() -> dict[str, str]:

@@ -17,14 +17,14 @@ from hudi_ops.config import command_line_options, parse_key_values
 from hudi_ops.errors import InvalidInputError
 from hudi_ops.job_specs.results import JobFailure, JobResult, ServiceResult, parse_result_line
 
-TEXT, SWITCH, SECONDS, PAIRS = "text", "switch", "seconds", "pairs"
+TEXT, SWITCH, SECONDS, COUNT, PAIRS = "text", "switch", "seconds", "count", "pairs"
 
 
 @dataclass(frozen=True)
 class Flag:
     name: str  # e.g. --target-base-path
     help: str
-    kind: str = TEXT  # text | switch (present or not) | seconds (>= 0) | pairs (repeated K=V)
+    kind: str = TEXT  # text | switch (present or not) | seconds (>= 0) | count (an integer >= 0) | pairs (K=V)
     choices: tuple[str, ...] = ()
     upper: bool = False  # compared and kept in upper case, as Hudi's enums are
     metavar: str | None = None
@@ -79,6 +79,8 @@ class JobSpec:
         for f, flag in _flags(self):
             if flag.kind == SECONDS and getattr(self, f.name) < 0:
                 raise InvalidInputError(f"{self.JOB}: {flag.name} must be 0 or more seconds")
+            if flag.kind == COUNT and getattr(self, f.name) < 0:
+                raise InvalidInputError(f"{self.JOB}: {flag.name} must be 0 or more")
         object.__setattr__(self, "hoodie_conf", {str(k): str(v) for k, v in self.hoodie_conf.items()})
         self.validate()
 
@@ -134,7 +136,7 @@ def add_flags(parser: argparse.ArgumentParser, spec: type[JobSpec]) -> None:
         else:
             parser.add_argument(flag.name, dest=f.name, required=required, metavar=flag.metavar,
                                 default=None if required else f.default,
-                                type=float if flag.kind == SECONDS else str,
+                                type={SECONDS: float, COUNT: int}.get(flag.kind, str),
                                 help=flag.help + (f" ({', '.join(flag.choices)})" if flag.choices else ""))
 
 

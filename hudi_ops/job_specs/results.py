@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 OK, FAILED = "ok", "failed"
+#: a writer's outcomes
+COMMITTED, ALREADY_COMMITTED = "committed", "already committed"
 
 #: a file the job also writes its final line to, when set: the operators read it there rather than
 #: from spark-submit's output, which the Spark provider keeps to itself
@@ -38,6 +40,9 @@ class JobResult:
 
     job: str
     instant: str | None = None
+    #: committed | already committed (another attempt of the batch made `instant`; this run wrote
+    #: nothing) | None: nothing to do
+    outcome: str | None = None
     operation: str | None = None
     commits: int = 0
     rows: int = 0  # records the run inserted, updated or deleted
@@ -55,7 +60,8 @@ class JobResult:
         """This result with one more commit counted; `after_commit` is what failed once it had completed."""
         warning = (f"commit {commit.instant} completed, then Hudi failed: {after_commit}",) if after_commit else ()
         return JobResult(
-            job=self.job, instant=commit.instant, operation=commit.operation, commits=self.commits + 1,
+            job=self.job, instant=commit.instant, outcome=COMMITTED, operation=commit.operation,
+            commits=self.commits + 1,
             rows=self.rows + commit.inserts + commit.updates + commit.deletes, inserts=self.inserts + commit.inserts,
             updates=self.updates + commit.updates, deletes=self.deletes + commit.deletes,
             files=self.files + commit.files, bytes=self.bytes + commit.bytes, checkpoint=checkpoint,

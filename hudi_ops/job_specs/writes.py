@@ -7,11 +7,13 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from hudi_ops.errors import InvalidInputError
-from hudi_ops.job_specs.arguments import JobSpec, argument
+from hudi_ops.job_specs.arguments import COUNT, SECONDS, JobSpec, argument
 from hudi_ops.job_specs.results import JobResult
 from hudi_ops.sources import SOURCE_FORMATS
 
 TABLE_TYPES = ("COPY_ON_WRITE", "MERGE_ON_READ")
+#: how long a second attempt of a batch waits for the first by default: a long batch's length
+DEFAULT_BATCH_WAIT_S = 900.0
 #: the write operations the jobs offer (`--op`), Hudi's names
 OPERATIONS = ("UPSERT", "INSERT", "BULK_INSERT", "DELETE")
 
@@ -38,6 +40,10 @@ class WriteSpec(JobSpec):
     ordering_field: str | None = argument(
         "--source-ordering-field", "the field whose greatest value wins (default: the table's)", default=None)
     operation: str = argument("--op", "Hudi's write operation", default="UPSERT", choices=OPERATIONS, upper=True)
+    run_id: str | None = argument("--run-id", "the run (Airflow's run_id), recorded with each commit: another attempt "
+                                              "of the run finds what it committed", default=None)
+    wait_seconds: float = argument("--wait-seconds", "how long to wait while another attempt writes the same batch",
+                                   default=DEFAULT_BATCH_WAIT_S, kind=SECONDS)
 
     def table_settings(self) -> dict[str, Any]:
         """The table's settings as the flags give them (None: the table's own), for hudi_ops.spark's target."""
@@ -51,17 +57,21 @@ class IngestSpec(WriteSpec):
 
     JOB: ClassVar[str] = "ingest"
 
+    source_limit: int = argument("--source-limit", "at most this many bytes of source files per commit (0: no "
+                                 "limit; a larger file is a commit of its own)", default=0, kind=COUNT)
+    source_limit_files: int = argument("--source-limit-files", "at most this many source files per commit (0: no "
+                                       "limit)", default=0, kind=COUNT)
+
 
 @dataclass(frozen=True, kw_only=True)
 class BackfillSpec(WriteSpec):
-    """`backfill`: the source's dt=YYYY-MM-DD folders from --start to --end, one commit a day."""
+    """`backfill`: the source's dt=YYYY-MM-DD folders from --start to --end, one commit a day. An attempt of
+    a run skips the days the run committed; another run of the window writes it again."""
 
     JOB: ClassVar[str] = "backfill"
 
     start: str = argument("--start", "the first dt=YYYY-MM-DD source folder")
     end: str = argument("--end", "the last dt=YYYY-MM-DD source folder")
-    run_id: str | None = argument("--run-id", "the run (Airflow's run_id): its retries resume after its last day, "
-                                              "another run of the window writes it again", default=None)
 
     def validate(self) -> None:
         self.window()

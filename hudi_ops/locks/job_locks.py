@@ -14,6 +14,11 @@ Hudi's rollback takes no heartbeat that would keep a second one away.
 
 The first write of a new table holds `<lock_key>.create` until it committed: two first writers would
 otherwise race to create the table, and the one that finds `.hoodie/` without its hoodie.properties fails.
+
+A writer holds its batch's fence, `<lock_key>.ingest.<source>` or `<lock_key>.backfill.<day>`, from
+before it looks for work until its commit: two attempts of one batch (an orphaned attempt beside
+Airflow's retry, one window triggered twice) would otherwise both insert its new keys, each into file
+groups of its own, where Hudi's OCC sees no overlap (hudi_ops.spark.jobs.batch_fence).
 """
 
 from __future__ import annotations
@@ -42,6 +47,11 @@ def cleaner_lock(options: Mapping[str, str], table_name: str, wait_s: float) -> 
 def creation_lock(options: Mapping[str, str], table_name: str, wait_s: float) -> HeldLock:
     """`with creation_lock(options, table, wait_s): create the table with a first write`."""
     return _lock_beside_table(options, table_name, "create", wait_s)
+
+
+def batch_lock(options: Mapping[str, str], table_name: str, batch: str, wait_s: float) -> HeldLock:
+    """`with batch_lock(options, table, "ingest.<source>", wait_s): write the batch`."""
+    return _lock_beside_table(options, table_name, batch, wait_s)
 
 
 def _lock_beside_table(options: Mapping[str, str], table_name: str, suffix: str, wait_s: float) -> HeldLock:

@@ -29,7 +29,7 @@ LOCK_WAIT = {"hoodie.write.lock.client.num_retries": "0"}
 #: and log compaction, not for compaction) for writes to its file groups since it was planned; it
 #: yields, and hudi-ops withdraws its plan (hudi_ops.spark.jobs.plan_execution) for the next tick to
 #: plan again. A write under a pending compaction plan was never refused: it goes to the next slice.
-#: On Hudi 1.1.1 the jobs run hudi-ops' fix of that check (hudi_ops.spark.hudi_backports).
+#: On Hudi 1.1.1 the jobs run hudi-ops' fix of that check (hudi_ops.spark.hudi_java).
 INGESTION_FIRST = {
     CLUSTERING_UPDATES_STRATEGY: "org.apache.hudi.client.clustering.update.strategy.SparkAllowUpdateStrategy",
     CONFLICT_RESOLUTION_STRATEGY: PREFER_WRITER,

@@ -392,6 +392,14 @@ class ZookeeperBasedLockProvider:
         with self._guard:
             self._give_up()
 
+    def held_node(self) -> tuple[str, int]:
+        """(our lock node's path, the ZooKeeper session that owns it) while we hold the lock: what
+        another process checks to tell that we still do."""
+        node, session = self._node, self._session_id
+        if node is None or not self._held or session is None:
+            raise LockAcquisitionError(f"the ZooKeeper lock {self.lock_path} is not held by this process")
+        return node, session
+
     def assert_held(self) -> None:
         node, client, lost = self._node, self._client, self._lost
         if lost is not None:

@@ -1,45 +1,131 @@
-"""Is there work for an ingest? The source files that arrived after the table's ingest checkpoint.
+"""Is there work for an ingest? The source files not ingested yet, whatever their modification times.
 
 Asked in Python, without a JVM: by the Airflow operator before it starts spark-submit (an idle tick
-is skipped in milliseconds) and by the `ingest` job itself, for runs outside Airflow.
+is skipped in milliseconds) and by the `ingest` job itself, under its batch's fence.
+
+Each ingest commit records the files it took (names and sizes) and the source's state after it: the
+newest position ingested, and how many files at or before it were ingested, with their digest. A
+listing whose files at or before that position match the count and digest holds no late file, and the
+work is the files after it (one listing, one commit read). Otherwise (a file landed with an older time,
+or an old one was deleted or rewritten) the ingest's earlier commits are read back, active and
+archived, until every such file is accounted for: the ones no commit took are the late files, and an
+ingested file whose size changed is reported, never read again.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from hudi_ops.errors import InvalidInputError, TableNotFoundError
 from hudi_ops.format.meta_client import MetaClient
-from hudi_ops.read.pipeline_metadata import ingest_checkpoint, ingest_position
+from hudi_ops.read.pipeline_metadata import IngestCheckpoint, ingest_checkpoints
 from hudi_ops.s3_settings import S3Settings
-from hudi_ops.sources import position, source_files
+from hudi_ops.sources import files_digest, position, source_files
 from hudi_ops.storage import FileInfo, Storage
+
+
+@dataclass(frozen=True)
+class IngestBatch:
+    """One commit's worth of files, and the checkpoint it commits with (its instant still unknown)."""
+
+    files: tuple[FileInfo, ...]
+    checkpoint: IngestCheckpoint
+
+    @property
+    def bytes(self) -> int:
+        return sum(f.size for f in self.files)
 
 
 @dataclass(frozen=True)
 class IngestWork:
     source: str  # the source folder, as `Storage.table_id` names it whatever the URI's spelling
-    checkpoint: str | None  # the position the table's ingest of the source reached; None before the first
-    files: tuple[FileInfo, ...]  # the source files after it, oldest first
+    checkpoint: IngestCheckpoint | None  # the latest of the source; None before its first ingest
+    files: tuple[FileInfo, ...]  # not ingested yet, oldest position first
+    late: tuple[FileInfo, ...] = ()  # those of `files` at or before the checkpoint's position
+    changed: tuple[FileInfo, ...] = ()  # ingested files whose size changed since: not read again
+    known: tuple[FileInfo, ...] = ()  # listed files at or before the position that were ingested
 
-    def next_checkpoint(self) -> str:
-        """The checkpoint to commit with these files (extra metadata value)."""
-        return ingest_checkpoint(self.source, position(self.files[-1]))
+    @property
+    def position(self) -> str | None:
+        return self.checkpoint.position if self.checkpoint else None
+
+    def batches(self, run: str = "", *, max_files: int = 0, max_bytes: int = 0) -> list[IngestBatch]:
+        """The files in commits of at most `max_files` files and `max_bytes` bytes (0: no bound; a
+        file larger than the bound is a batch of its own), oldest first, each with its checkpoint."""
+        batches, current, size = [], [], 0
+        for f in self.files:
+            if current and ((max_files and len(current) >= max_files) or (max_bytes and size + f.size > max_bytes)):
+                batches.append(tuple(current))
+                current, size = [], 0
+            current.append(f)
+            size += f.size
+        if current:
+            batches.append(tuple(current))
+        out, known, watermark = [], [*self.known, *self.changed], self.position or ""
+        for files in batches:
+            known += files
+            watermark = max(watermark, *(position(f) for f in files))
+            checkpoint = IngestCheckpoint("", self.source, watermark, run, {f.path: f.size for f in files},
+                                          len(known), files_digest((f.path, f.size) for f in known))
+            out.append(IngestBatch(files, checkpoint))
+        return out
+
+    def warnings(self) -> tuple[str, ...]:
+        return tuple(f"source file {f.path} changed after it was ingested (now {f.size} bytes, modified at "
+                     f"{f.mtime_ms} ms); it is not read again: land changed data under a new name"
+                     for f in self.changed)
 
     def describe(self) -> str:
-        since = f"since checkpoint {self.checkpoint}" if self.checkpoint else "(the table has no ingest yet)"
-        return f"{len(self.files)} new source file(s) {since}"
+        since = f"since checkpoint {self.position}" if self.checkpoint else "(the table has no ingest yet)"
+        late = f", {len(self.late)} of them landed late (older than the checkpoint)" if self.late else ""
+        return f"{len(self.files)} new source file(s) {since}{late}"
 
 
 def ingest_work(base_path: str | os.PathLike[str], source: Storage, fmt: str, *,
                 s3: S3Settings | None = None) -> IngestWork:
-    """The source files past the table's ingest checkpoint; `s3`: how to reach a table on S3."""
+    """The source files the table's ingest of `source` has not taken; `s3`: how to reach a table on S3."""
     if not source.is_dir(""):  # a mistyped folder would otherwise skip every tick, silently
         raise InvalidInputError(f"the source folder {source.uri} does not exist; fix the ingest's source path")
+    listing = source_files(source, "", fmt)
     try:
-        checkpoint = ingest_position(MetaClient.open(base_path, s3=s3), source.table_id)
+        checkpoints = ingest_checkpoints(MetaClient.open(base_path, s3=s3), source.table_id)
+        latest = next(checkpoints, None)
     except TableNotFoundError:
-        checkpoint = None
-    files = [f for f in source_files(source, "", fmt) if checkpoint is None or position(f) > checkpoint]
-    return IngestWork(source.table_id, checkpoint, tuple(files))
+        latest = None
+    if latest is None:
+        return IngestWork(source.table_id, None, tuple(listing))
+    before = [f for f in listing if position(f) <= latest.position]
+    after = [f for f in listing if position(f) > latest.position]
+    if (latest.ingested, latest.digest) == (len(before), files_digest((f.path, f.size) for f in before)):
+        return IngestWork(source.table_id, latest, tuple(after), known=tuple(before))
+    late, changed = _account_for(before, _chain(latest, checkpoints))
+    known = tuple(f for f in before if f not in late and f not in changed)
+    return IngestWork(source.table_id, latest, tuple(sorted([*late, *after], key=position)), tuple(late),
+                      tuple(changed), known)
+
+
+def _chain(first: IngestCheckpoint, rest: Iterator[IngestCheckpoint]) -> Iterable[IngestCheckpoint]:
+    yield first
+    yield from rest
+
+
+def _account_for(files: list[FileInfo],
+                 checkpoints: Iterable[IngestCheckpoint]) -> tuple[list[FileInfo], list[FileInfo]]:
+    """(the files no commit took, the files taken with another size), reading back only as far as needed."""
+    open_files = {f.path: f for f in files}
+    changed = []
+    for checkpoint in checkpoints:
+        if not open_files:
+            break
+        if checkpoint.files is None:  # from before names were kept: everything up to its position was taken
+            for path, f in list(open_files.items()):
+                if position(f) <= checkpoint.position:
+                    del open_files[path]
+            break
+        for path, size in checkpoint.files.items():
+            f = open_files.pop(path, None)
+            if f is not None and f.size != size:
+                changed.append(f)
+    return sorted(open_files.values(), key=position), changed

@@ -2,13 +2,16 @@
 
 Hudi's Spark datasource copies every write option whose name starts with
 `hoodie.datasource.write.commitmeta.key.prefix` (by default `_`) into the commit's extra metadata,
-so the jobs pass these keys as options and the control plane reads them back from the timeline.
+so the jobs pass these keys as options and the control plane reads them back from the timeline,
+active and archived. Each commit names its batch there: an ingest the files it took, a backfill the
+day and the run, so that a second attempt of a batch finds it committed.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
 
 from hudi_ops.format.instant import Action
 from hudi_ops.format.meta_client import MetaClient
@@ -17,26 +20,57 @@ COMMIT_METADATA_PREFIX = "_"
 #: the job that made the commit (`ingest`, `backfill`, ...) and the run's own token
 JOB_KEY = "_hudi_ops.job"
 RUN_KEY = "_hudi_ops.run"
-#: an ingest's checkpoint, JSON `{"source": <source folder URI>, "position": <newest file written>}`
-#: (positions: hudi_ops.sources); one key for every ingest, told apart by source, so several
-#: ingests of different sources into one table each keep their own
+#: an ingest's checkpoint and batch, JSON (IngestCheckpoint); one key for every ingest, told apart by
+#: source, so several ingests of different sources into one table each keep their own
 INGEST_CHECKPOINT_KEY = "_hudi_ops.ingest.checkpoint"
-#: a backfill's checkpoint, the last day it committed: JSON `{"source", "start", "end", "run", "day"}`;
+#: a backfill's checkpoint, the day it committed: JSON `{"source", "start", "end", "run", "day"}`;
 #: a retry of the run resumes after its day, a new run (or another source) starts the window afresh
 BACKFILL_CHECKPOINT_KEY = "_hudi_ops.backfill.checkpoint"
 
 
-def ingest_checkpoint(source: str, position: str) -> str:
-    return json.dumps({"source": source, "position": position}, sort_keys=True)
+@dataclass(frozen=True)
+class IngestCheckpoint:
+    """What an ingest commit recorded for its source: its batch, and the source's state after it."""
+
+    instant: str  # the commit that recorded it
+    source: str  # the source folder (`Storage.table_id`)
+    position: str  # the newest position ingested so far (hudi_ops.sources)
+    run: str = ""  # the run that committed it (Airflow's run_id), "" outside Airflow
+    #: the files this commit took, path -> size; None in checkpoints older than the names (everything
+    #: at or before their position was ingested)
+    files: Mapping[str, int] | None = None
+    #: how many source files at or before the position were ingested, as the commit listed them, and
+    #: their digest (hudi_ops.sources.files_digest): a listing that matches both holds no late file
+    ingested: int | None = None
+    digest: str | None = None
+
+    def to_json(self) -> str:
+        return json.dumps({"source": self.source, "position": self.position, "run": self.run,
+                           "files": dict(self.files or {}), "ingested": self.ingested, "digest": self.digest},
+                          sort_keys=True, separators=(",", ":"))
+
+    @classmethod
+    def parse(cls, instant: str, value: str) -> IngestCheckpoint | None:
+        data = _json_object(value)
+        source, position = data.get("source"), data.get("position")
+        if not isinstance(source, str) or not isinstance(position, str):
+            return None
+        files = data.get("files")
+        ingested, digest = data.get("ingested"), data.get("digest")
+        return cls(instant, source, position, str(data.get("run") or ""),
+                   {str(k): int(v) for k, v in files.items()} if isinstance(files, dict) else None,
+                   ingested if isinstance(ingested, int) else None, digest if isinstance(digest, str) else None)
 
 
-def ingest_position(meta: MetaClient, source: str) -> str | None:
-    """The position an ingest of `source` reached, None before its first commit."""
-    found = latest_value(meta, INGEST_CHECKPOINT_KEY, lambda v: _checkpoint(v).get("source") == source)
-    return _checkpoint(found).get("position") if found else None
+def ingest_checkpoints(meta: MetaClient, source: str, *, archived: bool = True) -> Iterator[IngestCheckpoint]:
+    """The ingest checkpoints of `source`, newest first, on into the archived timeline unless told not to."""
+    for instant, value in values(meta, INGEST_CHECKPOINT_KEY, archived=archived):
+        checkpoint = IngestCheckpoint.parse(instant, value)
+        if checkpoint is not None and checkpoint.source == source:
+            yield checkpoint
 
 
-def _checkpoint(value: str) -> dict[str, str]:
+def _json_object(value: str) -> dict[str, object]:
     try:
         parsed = json.loads(value) if value else {}
     except ValueError:
@@ -48,34 +82,34 @@ def backfill_checkpoint(source: str, start: str, end: str, run: str, day: str) -
     return json.dumps({"source": source, "start": start, "end": end, "run": run, "day": day}, sort_keys=True)
 
 
-def backfill_day(meta: MetaClient, source: str, start: str, end: str, run: str) -> str | None:
-    """The last day a backfill run of the window committed, None before its first commit."""
+def backfill_day(meta: MetaClient, source: str, start: str, end: str, run: str) -> tuple[str, str] | None:
+    """(the last day a backfill run of the window committed, the commit), None before its first commit."""
     wanted = {"source": source, "start": start, "end": end, "run": run}
-    found = latest_value(meta, BACKFILL_CHECKPOINT_KEY,
-                         lambda v: {k: _checkpoint(v).get(k) for k in wanted} == wanted)
-    return _checkpoint(found).get("day") if found else None
+    for instant, value in values(meta, BACKFILL_CHECKPOINT_KEY):
+        checkpoint = _json_object(value)
+        if {k: checkpoint.get(k) for k in wanted} == wanted and isinstance(day := checkpoint.get("day"), str):
+            return day, instant
+    return None
 
 
 def pipeline_of(extra_metadata: Mapping[str, str]) -> str | None:
     """Which pipeline made a commit, as people name it: `ingest`, `backfill of 2026-11-20`; None for
     commits of other writers (table services, other tools)."""
     job = extra_metadata.get(JOB_KEY)
-    day = _checkpoint(extra_metadata.get(BACKFILL_CHECKPOINT_KEY, "")).get("day")
+    day = _json_object(extra_metadata.get(BACKFILL_CHECKPOINT_KEY, "")).get("day")
     return f"backfill of {day}" if job == "backfill" and day else job
 
 
-def latest_value(meta: MetaClient, key: str, accept: Callable[[str], bool] = bool) -> str | None:
-    """The newest accepted value of `key` among completed writes, searching back by completion time
-    past the commits of other writers (a backfill or a table service never moves an ingest's checkpoint),
-    on into the archived timeline when the active one has none (a long backfill pushes an ingest's
-    last commit out of it)."""
-    for _, metadata in meta.timeline().newest_writes():
-        value = metadata.extra_metadata.get(key)
-        if value and accept(value):
-            return value
-    for archived in meta.archived_timeline():
-        if archived.action in Action.WRITE_ACTIONS and archived.metadata:
-            value = archived.commit_metadata().extra_metadata.get(key)
-            if value and accept(value):
-                return value
-    return None
+def values(meta: MetaClient, key: str, *, archived: bool = True) -> Iterator[tuple[str, str]]:
+    """(instant, value) of `key` in completed writes, the latest completed first, past the commits of
+    other writers (a backfill or a table service never moves an ingest's checkpoint), on into the
+    archived timeline (a long backfill pushes an ingest's last commit out of the active one)."""
+    for inst, metadata in meta.timeline().newest_writes():
+        if value := metadata.extra_metadata.get(key):
+            yield inst.requested_time, value
+    if not archived:
+        return
+    for old in meta.archived_timeline():
+        if old.action in Action.WRITE_ACTIONS and old.metadata and (
+                value := old.commit_metadata().extra_metadata.get(key)):
+            yield old.requested_time, value

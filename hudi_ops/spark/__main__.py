@@ -21,7 +21,7 @@ from typing import Any
 from hudi_ops.errors import EXIT_FAILED, EXIT_OK, HudiOpsError, exit_code
 from hudi_ops.job_specs import JOBS, JobSpec, parse_argv
 from hudi_ops.job_specs.results import JobFailure, JobResult, ServiceResult, report
-from hudi_ops.spark.driver_lifetime import end_with_spark_submit
+from hudi_ops.spark.driver_lifetime import end_with_spark_submit_and_task
 
 
 def main(argv: Sequence[str] | None = None, *, spark: Any | None = None) -> int:
@@ -91,5 +91,5 @@ class _Session:
 
 
 if __name__ == "__main__":
-    end_with_spark_submit()
+    end_with_spark_submit_and_task()
     sys.exit(main())

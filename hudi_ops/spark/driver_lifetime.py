@@ -1,7 +1,12 @@
-"""Under spark-submit the PySpark driver is a child of spark-submit's JVM. Whoever ends that JVM (the
-Spark provider's `on_kill` signals only it, an OOM killer, a user) ends the Spark session, so the
-driver must not live on: busy in Python, it would keep its place in the table lock's queue or go on
-reading sources for a job that can no longer commit."""
+"""The PySpark driver ends with whoever runs it. Under spark-submit it is a child of spark-submit's JVM:
+whoever ends that JVM (the Spark provider's `on_kill` signals only it, an OOM killer, a user) ends the
+Spark session, so the driver must not live on: busy in Python, it would keep its place in the table
+lock's queue or go on reading sources for a job that can no longer commit.
+
+Where the driver runs beside its Airflow task (client mode), the task process is named in
+$HUDI_OPS_TASK_PROCESS, and the driver ends with it too: a task process that died hard (a lost
+worker, the OOM killer, `kill -9`) leaves spark-submit running, and Airflow's retry would start a
+second attempt beside it. Ending the driver ends spark-submit's JVM, which waits for it."""
 
 from __future__ import annotations
 
@@ -9,6 +14,8 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Callable
+from pathlib import Path
 
 from hudi_ops.errors import EXIT_FAILED
 
@@ -16,21 +23,58 @@ POLL_S = 0.5
 #: for the main thread to unwind once interrupted (a ZooKeeper client closes its session, so its lock
 #: node goes at once rather than at the session's timeout)
 GRACE_S = 5.0
+#: `<pid>:<start time>` of the Airflow task process that started spark-submit (task_process())
+TASK_PROCESS_ENV = "HUDI_OPS_TASK_PROCESS"
 
 
-def end_with_spark_submit() -> None:
-    """End this process soon after spark-submit's JVM is gone (it is handed to another parent)."""
-    if "PYSPARK_GATEWAY_PORT" not in os.environ:  # not started by spark-submit
+def task_process() -> str:
+    """This process, as a driver it starts watches it: its pid and its start time (a pid is reused)."""
+    pid = os.getpid()
+    return f"{pid}:{_start_time(pid) or ''}"
+
+
+def _start_time(pid: int) -> str | None:
+    """The process's start time in clock ticks since boot (Linux); None when there is no such process."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[1].split()[19]  # field 22, counted after the command's name
+
+
+def _is_alive(named: str) -> bool:
+    pid_text, _, started = named.partition(":")
+    pid = int(pid_text)
+    if started:
+        return _start_time(pid) == started
+    try:  # no /proc where it was named: the pid alone
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def end_with_spark_submit_and_task() -> None:
+    """End this process soon after spark-submit's JVM is gone (it is handed to another parent), or the
+    Airflow task process named in the environment."""
+    gone: list[Callable[[], bool]] = []
+    if "PYSPARK_GATEWAY_PORT" in os.environ:  # started by spark-submit
+        # a JVM that died before this line leaves the reaper as the parent watched: harmless, as the
+        # session's first call into the dead JVM fails the job
+        parent = os.getppid()
+        gone.append(lambda: os.getppid() != parent)
+    if task := os.environ.get(TASK_PROCESS_ENV, "").strip():
+        gone.append(lambda: not _is_alive(task))
+    if not gone:  # `python -m hudi_ops.spark` belongs to whoever started it
         return
-    # a JVM that died before this line leaves the reaper as the parent watched: harmless, as the
-    # session's first call into the dead JVM fails the job
-    parent = os.getppid()
 
     def watch() -> None:
-        while os.getppid() == parent:
+        while not any(check() for check in gone):
             time.sleep(POLL_S)
         os.kill(os.getpid(), signal.SIGINT)  # a real signal: it wakes a main thread that waits
         time.sleep(GRACE_S)
         os._exit(EXIT_FAILED)  # the main thread is stuck in a call that no interrupt reaches
 
-    threading.Thread(target=watch, name="end-with-spark-submit", daemon=True).start()
+    threading.Thread(target=watch, name="end-with-spark-submit-and-task", daemon=True).start()

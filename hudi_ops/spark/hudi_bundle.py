@@ -5,8 +5,8 @@ Every SparkSession, spark-submit, test and the docker image takes its jars from 
 the release `$HUDI_OPS_HUDI_VERSION` names (default `DEFAULT_RELEASE`) in the jar cache
 (`$HUDI_OPS_JARS_DIR`, by default `.cache/jars` in a source checkout and `~/.cache/hudi-ops/jars`
 otherwise), which `python -m hudi_ops.spark.hudi_bundle fetch` fills with Maven, so every run after
-the first is offline. A release that lacks a fix of a later one has hudi-ops' backport beside its bundle
-(hudi_ops.spark.hudi_backports), built by the same `fetch`.
+the first is offline. hudi-ops' own Java classes for the release sit beside its bundle
+(hudi_ops.spark.hudi_java), built by the same `fetch`.
 
 `python -m hudi_ops.spark.hudi_bundle` prints the jars, `... fetch` fetches the bundle first.
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 
 from hudi_ops.errors import ConfigError
 from hudi_ops.maven import MavenArtifact, fetch_jar, jars_command, jars_dir
-from hudi_ops.spark import hudi_backports
+from hudi_ops.spark import hudi_java
 
 #: The Spark line of the bundle; pyspark in pyproject.toml is pinned to a release of it.
 SPARK_LINE = "3.5"
@@ -67,22 +67,19 @@ def hudi_jars() -> tuple[str, ...]:
         raise ConfigError(f"Hudi's Spark bundle {artifact.coordinates} is not in {bundle.parent}; fetch it "
                           "with `python -m hudi_ops.spark.hudi_bundle fetch` (make does), or set "
                           f"{JARS_ENV} to the jars of a Hudi you already have")
-    if release not in hudi_backports.BACKPORTED_RELEASES:
-        return (str(bundle.resolve()),)
-    backports = hudi_backports.backport_jar(bundle.parent, release)
-    if not backports.is_file():
-        raise ConfigError(f"hudi-ops' fixes for Hudi {release} are not built in {bundle.parent}; build them "
-                          "with `python -m hudi_ops.spark.hudi_bundle fetch` (make does)")
-    return (str(bundle.resolve()), str(backports.resolve()))
+    ours = hudi_java.hudi_ops_jar(bundle.parent, release)
+    if not ours.is_file():
+        raise ConfigError(f"hudi-ops' Java classes for Hudi {release} are not built in {bundle.parent}; build "
+                          "them with `python -m hudi_ops.spark.hudi_bundle fetch` (make does)")
+    return (str(bundle.resolve()), str(ours.resolve()))
 
 
 def fetch() -> Path:
     """The chosen Hudi bundle in the jar cache, copied from Maven unless already there, with hudi-ops'
-    fixes for its release built beside it."""
+    Java classes for its release built beside it."""
     release = hudi_release()
     bundle = fetch_jar(hudi_spark_bundle(release), jars_dir())
-    if release in hudi_backports.BACKPORTED_RELEASES:
-        hudi_backports.build(bundle, release)
+    hudi_java.build(bundle, release)
     return bundle
 
 

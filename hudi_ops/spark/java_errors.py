@@ -251,6 +251,12 @@ def _unreadable(message: str, context: JobContext) -> HudiOpsError:
                              "then re-run")
 
 
+def _fence_lost(message: str, context: JobContext) -> HudiOpsError:
+    return ConcurrentJobError(f"{message.strip().splitlines()[0]}: another attempt of this batch may be writing it "
+                              f"to {context.base_path}; nothing of this one is visible, and its retry finds what "
+                              "the other committed")
+
+
 @dataclass(frozen=True)
 class JobContext:
     """What a message needs that the Java error may not say."""
@@ -266,6 +272,7 @@ _RULES: tuple[tuple[tuple[str, ...], Callable[[str, JobContext], HudiOpsError]],
      lambda message, _: EarlyConflictError(message.strip().splitlines()[0] if message.strip() else "")),
     ((_HUDI_EXCEPTION + "HoodieWriteConflictException",), _conflict),
     ((_HUDI_EXCEPTION + "HoodieClusteringUpdateException",), _clustering_update),
+    (("hudiops.fence.FenceLostException",), _fence_lost),
     ((_HUDI_EXCEPTION + "HoodieLockException",), _lock),
     ((_HUDI_EXCEPTION + "HoodieKeyException", _HUDI_EXCEPTION + "HoodieKeyGeneratorException"), _bad_key),
     ((_HUDI_EXCEPTION + "SchemaCompatibilityException", _HUDI_EXCEPTION + "HoodieSchemaException",
@@ -280,7 +287,7 @@ _RULES: tuple[tuple[tuple[str, ...], Callable[[str, JobContext], HudiOpsError]],
 _CLUSTERING_COMMIT = re.compile(r"unable to transition clustering inflight to complete: (\d+)")
 #: Hudi 1.1.1's `PreferWriterConflictResolutionStrategy.getCandidateInstantsForTableServicesCommits`
 #: sorting in-flight writes (no completion time) by completion time: met with a Hudi of the user's own
-#: (`HUDI_OPS_HUDI_JARS`); hudi-ops' own 1.1.1 runs the fixed check (hudi_ops.spark.hudi_backports)
+#: (`HUDI_OPS_HUDI_JARS`); hudi-ops' own 1.1.1 runs the fixed check (hudi_ops.spark.hudi_java)
 _UNORDERABLE = 'because the return value of "java.util.function.Function.apply(Object)" is null'
 
 

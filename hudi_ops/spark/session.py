@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from hudi_ops.errors import ConfigError
-from hudi_ops.spark.hudi_backports import with_backports
 from hudi_ops.spark.hudi_bundle import JARS_ENV, hudi_jars
+from hudi_ops.spark.hudi_java import with_hudi_ops_classes
 
 #: What Hudi's quick start sets on every session: the `CALL` procedures need the extension.
 HUDI_SESSION_CONF = {
@@ -57,9 +57,9 @@ def session_builder(app_name: str, *, master: str = "local[2]") -> Any:
 def session_options(spark: Any, options: Mapping[str, str]) -> dict[str, str]:
     """`options` as this session's Hudi runs them. In local mode the executors live in the driver:
     Hudi's timeline server for them would only open a port on every interface, so it stays off unless
-    the user's options ask for it. A class of Hudi's that a backport Hudi can load fixes is swapped
-    for it (hudi_ops.spark.hudi_backports)."""
-    chosen = with_backports(spark, options)
+    the user's options ask for it. A class of Hudi's that hudi-ops replaces is swapped for hudi-ops'
+    own when Hudi can load it (hudi_ops.spark.hudi_java)."""
+    chosen = with_hudi_ops_classes(spark, options)
     if spark.sparkContext.master.startswith("local") and EMBEDDED_TIMELINE_SERVER not in chosen:
         chosen[EMBEDDED_TIMELINE_SERVER] = "false"
     return chosen

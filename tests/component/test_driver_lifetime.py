@@ -1,5 +1,6 @@
-"""The PySpark driver ends with spark-submit's JVM, even when it is silent in Python (a driver that
-writes to its closed stdout dies of the broken pipe anyway; one waiting quietly would not)."""
+"""The PySpark driver ends with spark-submit's JVM, and with the Airflow task process that started
+spark-submit, even when it is silent in Python (a driver that writes to its closed stdout dies of the
+broken pipe anyway; one waiting quietly would not)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ import time
 
 import psutil
 
+from hudi_ops.spark.driver_lifetime import TASK_PROCESS_ENV
+
 #: a parent that starts a silent "driver" and waits; the driver watches its parent, then sleeps
 PARENT = """
 import subprocess, sys, time
@@ -18,7 +21,7 @@ driver = subprocess.Popen([sys.executable, "-c", sys.argv[1]], stdin=subprocess.
 print(driver.pid, flush=True)
 time.sleep(600)
 """
-DRIVER = "from hudi_ops.spark.driver_lifetime import end_with_spark_submit; end_with_spark_submit(); " \
+DRIVER = "from hudi_ops.spark.driver_lifetime import end_with_spark_submit_and_task as end; end(); " \
          "import time; time.sleep(600)"
 
 
@@ -68,3 +71,42 @@ def test_a_job_run_without_spark_submit_does_not_watch_its_parent():
         parent.wait()
         driver.kill()
         driver.wait(10)
+
+
+#: an Airflow task process: it names itself to the driver as the operator does, then waits
+TASK = "from hudi_ops.spark.driver_lifetime import task_process; print(task_process(), flush=True); " \
+       "import time; time.sleep(600)"
+
+
+def test_a_driver_beside_its_task_exits_once_the_task_process_dies_while_spark_submit_lives_on():
+    """A task process killed hard leaves spark-submit (here: the driver's parent) running; Airflow's
+    retry must not find the orphan's driver still at work beside it."""
+    task = subprocess.Popen([sys.executable, "-c", TASK], stdout=subprocess.PIPE, text=True)
+    assert task.stdout is not None
+    named = task.stdout.readline().strip()
+    task.stdout.close()
+    pid, _, started = named.partition(":")
+    assert int(pid) == task.pid and started  # its start time: a pid reused later is not the task
+    parent, driver = silent_driver({**os.environ, "PYSPARK_GATEWAY_PORT": "1", TASK_PROCESS_ENV: named})
+    try:
+        assert not ended(driver, 1.0)
+        task.kill()
+        task.wait()
+        assert ended(driver, 5.0), "the driver outlived its Airflow task"
+        assert parent.poll() is None  # spark-submit's own end follows its driver's (PythonRunner waits for it)
+    finally:
+        for process in (task, parent):
+            process.kill()
+            process.wait()
+        if driver.is_running():
+            driver.kill()
+
+
+def test_a_task_process_named_by_a_reused_pid_is_gone():
+    """The pid of a dead task may belong to another process later: its start time tells them apart."""
+    parent, driver = silent_driver({**os.environ, TASK_PROCESS_ENV: f"{os.getpid()}:1"})  # our pid, not our start
+    try:
+        assert ended(driver, 5.0)
+    finally:
+        parent.kill()
+        parent.wait()

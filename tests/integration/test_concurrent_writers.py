@@ -232,7 +232,7 @@ def test_a_clustering_commits_beside_a_write_in_flight_on_other_file_groups(make
     write completed since its plan and a writer in flight in another partition (killed while it waited
     to commit, so it stays in flight) do not stop it. Hudi 1.1.1's own check failed whenever a write in
     flight was among several candidates (without the fix this run is withdrawn); hudi-ops ships the
-    fix (hudi_ops.spark.hudi_backports)."""
+    fix (hudi_ops.spark.hudi_java)."""
     table = make_table()
     options = {**table.options, "hoodie.clean.automatic": "false"}  # keeps the killed write in flight
     for n in range(2):  # two more small file groups beside the seed's in DAY1

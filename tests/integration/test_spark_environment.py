@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_ops.locks.occ_options import CONFLICT_RESOLUTION_STRATEGY, PREFER_WRITER
-from hudi_ops.spark import hudi_backports
+from hudi_ops.spark import hudi_java
 from hudi_ops.spark.hudi_bundle import JARS_ENV, SPARK_LINE, hudi_jars, hudi_release, hudi_spark_bundle
 from hudi_ops.spark.session import session_options
 
@@ -48,8 +48,8 @@ def test_hudis_prefer_writer_check_runs_as_hudi_ops_fix_where_the_release_lacks_
     """Hudi 1.1.1's prefer-writer conflict resolution cannot order writes in flight; a job naming it runs
     hudi-ops' backport, a subclass of Hudi's, shipped beside 1.1.1's bundle and nothing else."""
     options = session_options(spark, {CONFLICT_RESOLUTION_STRATEGY: PREFER_WRITER})
-    shipped = not os.environ.get(JARS_ENV) and hudi_release() in hudi_backports.BACKPORTED_RELEASES
-    backport = hudi_backports.CLASSES[PREFER_WRITER]
+    shipped = not os.environ.get(JARS_ENV) and hudi_release() in hudi_java.BACKPORTED_RELEASES
+    backport = hudi_java.CLASSES[PREFER_WRITER].name
     assert options[CONFLICT_RESOLUTION_STRATEGY] == (backport if shipped else PREFER_WRITER)
     if shipped:
         # loaded the way Hudi loads the options' classes

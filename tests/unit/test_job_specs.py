@@ -66,6 +66,7 @@ def test_the_arguments_are_hudi_utilities_flags_with_the_options_last():
         "ingest", "--target-base-path", "/data/trips", "--source-path", "/landing/trips", "--source-format", "json",
         "--target-table", "trips", "--table-type", "MERGE_ON_READ", "--record-key-field", "trip_id,city",
         "--partition-path-field", "dt", "--source-ordering-field", "ts", "--op", "BULK_INSERT",
+        "--wait-seconds", "900.0", "--source-limit", "0", "--source-limit-files", "0",
         "--props", "/etc/hudi/trips.props",
         "--hoodie-conf", "hoodie.cleaner.policy=KEEP_LATEST_COMMITS",
         "--hoodie-conf", "hoodie.write.lock.wait_time_ms=20000"]
@@ -91,6 +92,8 @@ def test_hand_written_arguments_parse_as_hudi_users_write_them():
      "--start 'yesterday' is not a date; write YYYY-MM-DD"),
     (lambda: CompactSpec(base_path="/t", mode="run"), "--mode 'run' is not valid"),
     (lambda: CompactSpec(base_path="/t", wait_seconds=-1), "--wait-seconds must be 0 or more seconds"),
+    (lambda: IngestSpec(base_path="/t", source_path="/s", source_limit_files=-1),
+     "--source-limit-files must be 0 or more"),
     (lambda: SavepointSpec(base_path="/t", instant_time="1", delete="1"), "not both"),
 ])
 def test_bad_values_fail_in_the_spec_naming_the_flag_and_the_fix(make, message):
@@ -103,6 +106,8 @@ def test_bad_values_fail_in_the_spec_naming_the_flag_and_the_fix(make, message):
     (["ingest", "--target-base-path", "/t"], "the following arguments are required: --source-path"),
     (["restore", "--base-path", "/t"], "required: --savepoint"),
     (["clean", "--base-path", "/t", "--instant-time", "1"], "unrecognized arguments: --instant-time 1"),
+    (["ingest", "--target-base-path", "/t", "--source-path", "/s", "--source-limit", "1GB"],
+     "argument --source-limit: invalid int value: '1GB'"),
 ])
 def test_bad_arguments_are_bad_input(argv, message):
     with pytest.raises(InvalidInputError, match=message):

@@ -21,7 +21,7 @@ import org.slf4j.LoggerFactory;
  * with a NullPointerException whenever a write in flight is among two or more candidates: a
  * clustering could never commit beside a steady ingest. Here the completed writes come in completion
  * order and those in flight after them. Writers' own checks are Hudi's unchanged.
- * hudi_ops.spark.hudi_backports builds this class against the 1.1.1 bundle and ships it only with
+ * hudi_ops.spark.hudi_java builds this class against the 1.1.1 bundle and ships it only with
  * that release.
  */
 public class PreferWriterConflictResolutionStrategy
