@@ -43,6 +43,21 @@ INGESTION_FIRST = {
 BACKFILL_APART = {"hoodie.parquet.small.file.limit": "0"}
 
 
+#: A table without a lock has one writer, whose failed writes Hudi rolls back at the next write (EAGER)
+#: by default, keeping no heartbeat. hudi-ops keeps Hudi's heartbeats there too (LAZY: the next clean
+#: rolls a failed write back once its heartbeat expired), so that a second attempt of a batch tells the
+#: first, still at work, from a dead one (hudi_ops.spark.jobs.batch_fence).
+SINGLE_WRITER_HEARTBEATS = {"hoodie.cleaner.policy.failed.writes": "LAZY"}
+
+
+def writer_defaults(options: Mapping[str, str]) -> dict[str, str]:
+    """What a writer adds to `options` unless they set it: `SINGLE_WRITER_HEARTBEATS` on a table without
+    a lock (the lock's options choose LAZY themselves)."""
+    if has_zookeeper_lock(options):
+        return {}
+    return {k: v for k, v in SINGLE_WRITER_HEARTBEATS.items() if k not in options}
+
+
 def backfill_defaults(options: Mapping[str, str]) -> dict[str, str]:
     """What a backfill adds to `options` unless they set it: `BACKFILL_APART` on a table with several
     writers (the table's ZooKeeper lock)."""
