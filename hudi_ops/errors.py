@@ -129,6 +129,10 @@ class LockAcquisitionError(HudiOpsError):
     """The table lock could not be taken in time."""
 
 
+class LockHeldError(LockAcquisitionError):
+    """Another process held the lock for the whole wait (ZooKeeper answered throughout)."""
+
+
 class TableServiceError(HudiOpsError):
     """A table service (clean, compact, cluster, archive, rollback) failed."""
 

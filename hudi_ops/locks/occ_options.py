@@ -46,8 +46,11 @@ BACKFILL_APART = {"hoodie.parquet.small.file.limit": "0"}
 #: A table without a lock has one writer, whose failed writes Hudi rolls back at the next write (EAGER)
 #: by default, keeping no heartbeat. hudi-ops keeps Hudi's heartbeats there too (LAZY: the next clean
 #: rolls a failed write back once its heartbeat expired), so that a second attempt of a batch tells the
-#: first, still at work, from a dead one (hudi_ops.spark.jobs.batch_fence).
-SINGLE_WRITER_HEARTBEATS = {"hoodie.cleaner.policy.failed.writes": "LAZY"}
+#: first, still at work, from a dead one (hudi_ops.spark.jobs.batch_fence). A failed attempt's
+#: heartbeat looks alive until it expires, and its retry waits that long: beats every 15 s (Hudi's 60)
+#: let the retry after Airflow's second backoff through.
+SINGLE_WRITER_HEARTBEATS = {"hoodie.cleaner.policy.failed.writes": "LAZY",
+                            "hoodie.client.heartbeat.interval_in_ms": "15000"}
 
 
 def writer_defaults(options: Mapping[str, str]) -> dict[str, str]:

@@ -34,7 +34,7 @@ from kazoo.exceptions import KazooException, NoNodeError, OperationTimeoutError
 from kazoo.retry import KazooRetry, RetryFailedError
 
 from hudi_ops.config import HoodieConfig, WriteConfig, int_key, str_key
-from hudi_ops.errors import ConfigError, LockAcquisitionError
+from hudi_ops.errors import ConfigError, LockAcquisitionError, LockHeldError
 
 ZK_URL = str_key(
     "hoodie.write.lock.zookeeper.url", doc="ZooKeeper connect string (host:port[,host:port...][/chroot])"
@@ -337,7 +337,7 @@ class ZookeeperBasedLockProvider:
                 continue  # went away between the listing and the watch
             remaining = deadline - time.monotonic()
             if remaining <= 0 or not self._wake.wait(remaining):
-                raise LockAcquisitionError(
+                raise LockHeldError(
                     f"could not take the ZooKeeper lock {self.lock_path} on {self.url} within {timeout_s:g}s: "
                     f"it is held by {self.lock_path}/{ordered[0]} and our node {self._node} waits behind "
                     f"{index} node(s), last {predecessor}"

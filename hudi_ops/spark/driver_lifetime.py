@@ -27,9 +27,9 @@ GRACE_S = 5.0
 TASK_PROCESS_ENV = "HUDI_OPS_TASK_PROCESS"
 
 
-def task_process() -> str:
-    """This process, as a driver it starts watches it: its pid and its start time (a pid is reused)."""
-    pid = os.getpid()
+def task_process(pid: int | None = None) -> str:
+    """A process (default: this one) as a driver watches it: its pid and its start time (a pid is reused)."""
+    pid = os.getpid() if pid is None else pid
     return f"{pid}:{_start_time(pid) or ''}"
 
 

@@ -2,7 +2,7 @@
 with its own ZooKeeper server (`--core`: the small run in `make test`); prints the seed first and one
 JSON line of figures last, exits 1 on a finding (the job logs stay in the printed folder).
 `--no-kills --zookeeper-restarts 0 --max-tries 3` (`make contention`) runs the same pipelines where
-only Hudi refuses jobs."""
+only Hudi refuses jobs (no kills, no orchestrator's faults)."""
 
 from __future__ import annotations
 
@@ -35,8 +35,8 @@ def main(argv: list[str] | None = None) -> int:
     size = ChaosSize.core() if args.core else ChaosSize()
     given = {"commits": args.commits, "zookeeper_restarts": args.zookeeper_restarts, "max_tries": args.max_tries}
     size = replace(size, **{k: v for k, v in given.items() if v is not None})
-    if args.no_kills:
-        size = replace(size, kill_gap_s=None)
+    if args.no_kills:  # and no orchestrator's faults: every retry is Hudi refusing a job
+        size = replace(size, kill_gap_s=None, twice=0.0, late=0.0, during=0.0)
     work = Path(tempfile.mkdtemp(prefix="hudi-ops-chaos-"))
     print(f"chaos run: seed {seed}, {size}, in {work}", flush=True)
     zookeeper = ZookeeperServer(work / "zookeeper")

@@ -1,5 +1,9 @@
 """A chaos run: RFC-22's pipelines on one MERGE_ON_READ table at once, each job a real spark-submit
-under the ZooKeeper lock, while the harness kills jobs and restarts ZooKeeper.
+under the ZooKeeper lock, while the harness kills jobs and restarts ZooKeeper, and makes the faults an
+orchestrator makes: it kills a job's Airflow task process but not its spark-submit (the orphan lives
+on, in client mode until its driver sees its task gone, in cluster mode to its end, while its retry
+runs), triggers a running backfill window a second time, and lands ingest files with modification
+times older than the checkpoint and while an ingest runs.
 
 Pipelines: a steady ingest (one landing file per batch), two day-by-day backfills whose windows
 overlap each other and the ingest's days (and share a few keys: corrections of the same old trips,
@@ -61,6 +65,7 @@ from hudi_ops.job_specs import (
 from hudi_ops.read.pending_plans import CLUSTERING, COMPACTION, pending_plans, pending_writes
 from hudi_ops.read.pipeline_metadata import BACKFILL_CHECKPOINT_KEY, INGEST_CHECKPOINT_KEY
 from hudi_ops.read.service_work import archive_work, clean_work, clustering_schedule_work, compaction_schedule_work
+from hudi_ops.spark.driver_lifetime import TASK_PROCESS_ENV, task_process
 from tests.integration.lock_options import occ_options
 from tests.integration.processes import Job
 from tests.tables import (
@@ -105,6 +110,8 @@ JOB_TIMEOUT_S = 900.0
 COMMIT_LOCK_TAKEN = re.compile(r"State change started for Option\{val=\[==>(?!0{6})\d+__(?:delta)?commit__INFLIGHT")
 #: the kill phases, as the run classifies them
 DURING_COMMIT = "during the commit (table lock held)"
+#: a backfill window's second run is named by the first's batch and this
+AGAIN = "+again"
 
 
 @dataclass(frozen=True)
@@ -120,6 +127,13 @@ class ChaosSize:
     service_commits: int | None = None
     #: of the kills, the share aimed at a writer in its commit (it holds the table lock for it)
     at_commit: float = 0.3
+    #: the orchestrator's faults: of the kills of a writer, the share that kill its task process only;
+    #: of the backfill batches, the share whose window is triggered again while it runs; of the ingest
+    #: files, the shares landed older than the checkpoint and while the ingest before runs
+    orphans: float = 0.35
+    twice: float = 0.25
+    late: float = 0.3
+    during: float = 0.3
 
     @property
     def services_needed(self) -> int:
@@ -142,6 +156,9 @@ class Running:
     batch: str
     started: float  # time.time()
     killed: bool = False
+    #: a writer's Airflow task process (a stand-in: killing it leaves spark-submit running)
+    task: subprocess.Popen[bytes] | None = None
+    orphaned: bool = False  # its task process was killed: the harness retries, the job lives on
 
 
 @dataclass
@@ -155,6 +172,8 @@ class Figures:
     kills: Counter[str] = field(default_factory=Counter)
     retried: Counter[str] = field(default_factory=Counter)  # by the error's class
     zookeeper_restarts: int = 0
+    #: orphaned attempts, windows triggered twice, files landed late or during a run
+    faults: Counter[str] = field(default_factory=Counter)
     snapshots: int = 0
     rows_checked: int = 0
     lost: int = 0
@@ -175,7 +194,7 @@ class Figures:
         return {
             "seed": self.seed, "seconds": round(self.seconds), "jobs": self.jobs, "commits": dict(self.commits),
             "kills": sum(self.kills.values()), "kills_by_phase": dict(self.kills),
-            "zookeeper_restarts": self.zookeeper_restarts,
+            "zookeeper_restarts": self.zookeeper_restarts, "orchestrator_faults": dict(self.faults),
             "conflicts_retried": sum(n for k, n in self.retried.items() if k != "LockAcquisitionError"),
             "lock_waits": self.retried["LockAcquisitionError"], "retried_by_error": dict(self.retried),
             "tries_per_batch": {p: {"max": max(t), "mean": round(sum(t) / len(t), 2),
@@ -198,7 +217,7 @@ class ChaosRun:
         # one generator per thread, so that a seed repeats each pipeline's data and the chaos's schedule
         # (backoff jitter has its own: how often a job is retried must not change the data of later batches)
         self.rng = {name: random.Random(f"{seed}:{name}")
-                    for name in (*PIPELINES, "killer", "snapshots", "zookeeper", "backoff")}
+                    for name in (*PIPELINES, "killer", "snapshots", "zookeeper", "backoff", "orchestrator")}
         self.table = self.work / TABLE
         self.logs = self.work / "logs"
         self.logs.mkdir(parents=True, exist_ok=True)
@@ -208,6 +227,7 @@ class ChaosRun:
         self.batches: dict[str, list[dict[str, Any]]] = {}
         self.committed: set[str] = set()  # batches seen on the timeline
         self._running: dict[int, Running] = {}
+        self._orphans: list[Running] = []  # attempts whose task process was killed, still running
         self._mutex = threading.Lock()
         self._stop = threading.Event()  # the chaos (kills, restarts, snapshots) ends
         self._abort = threading.Event()  # a finding: everything ends
@@ -237,6 +257,7 @@ class ChaosRun:
             t.join()
         self._writers_done.set()
         others[0].join()  # the services finish their rounds
+        self._await_orphans()
         self._stop.set()
         for t in others[1:]:
             t.join()
@@ -291,17 +312,44 @@ class ChaosRun:
     def _ingest(self) -> None:
         landing = self.work / "landing"
         known: list[tuple[str, str]] = []
+        chaos = self.rng["orchestrator"]
+        early: threading.Timer | None = None  # this batch's file, landing while the job before runs
         for n in range(self.size.commits):
             if self._abort.is_set():
                 return
-            batch, rng = f"ingest-{n:04d}", self.rng["ingest"]
-            updates = rng.sample(known, min(len(known), self.size.rows // 2))
-            new = [(f"live-{n:04d}-{i}", rng.choice(INGEST_DAYS)) for i in range(self.size.rows - len(updates))]
-            known += new
-            pairs = updates + new
-            rows = self._rows("ingest", n, [k for k, _ in pairs], [d for _, d in pairs])
-            write_source(landing / f"{batch}.parquet", rows, SCHEMA)
-            self._until_done("ingest", batch, self._writer_args(IngestSpec, source_path=str(landing)))
+            if early is None:
+                self._land(landing, n, known)
+            else:
+                early.join()
+            early = None
+            with self._mutex:
+                during = n + 1 < self.size.commits and chaos.random() < self.size.during
+                delay = chaos.uniform(0.5, 10.0)
+            if during:
+                early = threading.Timer(delay, self._land, (landing, n + 1, known, "files landed during a run"))
+                early.start()
+            self._until_done("ingest", f"ingest-{n:04d}", self._writer_args(IngestSpec, source_path=str(landing),
+                                                                            run_id=f"ingest-{n:04d}"))
+
+    def _land(self, landing: Path, n: int, known: list[tuple[str, str]], fault: str | None = None) -> None:
+        """Batch `n`'s landing file; some land with a modification time older than every file before them
+        (`cp -p`, renames out of order, an S3 multipart upload), which a time watermark would skip."""
+        batch, rng = f"ingest-{n:04d}", self.rng["ingest"]
+        updates = rng.sample(known, min(len(known), self.size.rows // 2))
+        new = [(f"live-{n:04d}-{i}", rng.choice(INGEST_DAYS)) for i in range(self.size.rows - len(updates))]
+        known += new
+        pairs = updates + new
+        rows = self._rows("ingest", n, [k for k, _ in pairs], [d for _, d in pairs])
+        path = write_source(landing / f"{batch}.parquet", rows, SCHEMA)
+        with self._mutex:
+            late = n > 0 and self.rng["orchestrator"].random() < self.size.late
+            if fault:
+                self.figures.faults[fault] += 1
+            if late:
+                self.figures.faults["files landed late"] += 1
+        if late:
+            oldest = min(p.stat().st_mtime for p in landing.glob("*.parquet")) - 1.0
+            os.utime(path, (oldest, oldest))
 
     def _backfill(self, name: str) -> None:
         window = WINDOWS[name]
@@ -318,8 +366,26 @@ class ChaosRun:
             root = self.work / "history" / batch
             write_source(root / f"dt={day}" / "part-0.parquet", [{k: v for k, v in r.items() if k != "dt"}
                                                                   for r in rows], HISTORY_SCHEMA)
+            with self._mutex:
+                twice = self.rng["orchestrator"].random() < self.size.twice
+                delay = self.rng["orchestrator"].uniform(0.0, 6.0)
+            again = None
+            if twice:  # someone triggers the window again while the first run works: another run id
+                args = self._writer_args(BackfillSpec, source_path=str(root), start=day, end=day,
+                                         run_id=f"{batch}{AGAIN}")
+                again = self._thread(self._trigger_again, name, f"{batch}{AGAIN}", args, delay)
+                again.start()
             self._until_done(name, batch, self._writer_args(BackfillSpec, source_path=str(root), start=day, end=day,
                                                             run_id=batch))
+            if again is not None:
+                again.join()
+
+    def _trigger_again(self, name: str, run: str, args: list[str], delay: float) -> None:
+        if self._abort.wait(delay):
+            return
+        with self._mutex:
+            self.figures.faults["windows triggered twice"] += 1
+        self._until_done(name, run, args)
 
     # -- table services --------------------------------------------------------------------------
 
@@ -399,21 +465,28 @@ class ChaosRun:
             if self._abort.is_set():
                 raise ChaosFailure("stopped by another finding")
             log = self.logs / f"{batch}-{tries:02d}.log"
-            job = Job.start(args, log)
-            entry = Running(job, pipeline, batch, time.time())
+            task, env = None, {}
+            if pipeline != "services":  # a writer's Airflow task process; in client mode its driver watches it
+                task = subprocess.Popen(["sleep", f"{2 * JOB_TIMEOUT_S:.0f}"])
+                with self._mutex:
+                    beside = self.rng["orchestrator"].random() < 0.5
+                if beside:
+                    env = {TASK_PROCESS_ENV: task_process(task.pid)}
+            job = Job.start(args, log, env=env)
+            entry = Running(job, pipeline, batch, time.time(), task=task)
             with self._mutex:
                 self._running[job.process.pid] = entry
                 self.figures.jobs += 1
             try:
-                code = job.process.wait(timeout=JOB_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                _killpg(job)
-                raise ChaosFailure(f"{pipeline} {batch} still ran after {JOB_TIMEOUT_S:g}s: hung (log {log})") from None
+                code = self._wait(entry)
             finally:
                 with self._mutex:
                     self._running.pop(job.process.pid, None)
-            if entry.killed and code == -signal.SIGKILL:
-                continue  # as Airflow retries a task whose process died
+                if task is not None and not entry.orphaned:
+                    task.kill()
+                    task.wait()
+            if code is None or (entry.killed and code == -signal.SIGKILL):
+                continue  # as Airflow retries a task whose process died (an orphan's spark-submit lives on)
             try:
                 result = job_result(log.read_text())
             except AssertionError:
@@ -433,9 +506,41 @@ class ChaosRun:
             self._abort.wait(min(8.0, 0.5 * 2 ** tries) * jitter)  # backoff, jitter
         raise ChaosFailure(f"{pipeline} {batch} did not succeed in {self.size.max_tries} tries: starved")
 
+    def _wait(self, entry: Running) -> int | None:
+        """The job's exit code; None once its task process was killed (the job is left to run on)."""
+        deadline = time.monotonic() + JOB_TIMEOUT_S
+        while (code := entry.job.process.poll()) is None:
+            if entry.orphaned:
+                with self._mutex:
+                    self._orphans.append(entry)
+                return None
+            if time.monotonic() > deadline:
+                _killpg(entry.job)
+                raise ChaosFailure(f"{entry.pipeline} {entry.batch} still ran after {JOB_TIMEOUT_S:g}s: hung "
+                                   f"(log {entry.job.log})")
+            time.sleep(0.1)
+        return code
+
+    def _await_orphans(self) -> None:
+        """Every orphaned attempt ends on its own: it commits, finds its batch committed, loses its fence,
+        or (in client mode) sees its task gone."""
+        for entry in list(self._orphans):
+            try:
+                code = entry.job.process.wait(timeout=JOB_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                _killpg(entry.job)
+                raise ChaosFailure(f"an orphaned attempt of {entry.pipeline} {entry.batch} still ran after "
+                                   f"{JOB_TIMEOUT_S:g}s: hung (log {entry.job.log})") from None
+            try:
+                ended = job_result(entry.job.log.read_text()).get("outcome") or f"exit {code}"
+            except AssertionError:
+                ended = f"exit {code} without a result"
+            with self._mutex:
+                self.figures.faults[f"orphans ended: {ended}"] += 1
+
     def _kill_all(self) -> None:
         with self._mutex:
-            entries = list(self._running.values())
+            entries = [*self._running.values(), *self._orphans]
         for entry in entries:
             entry.killed = True
             _killpg(entry.job)
@@ -446,12 +551,20 @@ class ChaosRun:
         rng = self.rng["killer"]
         while self.size.kill_gap_s is not None and not self._stop.wait(rng.uniform(*self.size.kill_gap_s)):
             with self._mutex:
-                candidates = sorted(self._running.values(), key=lambda r: (r.pipeline, r.batch))
+                candidates = sorted((r for r in self._running.values() if not r.orphaned),
+                                    key=lambda r: (r.pipeline, r.batch))
             if not candidates:
                 continue
             aimed = rng.random() < self.size.at_commit
             writers = [c for c in candidates if c.pipeline != "services"]
             victim = rng.choice(writers if aimed and writers else candidates)
+            if victim.task is not None and not aimed and rng.random() < self.size.orphans:
+                victim.task.kill()  # the task process only: its spark-submit lives on while Airflow retries
+                victim.task.wait()
+                victim.orphaned = True
+                with self._mutex:
+                    self.figures.faults["orphaned attempts"] += 1
+                continue
             if victim.pipeline != "services":
                 self._refresh_committed()
             retry_of_committed = victim.batch in self.committed
@@ -567,7 +680,7 @@ class ChaosRun:
         if archived:
             extras += [a.commit_metadata().extra_metadata for a in meta.archived_timeline()
                        if a.action in Action.WRITE_ACTIONS and a.metadata]
-        found = {b for extra in extras if (b := _batch_of(extra))}
+        found = {b for extra in extras for b in _batches_of(extra)}
         with self._mutex:
             self.committed |= found
 
@@ -714,11 +827,11 @@ def _killpg(job: Job) -> bool:
         return False
 
 
-def _batch_of(extra: dict[str, str]) -> str | None:
-    """The harness's batch a commit wrote: an ingest's file, or a backfill's run."""
+def _batches_of(extra: dict[str, str]) -> set[str]:
+    """The harness's batches a commit wrote: an ingest's files, or a backfill's run (either of a window's two)."""
     if value := extra.get(INGEST_CHECKPOINT_KEY):
-        return posixpath.basename(json.loads(value)["position"].split(":", 1)[1]).removesuffix(".parquet")
+        return {posixpath.basename(path).removesuffix(".parquet") for path in json.loads(value)["files"]}
     if value := extra.get(BACKFILL_CHECKPOINT_KEY):
-        return json.loads(value)["run"]
-    return None
+        return {json.loads(value)["run"].removesuffix(AGAIN)}
+    return set()
 

@@ -23,7 +23,7 @@ from hudi_ops.spark.jobs.batch_fence import backfill_batch, ingest_batch
 from hudi_ops.storage import Storage
 from tests.integration.lock_options import HEARTBEAT_EXPIRY_S, occ_options
 from tests.integration.processes import Job
-from tests.integration.test_spark_jobs import TRIPS_TABLE, ingest_args
+from tests.integration.test_spark_jobs import TRIPS_TABLE, NoSpark, ingest_args
 from tests.tables import Model, job_result, read_hudi_rs, read_spark, trips, write_source
 
 OLD, NEW = "2026-11-20", "2026-11-21"
@@ -197,3 +197,13 @@ def test_on_a_table_without_a_lock_an_attempt_beside_a_write_in_flight_waits_for
     assert table.here(table.ingest("run-3")) == 0  # the retry, once the orphan is done
     assert table.last["outcome"] == "already committed" and table.last["instant"] == result["instant"], table.last
     assert table.read() == table.model.upsert(batch).expected()
+
+
+def test_an_attempt_that_waited_its_time_for_the_fence_exits_3_before_spark_starts(lake):
+    write_source(lake.landing / "next.parquet", trips(NEW, range(8), ts=2))
+    fence = ingest_batch(Storage.for_uri(lake.landing).table_id)
+    with batch_lock(lake.options, "trips", fence, 60):  # the first attempt, still at work
+        assert main(lake.ingest("run-5", wait_seconds=1), spark=NoSpark()) == 3
+    result = job_result(lake.capsys.readouterr().out)
+    assert result["error"] == "ConcurrentJobError" and "held its fence" in result["message"], result
+    assert "--wait-seconds" in result["message"]

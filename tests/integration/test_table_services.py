@@ -31,7 +31,7 @@ from hudi_ops.read.service_work import (
     plan_execution_work,
 )
 from hudi_ops.read.table_overview import ROLLED_BACK, instant_spans
-from tests.integration.lock_options import HEARTBEAT_EXPIRY_S, as_flags, occ_options
+from tests.integration.lock_options import HEARTBEAT, HEARTBEAT_EXPIRY_S, as_flags, occ_options
 from tests.integration.test_spark_jobs import NoSpark, failed_write, ingest_args, run
 from tests.tables import Model, read_hudi_rs, read_spark, tree, trips, write_source
 
@@ -408,8 +408,9 @@ def test_an_update_under_a_pending_clustering_commits_first_and_the_clustering_y
 def test_an_update_to_file_groups_of_a_pending_clustering_is_rejected_under_hudis_default(spark, tmp_path, capsys):
     """A table that keeps Hudi's default `hoodie.clustering.updates.strategy` (SparkRejectUpdateStrategy,
     as a single writer without hudi-ops' lock options does) refuses a write that updates a file group a
-    pending clustering plan rewrites: the job exits 3, retryable, naming the plan; once the plan ran,
-    the same run commits."""
+    pending clustering plan rewrites: the job exits 3, retryable, naming the plan; once the plan ran
+    and the refused write's heartbeat expired (a table without a lock tells a failed attempt from a live
+    one by it), the same run commits."""
     table, source = tmp_path / "trips", tmp_path / "landing"
     model = Model()
     for n in range(3):
@@ -424,14 +425,15 @@ def test_an_update_to_file_groups_of_a_pending_clustering_is_rejected_under_hudi
 
     update = trips(DAY1, range(0, 30, 5), ts=2, fare=7.0)
     write_source(source / "3.parquet", update)
-    code, refused = run(capsys, ingest_args(table, source), spark)
+    code, refused = run(capsys, ingest_args(table, source, hoodie_conf=HEARTBEAT), spark)
     assert code == 3, refused.get("message")
     assert scheduled["instant"] in refused["message"] and "clustering" in refused["message"]
     assert read_hudi_rs(table) == model.expected()
     assert {k for k in tree(table) if not k.startswith(".hoodie")} == {k for k in before if not k.startswith(".hoodie")}
 
     assert run(capsys, service(ClusterSpec, table, mode="execute"), spark)[0] == 0
-    code, retried = run(capsys, ingest_args(table, source), spark)
+    time.sleep(HEARTBEAT_EXPIRY_S)
+    code, retried = run(capsys, ingest_args(table, source, hoodie_conf=HEARTBEAT), spark)
     assert code == 0 and retried["updates"] == len(update)
     assert read_hudi_rs(table) == read_spark(spark, table) == model.upsert(update).expected()
 

@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from types import TracebackType
 
 from hudi_ops.config import HoodieConfig
-from hudi_ops.errors import ConcurrentJobError, TableNotFoundError
+from hudi_ops.errors import ConcurrentJobError, LockHeldError, TableNotFoundError
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.locks.held_lock import HeldLock
 from hudi_ops.locks.job_locks import batch_lock, has_zookeeper_lock
@@ -57,7 +57,12 @@ class BatchFence:
 
     def __enter__(self) -> BatchFence:
         if has_zookeeper_lock(self.options):
-            self._held = batch_lock(self.options, self.table_name, self.batch, self.wait_s).__enter__()
+            try:
+                self._held = batch_lock(self.options, self.table_name, self.batch, self.wait_s).__enter__()
+            except LockHeldError as e:
+                raise ConcurrentJobError(f"another attempt of {self.batch} on {self.base_path} held its fence for "
+                                         f"the {self.wait_s:g}s this one waits (--wait-seconds); retry once it has "
+                                         f"ended ({e})") from e
         else:
             self._no_write_in_flight()
         return self
