@@ -35,6 +35,7 @@ to end, restores, and unpauses them.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -64,6 +65,7 @@ from hudi_ops.config import INLINE_SERVICE_OFF
 from hudi_ops.job_specs.writes import OPERATIONS
 from hudi_ops.sources import SOURCE_FORMATS
 
+log = logging.getLogger(__name__)
 PARALLELISM_KEYS = ("hoodie.upsert.shuffle.parallelism", "hoodie.insert.shuffle.parallelism",
                     "hoodie.bulkinsert.shuffle.parallelism", "hoodie.delete.shuffle.parallelism")
 
@@ -132,8 +134,12 @@ def dags_from_file(path: str | Path) -> dict[str, DAG]:
 
 
 def dags_from_config(config: TablesConfig | Mapping[str, Any], *, origin: str = "tables config") -> dict[str, DAG]:
-    """The DAGs of every table; `config` is the model or its YAML data (checked here)."""
+    """The DAGs of every table the config accepts; `config` is the model or its YAML data (checked here). A
+    refused table gets none, and a warning in the parse's log (dags/hudi_ops_tables_refused.py makes its
+    refusal an import error Airflow shows)."""
     model = config if isinstance(config, TablesConfig) else parse_tables_config(config, origin)
+    for reason in model.refused.values():
+        log.warning("no DAGs for %s", reason)
     dags: dict[str, DAG] = {}
     for table in _tables(model, origin).values():
         for dag in (table.ingest_dag(), table.backfill_dag(), table.services_dag(), table.restore_dag()):

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import itertools
+import os
 import re
+import shutil
 
 import pytest
+import yaml
 
 from tests.airflow.conftest import REPO_DAGS, SPARK_CONF, repo_dags
 
@@ -79,14 +82,31 @@ def test_each_table_gets_a_restore_dag_that_stops_its_writers_around_the_restore
     ({"clustering": {"hoodie.archive.automatic": "true"}}, {},
      "runs archive in its services DAG but sets hoodie.archive.automatic=true for its clustering"),
 ])
-def test_a_broken_services_section_names_the_fix(services, hoodie_conf, reason):
+def test_a_broken_services_section_names_the_fix_and_costs_only_its_tables_dags(
+        airflow_db, services, hoodie_conf, reason, caplog):  # Airflow's logging set up before caplog's
     from hudi_ops.airflow.dag_factory import dags_from_config
-    from hudi_ops.errors import ConfigError
 
     table = {"base_path": "/t", "record_key": "id", "services": services, "hoodie_conf": hoodie_conf,
              "ingest": {"source_path": "/in"}}
-    with pytest.raises(ConfigError, match=re.escape(reason)):
-        dags_from_config({"tables": {"trips": table}}, origin="tables.yaml")
+    dags = dags_from_config({"tables": {"trips": table, "rides": {**table, "services": {"clean": {}},
+                                                                  "hoodie_conf": {}}}}, origin="tables.yaml")
+    assert sorted(dags) == ["hudi_ingest__rides", "hudi_restore__rides", "hudi_services__rides"]
+    assert "no DAGs for table 'trips' in tables.yaml: " in caplog.text and reason in caplog.text  # the parse's log
+
+
+def test_a_bad_table_is_an_import_error_naming_it_while_the_other_tables_dags_load(
+        airflow_db, tmp_path, monkeypatch):
+    """The repo's DAG files over a config whose `trips` has a schedule Airflow refuses: `rides` loads."""
+    table = {"base_path": "/t", "record_key": "id"}
+    config = {"tables": {"trips": {**table, "ingest": {"source_path": "/in", "schedule": "every 10 min"}},
+                         "rides": {**table, "ingest": {"source_path": "/in", "schedule": "@hourly"}}}}
+    with repo_dags(config, tmp_path, monkeypatch, refusals=True) as bag:
+        assert sorted(bag.dag_ids) == ["hudi_ingest__rides", "hudi_restore__rides"]
+        ((where, error),) = bag.import_errors.items()
+    assert where.endswith("hudi_ops_tables_refused.py")
+    assert f"ConfigError: table 'trips' in {tmp_path / 'tables.yaml'}: `ingest.schedule`: 'every 10 min' is not a " \
+           "schedule Airflow takes (Exactly 5, 6 or 7 columns has to be specified for iterator expression.); " \
+           "give a cron expression such as '*/10 * * * *'" in error
 
 
 def test_each_dag_runs_on_its_own_spark_connection_and_settings_over_the_tables(
@@ -171,16 +191,22 @@ def test_params_that_break_the_schema_are_refused_before_any_run(backfill_dag, c
 
 
 @pytest.mark.parametrize(("tables", "reason"), [
-    ({"trips": "oops"}, "table 'trips' in tables.yaml is a str, not a mapping of settings"),
-    ({"trips": {"record_key": "id"}}, "table 'trips' in tables.yaml: `base_path` is missing; add it"),
-    ({}, "tables.yaml has no `tables:` mapping"),
+    ({"trips": "oops"}, "no DAGs for table 'trips' in tables.yaml: it is a str, not a mapping of settings"),
+    ({"trips": {"record_key": "id"}}, "no DAGs for table 'trips' in tables.yaml: `base_path` is missing; add it"),
 ])
-def test_a_broken_tables_config_names_the_table_and_the_fix(tables, reason):
+def test_a_broken_table_names_the_table_and_the_fix(airflow_db, tables, reason, caplog):
+    from hudi_ops.airflow.dag_factory import dags_from_config
+
+    assert dags_from_config({"tables": tables}, origin="tables.yaml") == {}
+    assert reason in caplog.text
+
+
+def test_a_config_with_no_tables_fails_as_a_whole():
     from hudi_ops.airflow.dag_factory import dags_from_config
     from hudi_ops.errors import ConfigError
 
-    with pytest.raises(ConfigError, match=re.escape(reason)):
-        dags_from_config({"tables": tables}, origin="tables.yaml")
+    with pytest.raises(ConfigError, match=re.escape("tables.yaml has no `tables:` mapping")):
+        dags_from_config({"tables": {}}, origin="tables.yaml")
 
 
 def test_generated_dag_ids_name_their_table():
@@ -195,3 +221,44 @@ def test_generated_dag_ids_name_their_table():
     assert table_of_dag(ingest_dag_id("trips")) == table_of_dag(backfill_dag_id("trips")) == "trips"
     assert table_of_dag(services_dag_id("trips")) == table_of_dag(restore_dag_id("trips")) == "trips"
     assert table_of_dag("some_other_dag") is None
+
+
+def test_under_airflows_dag_processor_a_bad_table_is_an_import_error_and_the_others_dags_run(tmp_path):
+    """Airflow's own dag-processor over the repo's DAG files: the refusal is an import error Airflow lists,
+    and the other table's DAGs are neither stale nor broken (a DAG file's import error would make all of
+    its DAGs so, and Airflow would neither schedule nor trigger them)."""
+    import json
+    import subprocess
+    import sys
+
+    home = tmp_path / "airflow"
+    (home / "dags").mkdir(parents=True)
+    for name in ("hudi_ops_tables.py", "hudi_ops_tables_refused.py"):
+        shutil.copy(REPO_DAGS / name, home / "dags" / name)
+    config = tmp_path / "tables.yaml"
+    table = {"base_path": str(tmp_path / "t"), "record_key": "id", "zookeeper_conn_id": None}
+    config.write_text(yaml.safe_dump({"tables": {
+        "trips": {**table, "ingest": {"source_path": "/in"}, "backfill": {"max_active_runs": 1}},
+        "rides": {**table, "ingest": {"source_path": "/in", "schedule": "@hourly"}}}}))
+    env = {**os.environ, "AIRFLOW_HOME": str(home), "AIRFLOW__CORE__DAGS_FOLDER": str(home / "dags"),
+           "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home}/airflow.db", "HUDI_OPS_TABLES_CONFIG": str(config),
+           "AIRFLOW__CORE__PLUGINS_FOLDER": str(REPO_DAGS.parent / "plugins")}
+
+    def airflow(*args: str, exit_code: int = 0) -> str:
+        done = subprocess.run([sys.executable, "-m", "airflow", *args], env=env, capture_output=True, text=True)
+        assert done.returncode == exit_code, done.stdout[-3000:] + done.stderr[-3000:]
+        return done.stdout
+
+    def listed(*args: str, exit_code: int = 0) -> list[dict[str, str]]:
+        out = airflow(*args, "--output", "json", exit_code=exit_code)
+        return json.loads(out[out.index("\n[") + 1:] if not out.startswith("[") else out)  # after CLI warnings
+
+    airflow("db", "migrate")
+    airflow("dag-processor", "--num-runs", "1")
+    (error,) = listed("dags", "list-import-errors", exit_code=1)  # 1: there are import errors
+    assert error["filepath"] == "hudi_ops_tables_refused.py"
+    assert f"ConfigError: table 'trips' in {config}: `zookeeper_conn_id` is null (no lock), yet its ingest DAG and " \
+           "its backfill DAG write the table at once; give the table a zookeeper_conn_id" in error["error"]
+    assert {d["dag_id"] for d in listed("dags", "list")} == {"hudi_ingest__rides", "hudi_restore__rides"}
+    (details,) = listed("dags", "details", "hudi_ingest__rides")  # what the scheduler and the trigger API check
+    assert (details["is_stale"], details["has_import_errors"]) == ("False", "False")
