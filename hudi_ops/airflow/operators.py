@@ -263,18 +263,32 @@ class HudiIngestOperator(HudiWriteOperator):
 
 
 class HudiBackfillOperator(HudiWriteOperator):
-    """`backfill`: the source's dt=YYYY-MM-DD folders from `start` to `end`, one commit per day."""
+    """`backfill`: the source's dt=YYYY-MM-DD folders from `start` to `end`, one commit per day. A run of an
+    Airflow backfill (`airflow backfill create`) writes its data interval's days instead; any other run
+    needs `start` and `end` (empty: not given), and fails at once without them."""
 
     spec_type = BackfillSpec
     template_fields: Sequence[str] = (*HudiWriteOperator.template_fields, "start", "end")
 
-    def __init__(self, *, start: str | dt.date, end: str | dt.date, **kwargs: Any) -> None:
+    def __init__(self, *, start: str | dt.date | None = None, end: str | dt.date | None = None,
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.start, self.end = start, end
 
     def window(self, context: Any) -> dict[str, str]:
         # the run's id: a retry of the run resumes after its last day, another run writes the window again
-        return {"start": str(self.start), "end": str(self.end), "run_id": context.get("run_id")}
+        run_id = context.get("run_id")
+        run = context.get("dag_run")
+        if run is not None and run.run_type == "backfill":  # its day(s): the interval's end is exclusive
+            last = context["data_interval_end"] - dt.timedelta(microseconds=1)
+            return {"start": context["data_interval_start"].date().isoformat(), "end": last.date().isoformat(),
+                    "run_id": run_id}
+        if not (self.start and self.end):
+            raise InvalidInputError(
+                f"a manual run of {self.dag_id} needs a window: trigger it with `start` and `end` (YYYY-MM-DD), "
+                f"or run `airflow backfill create --dag-id {self.dag_id} --from-date ... --to-date ...` (or the "
+                "UI's Backfill dialog) for a run per day")
+        return {"start": str(self.start), "end": str(self.end), "run_id": run_id}
 
 
 def _python_env() -> dict[str, str]:
