@@ -1,6 +1,7 @@
-"""The hudi-ops DAGs: one ingest and one backfill DAG per table of the tables config.
+"""The hudi-ops DAGs: per table of the tables config its ingest, backfill, services and restore DAGs.
 
-The config is `$HUDI_OPS_TABLES_CONFIG`, else `tables.yaml` next to this file.
+The config is `$HUDI_OPS_TABLES_CONFIG`, else `tables.yaml` next to this file. A table the config refuses
+gets no DAGs, and hudi_ops_tables_refused.py's import error names it; the other tables' DAGs load.
 """
 
 from __future__ import annotations

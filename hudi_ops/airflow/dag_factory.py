@@ -23,7 +23,10 @@ parameterised backfill DAG, a services DAG and a restore DAG, as its sections as
                airflow_api_conn_id: hudi_ops_airflow_api, spark_conf: {...}}
 
 Every DAG of a table uses the same ZooKeeper connection, hence the same lock. Ingest runs one at
-a time; backfill runs (triggered with Params validated by JSON schema) may run side by side. The
+a time; backfill runs may run side by side: Airflow backfills (`airflow backfill create`, a run per
+day of a daily timetable that schedules nothing by itself) or manual runs with a window (Params
+validated by JSON schema). The other DAGs refuse Airflow backfills, their description naming the
+backfill DAG. The
 services DAG schedules and executes each service as separate tasks in the table's pool
 (`hudi_services__<table>`, create it with one slot), and the table's writers then leave those
 services to it instead of running them inline; it also archives (after the others), and nothing
@@ -35,6 +38,7 @@ to end, restores, and unpauses them.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -42,7 +46,9 @@ from pathlib import Path
 from typing import Any
 
 from airflow.sdk import DAG, AssetOrTimeSchedule, CronTriggerTimetable, Param
+from airflow.utils.types import DagRunType
 
+from hudi_ops.airflow.backfill_timetable import DailyBackfillTimetable
 from hudi_ops.airflow.operators import HudiBackfillOperator, HudiIngestOperator, table_asset
 from hudi_ops.airflow.service_operators import (
     HudiArchiveOperator,
@@ -64,6 +70,7 @@ from hudi_ops.config import INLINE_SERVICE_OFF
 from hudi_ops.job_specs.writes import OPERATIONS
 from hudi_ops.sources import SOURCE_FORMATS
 
+log = logging.getLogger(__name__)
 PARALLELISM_KEYS = ("hoodie.upsert.shuffle.parallelism", "hoodie.insert.shuffle.parallelism",
                     "hoodie.bulkinsert.shuffle.parallelism", "hoodie.delete.shuffle.parallelism")
 
@@ -79,6 +86,9 @@ def tables_config_path(dags_folder: str | Path) -> Path:
 INGEST_DAG_PREFIX, BACKFILL_DAG_PREFIX, SERVICES_DAG_PREFIX, RESTORE_DAG_PREFIX = (
     "hudi_ingest__", "hudi_backfill__", "hudi_services__", "hudi_restore__")
 DEFAULT_PARALLELISM = 0  # Hudi's choice, from the input
+#: Airflow backfills go to the backfill DAG alone: an ingest's runs would each read the same checkpoint
+NO_BACKFILLS = [t for t in DagRunType if t is not DagRunType.BACKFILL_JOB]
+BACKFILL_RUNS = [DagRunType.BACKFILL_JOB, DagRunType.MANUAL]  # no scheduled ones: see backfill_timetable
 
 
 def ingest_dag_id(table: str) -> str:
@@ -132,8 +142,12 @@ def dags_from_file(path: str | Path) -> dict[str, DAG]:
 
 
 def dags_from_config(config: TablesConfig | Mapping[str, Any], *, origin: str = "tables config") -> dict[str, DAG]:
-    """The DAGs of every table; `config` is the model or its YAML data (checked here)."""
+    """The DAGs of every table the config accepts; `config` is the model or its YAML data (checked here). A
+    refused table gets none, and a warning in the parse's log (dags/hudi_ops_tables_refused.py makes its
+    refusal an import error Airflow shows)."""
     model = config if isinstance(config, TablesConfig) else parse_tables_config(config, origin)
+    for reason in model.refused.values():
+        log.warning("no DAGs for %s", reason)
     dags: dict[str, DAG] = {}
     for table in _tables(model, origin).values():
         for dag in (table.ingest_dag(), table.backfill_dag(), table.services_dag(), table.restore_dag()):
@@ -177,6 +191,13 @@ class _Table:
                 "aws_conn_id": c.aws_conn_id, "conn_id": own.spark_conn_id or c.spark_conn_id,
                 "conf": {**c.spark_conf, **own.spark_conf}}
 
+    def _no_backfills(self, what: str) -> str:
+        """The description of a DAG that takes no Airflow backfill: where backfills go (Airflow's refusal
+        names only the DAG it refuses)."""
+        where = f"Airflow backfills of the table: {backfill_dag_id(self.name)}" if self.config.backfill else \
+            "Airflow backfills: give the table a `backfill:` section, for its backfill DAG"
+        return f"{what} {where}."
+
     def _operator_args(self, section: SparkSection) -> dict[str, Any]:
         c = self.config
         return {
@@ -191,7 +212,9 @@ class _Table:
             return None
         with DAG(
             ingest_dag_id(self.name), schedule=ingest.schedule, max_active_runs=1, catchup=False,
-            tags=["hudi", self.name], doc_md=f"Ingests new files of `{ingest.source_path}` into `{self.name}`.",
+            allowed_run_types=NO_BACKFILLS, tags=["hudi", self.name],
+            description=self._no_backfills(f"Ingests new files of {ingest.source_path} into {self.name}."),
+            doc_md=f"Ingests new files of `{ingest.source_path}` into `{self.name}`.",
         ) as dag:
             HudiIngestOperator(
                 task_id="ingest", source_path=ingest.source_path, source_format=ingest.source_format,
@@ -207,9 +230,11 @@ class _Table:
         hoodie_conf = self.writer_conf()
         parallelism = backfill.parallelism if backfill.parallelism is not None else \
             int(hoodie_conf.get(PARALLELISM_KEYS[0], DEFAULT_PARALLELISM))
-        params = {
-            "start": Param(type="string", format="date", description="first dt=YYYY-MM-DD partition"),
-            "end": Param(type="string", format="date", description="last dt=YYYY-MM-DD partition"),
+        params = {  # an Airflow backfill's run writes its own day: the window is for manual runs
+            "start": Param(None, type=["null", "string"], format="date",
+                           description="first dt=YYYY-MM-DD partition of a manual run"),
+            "end": Param(None, type=["null", "string"], format="date",
+                         description="last dt=YYYY-MM-DD partition of a manual run"),
             "operation": Param(backfill.operation, type="string", enum=list(OPERATIONS)),
             "source_path": Param(source, type="string", minLength=1) if source else
             Param(type="string", minLength=1, description="folder holding the dt=YYYY-MM-DD partitions"),
@@ -219,12 +244,18 @@ class _Table:
         }
         conf = {**hoodie_conf, **dict.fromkeys(PARALLELISM_KEYS, "{{ params.parallelism }}")}
         with DAG(
-            backfill_dag_id(self.name), schedule=None, max_active_runs=backfill.max_active_runs,
-            catchup=False, params=params, tags=["hudi", self.name, "backfill"],
-            doc_md=f"Backfills `{self.name}` from dt=YYYY-MM-DD source partitions, one commit per day.",
+            backfill_dag_id(self.name), schedule=DailyBackfillTimetable(), allowed_run_types=BACKFILL_RUNS,
+            max_active_runs=backfill.max_active_runs, catchup=False, params=params,
+            tags=["hudi", self.name, "backfill"],
+            description=f"Backfills {self.name} from dt=YYYY-MM-DD source folders: an Airflow backfill "
+                        "(a run per day), or a manual run with start and end.",
+            doc_md=f"Backfills `{self.name}` from dt=YYYY-MM-DD source partitions, one commit per day: "
+                   f"`airflow backfill create --dag-id {backfill_dag_id(self.name)} --from-date D1 --to-date D2` "
+                   "(or the UI's Backfill dialog) makes a run per day, which writes its day; a manual run "
+                   "writes the days from its `start` to its `end`.",
         ) as dag:
-            HudiBackfillOperator(
-                task_id="backfill", start="{{ params.start }}", end="{{ params.end }}",
+            HudiBackfillOperator(  # None renders as "None": an empty window is none
+                task_id="backfill", start="{{ params.start or '' }}", end="{{ params.end or '' }}",
                 source_path="{{ params.source_path }}", source_format="{{ params.source_format }}",
                 operation="{{ params.operation }}", hoodie_conf=conf, **self._operator_args(backfill),
             )
@@ -242,7 +273,8 @@ class _Table:
             if cron else [asset]
         with DAG(
             services_dag_id(self.name), schedule=schedule, max_active_runs=1, catchup=False,
-            tags=["hudi", self.name, "services"],
+            allowed_run_types=NO_BACKFILLS, tags=["hudi", self.name, "services"],
+            description=self._no_backfills(f"Hudi's table services on {self.name}."),
             doc_md=f"Hudi's table services on `{self.name}`: {', '.join(services.runs)}; "
                    "after every commit of its writers" + (f" and on `{cron}`" if cron else "") + ".",
         ) as dag:
@@ -283,7 +315,8 @@ class _Table:
                                      description="the savepoint to restore to (`hudi-ops savepoints` lists them)")}
         with DAG(
             restore_dag_id(self.name), schedule=None, max_active_runs=1, catchup=False, params=params,
-            tags=["hudi", self.name, "restore"],
+            allowed_run_types=NO_BACKFILLS, tags=["hudi", self.name, "restore"],
+            description=self._no_backfills(f"Restores {self.name} to a savepoint."),
             doc_md=f"Restores `{self.name}` to a savepoint: pauses {', '.join(writers)}, waits for their runs "
                    "and writes to end, restores, and unpauses what it paused.",
         ) as dag:

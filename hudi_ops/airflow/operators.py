@@ -277,17 +277,29 @@ class HudiIngestOperator(HudiWriteOperator):
 
 
 class HudiBackfillOperator(HudiWriteOperator):
-    """`backfill`: the source's dt=YYYY-MM-DD folders from `start` to `end`, one commit per day."""
+    """`backfill`: the source's dt=YYYY-MM-DD folders from `start` to `end`, one commit per day. A run of an
+    Airflow backfill (`airflow backfill create`) writes its data interval's days instead; any other run
+    needs `start` and `end` (empty: not given), and fails at once without them."""
 
     spec_type = BackfillSpec
     template_fields: Sequence[str] = (*HudiWriteOperator.template_fields, "start", "end")
 
-    def __init__(self, *, start: str | dt.date, end: str | dt.date, **kwargs: Any) -> None:
+    def __init__(self, *, start: str | dt.date | None = None, end: str | dt.date | None = None,
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.start, self.end = start, end
 
     def batch(self, context: Any) -> dict[str, Any]:
         # with the run's id: a retry of the run skips the days it committed, another run writes them again
+        run = context.get("dag_run")
+        if run is not None and run.run_type == "backfill":  # its day(s): the interval's end is exclusive
+            last = context["data_interval_end"] - dt.timedelta(microseconds=1)
+            return {"start": context["data_interval_start"].date().isoformat(), "end": last.date().isoformat()}
+        if not (self.start and self.end):
+            raise InvalidInputError(
+                f"a manual run of {self.dag_id} needs a window: trigger it with `start` and `end` (YYYY-MM-DD), "
+                f"or run `airflow backfill create --dag-id {self.dag_id} --from-date ... --to-date ...` (or the "
+                "UI's Backfill dialog) for a run per day")
         return {"start": str(self.start), "end": str(self.end)}
 
 

@@ -1,5 +1,7 @@
 """The tables config (`tables.yaml`) as a typed model: what the DAG factory, the timeline view and `make up`
-read. Its fields are the README's config reference; a bad entry fails with the table, the key and the fix.
+read. Its fields are the README's config reference. A bad table is refused alone, with the table, the key
+and the fix (`TablesConfig.refused`), so that every other table keeps its DAGs; a file Python cannot
+read as a config at all fails as a whole.
 
     defaults: {spark_conn_id: spark_default, zookeeper_conn_id: hudi_zookeeper_default, ...}
     tables:
@@ -11,11 +13,15 @@ value wins, as a whole. A section's `spark_conn_id` and `spark_conf` go over the
 
 from __future__ import annotations
 
+import datetime as dt
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
+from airflow.sdk import CronTriggerTimetable
+from croniter import croniter
 from pydantic import (
     BaseModel,
     BeforeValidator,
@@ -73,6 +79,26 @@ Upper = BeforeValidator(_upper)
 Blank = BeforeValidator(_none_if_blank)
 
 
+#: Airflow's own schedule presets besides the cron ones (@hourly, @daily, ...): not crons, so not for a
+#: services DAG, whose schedule is a cron beside its assets
+AIRFLOW_ONLY_PRESETS = ("@once", "@continuous")
+
+
+def _airflow_schedule(value: str | None, *, also: tuple[str, ...] = ()) -> str | None:
+    """`value` if Airflow takes it as a cron schedule (the timetable Airflow builds from it validates, as the
+    DAG processor checks it) and it fires at all; else ValueError naming the fix."""
+    if value is None or value in also:
+        return value
+    try:
+        CronTriggerTimetable(value, timezone="UTC").validate()
+        croniter(value).get_next(dt.datetime)
+    except Exception as e:  # Airflow's AirflowTimetableInvalid, croniter's errors: the same fix
+        presets = ", ".join(["@hourly", "@daily", "@weekly", "@monthly", "@yearly", *also])
+        raise ValueError(f"{value!r} is not a schedule Airflow takes ({e}); give a cron expression such as "
+                         f"'*/10 * * * *' or one of {presets}, or leave the key out") from None
+    return value
+
+
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -93,6 +119,11 @@ class IngestConfig(SparkSection):
     schedule: str | None = Field(None, description="a cron expression or preset; none: triggered only")
     operation: Annotated[Operation, Upper] = "UPSERT"
 
+    @field_validator("schedule")
+    @classmethod
+    def _schedule(cls, value: str | None) -> str | None:
+        return _airflow_schedule(value, also=AIRFLOW_ONLY_PRESETS)
+
 
 class BackfillConfig(SparkSection):
     """The `hudi_backfill__<table>` DAG, triggered with a window of `dt=YYYY-MM-DD` folders."""
@@ -112,6 +143,11 @@ class ServicesConfig(SparkSection):
     clustering: Options | None = None
     clean: Options | None = None
     archive: Options | None = None
+
+    @field_validator("schedule")
+    @classmethod
+    def _schedule(cls, value: str | None) -> str | None:
+        return _airflow_schedule(value)  # a cron beside the assets: Airflow's only-presets make no sense there
 
     @field_validator("compaction", "clustering", "clean", "archive", mode="before")
     @classmethod
@@ -167,6 +203,7 @@ class TableConfig(_Section):
         if self.services and (self.services.spark_conn_id or self.services.spark_conf) and not self.services.runs:
             raise ValueError("`services.spark_conn_id` and `.spark_conf` set the services DAG's Spark, and that DAG "
                              "runs only with one of compaction, clustering or clean; add one, or drop them")
+        self._writers_need_a_lock()
         self._non_blocking_needs()
         services = self.services or ServicesConfig()
         for whose, conf in (("its writers", self.hoodie_conf), ("its compaction", services.compaction or {}),
@@ -177,6 +214,23 @@ class TableConfig(_Section):
                         raise ValueError(f"it runs {service} in its services DAG but sets {key}={conf[key]} for "
                                          f"{whose}; drop that setting")
         return self
+
+    def _writers_need_a_lock(self) -> None:
+        """Without a lock, each spark-submit of the table is a writer alone: two at once write one table
+        with nothing between them (Hudi's OCC checks conflicts under the lock). So no lock, one writer."""
+        if self.zookeeper_conn_id is not None:
+            return
+        writers = [f"its {section} DAG" for section in ("ingest", "backfill") if getattr(self, section)]
+        if self.services and self.services.runs:
+            writers.append("its services DAG (each service a job of its own)")
+        fix = "give the table a zookeeper_conn_id (a hudi_zookeeper connection) so that they take its lock"
+        if len(writers) > 1:
+            raise ValueError(f"`zookeeper_conn_id` is null (no lock), yet {' and '.join(writers)} write the table "
+                             f"at once; {fix}")
+        if self.backfill and self.backfill.max_active_runs > 1:
+            raise ValueError(f"`zookeeper_conn_id` is null (no lock), yet `backfill.max_active_runs` is "
+                             f"{self.backfill.max_active_runs}: so many backfill runs are so many writers; {fix}, "
+                             "or set `backfill.max_active_runs: 1`")
 
     def _non_blocking_needs(self) -> None:
         """Hudi's non-blocking concurrency control: writers append to one file group at once, which needs a
@@ -203,16 +257,27 @@ class TableConfig(_Section):
 
 
 DAG_SECTIONS = ("ingest", "backfill", "services", "restore")
+#: a table's name goes into its DAGs' ids (`hudi_services__<table>`), which Airflow takes up to 250 characters of
+TABLE_NAME = re.compile(r"^[\w.-]{1,235}$")
 
 
 class TablesConfig(BaseModel):
+    """The tables the config defines well, and those it refused: table -> why, naming the key and the fix."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    tables: dict[str, TableConfig] = Field(min_length=1)
+    tables: dict[str, TableConfig]
+    refused: dict[str, str] = Field(default_factory=dict)
+
+    def raise_refused(self) -> None:
+        """Raise ConfigError naming every refused table, the key and the fix; nothing when none was refused."""
+        if self.refused:
+            raise ConfigError("; ".join(self.refused.values()))
 
 
 def parse_tables_config(raw: Mapping[str, Any] | None, origin: str = "tables config") -> TablesConfig:
-    """The config from its YAML data; bad entries raise ConfigError naming the table, the key and the fix."""
+    """The config from its YAML data. A bad table lands in `refused` (the others are unaffected); a file
+    that is no tables config at all raises ConfigError."""
     raw = raw or {}
     if not isinstance(raw, Mapping) or not isinstance(raw.get("tables"), Mapping) or not raw["tables"]:
         raise ConfigError(f"{origin} has no `tables:` mapping; add one entry per table")
@@ -225,15 +290,26 @@ def parse_tables_config(raw: Mapping[str, Any] | None, origin: str = "tables con
     if sections:
         raise ConfigError(f"`defaults` in {origin} holds {', '.join(sections)}: a DAG's section belongs to its "
                           "table (as a default it would give every table that DAG); set it under each table")
-    tables = {}
-    for name, table in raw["tables"].items():
-        if table is not None and not isinstance(table, Mapping):
-            raise ConfigError(f"table {name!r} in {origin} is a {type(table).__name__}, not a mapping of settings")
+    tables, refused = {}, {}
+    for key, table in raw["tables"].items():
+        name = str(key)
         try:
-            tables[str(name)] = TableConfig.model_validate({**defaults, **(table or {})})
-        except ValidationError as e:
-            raise ConfigError(f"table {name!r} in {origin}: {_describe(e)}") from None
-    return TablesConfig(tables=tables)
+            tables[name] = _table(name, table, defaults)
+        except ValueError as e:
+            refused[name] = f"table {name!r} in {origin}: {e}"
+    return TablesConfig(tables=tables, refused=refused)
+
+
+def _table(name: str, table: Any, defaults: Mapping[str, Any]) -> TableConfig:
+    if not TABLE_NAME.match(name):
+        raise ValueError("its name names its DAGs, and Airflow takes letters, digits, '_', '.' and '-' only, "
+                         "up to 235 of them here; rename the table (its `base_path` stays)")
+    if table is not None and not isinstance(table, Mapping):
+        raise ValueError(f"it is a {type(table).__name__}, not a mapping of settings")
+    try:
+        return TableConfig.model_validate({**defaults, **(table or {})})
+    except ValidationError as e:
+        raise ValueError(_describe(e)) from None
 
 
 def read_tables_config(path: str | Path) -> TablesConfig:

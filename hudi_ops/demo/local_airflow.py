@@ -121,8 +121,12 @@ class LocalAirflow:
                ("scheduler", ["scheduler", "--skip-serve-logs"]), ("dag-processor", ["dag-processor"])]
         return out + ([("triggerer", ["triggerer", "--skip-serve-logs"])] if self.triggerer else [])
 
+    def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """`airflow ARGS` on this Airflow's configuration and database (e.g. `backfill create`)."""
+        return subprocess.run([sys.executable, "-m", "airflow", *args], env=self.env, capture_output=True, text=True)
+
     def _airflow(self, *args: str) -> None:
-        done = subprocess.run([sys.executable, "-m", "airflow", *args], env=self.env, capture_output=True, text=True)
+        done = self.cli(*args)
         if done.returncode:
             raise AirflowError(f"`airflow {' '.join(args)}` failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
 

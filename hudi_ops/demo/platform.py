@@ -61,7 +61,9 @@ class Platform:
 
     def __init__(self, home: Path, tables_config: Path, *, port: int = DEFAULT_PORT) -> None:
         self.home, self.tables_config = Path(home), Path(tables_config)
-        self.tables = table_entries(read_tables_config(self.tables_config), origin=str(self.tables_config))
+        config = read_tables_config(self.tables_config)
+        self.tables = table_entries(config, origin=str(self.tables_config))
+        self.refused = config.refused  # no DAGs, and an import error in Airflow; the other tables run
         self.zookeeper = ZookeeperServer(self.home / "zookeeper")
         self.airflow = LocalAirflow(self.home / "airflow", dags_folder=REPO / "dags", plugins_folder=REPO / "plugins",
                                     port=port, triggerer=True, env={
@@ -158,6 +160,7 @@ def _ready(platform: Platform) -> None:
         f"tables config: {platform.tables_config}",
         *(f"  table {name}: {entry.base_path}   timeline view: {airflow.url}/hudi-ops/tables/{name}"
           for name, entry in platform.tables.items()),
+        *(f"  refused, no DAGs: {reason}" for reason in platform.refused.values()),
         "Ctrl-C stops everything.",
     ]
     print("\n".join(lines), flush=True)

@@ -32,6 +32,8 @@ os.environ.update({
     "AIRFLOW_HOME": str(HOME),
     "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
     "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS),
+    # the repo's plugins: the backfill DAGs' timetable, which serializing them needs (dag.test())
+    "AIRFLOW__CORE__PLUGINS_FOLDER": str(REPO_DAGS.parent / "plugins"),
     "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{HOME}/airflow.db",
     "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[1]"}),
 })
@@ -67,21 +69,25 @@ def dag_in_folder(dag_id: str, source: str) -> Iterator[Any]:
 
 
 @contextlib.contextmanager
-def repo_dags(config: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """The repo's DAG file in the dags folder, reading `config` as its tables config, for the block."""
+def repo_dags(config: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *,
+              refusals: bool = False) -> Iterator[Any]:
+    """The repo's DAG files in the dags folder, reading `config` as their tables config, for the block;
+    with no import error unless `refusals` (a config that refuses a table)."""
     path = tmp_path / "tables.yaml"
     path.write_text(yaml.safe_dump(config))
     monkeypatch.setenv("HUDI_OPS_TABLES_CONFIG", str(path))
-    dag_file = DAGS / "hudi_ops_tables.py"
-    shutil.copy(REPO_DAGS / "hudi_ops_tables.py", dag_file)
+    dag_files = [DAGS / name for name in ("hudi_ops_tables.py", "hudi_ops_tables_refused.py")]
+    for dag_file in dag_files:
+        shutil.copy(REPO_DAGS / dag_file.name, dag_file)
     from airflow.dag_processing.dagbag import DagBag
 
     try:
-        bag = DagBag(dag_folder=str(dag_file))
-        assert bag.import_errors == {}
+        bag = DagBag(dag_folder=str(DAGS))
+        assert refusals or bag.import_errors == {}
         yield bag
     finally:
-        dag_file.unlink()
+        for dag_file in dag_files:
+            dag_file.unlink()
 
 
 def run_states(run: Any) -> dict[str, str]:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import itertools
+import os
 import re
+import shutil
 
 import pytest
+import yaml
 
 from tests.airflow.conftest import REPO_DAGS, SPARK_CONF, repo_dags
 
@@ -17,8 +20,9 @@ def test_the_example_config_gives_an_ingest_and_a_backfill_dag_per_table(airflow
     assert bag.import_errors == {}
     ingest, backfill = bag.get_dag("hudi_ingest__trips"), bag.get_dag("hudi_backfill__trips")
     assert ingest.max_active_runs == 1 and ingest.schedule == "*/10 * * * *"
-    assert backfill.schedule is None and backfill.max_active_runs == 4
+    assert backfill.max_active_runs == 4
     assert set(backfill.params) == {"start", "end", "operation", "source_path", "source_format", "parallelism"}
+    assert backfill.params["start"] is None and backfill.params["end"] is None  # an Airflow backfill's run has its day
     task = backfill.get_task("backfill")
     assert task.zookeeper_conn_id == ingest.get_task("ingest").zookeeper_conn_id == "hudi_zookeeper_default"
 
@@ -51,6 +55,37 @@ def test_a_table_with_services_gets_a_services_dag_and_its_writers_leave_those_s
         assert "hoodie.compact.inline" not in writer.hoodie_conf  # compaction is not one of its services
 
 
+def test_airflow_backfills_go_to_the_backfill_dag_alone_a_run_per_day_and_never_on_its_own(airflow_db):
+    from airflow.dag_processing.dagbag import DagBag
+    from airflow.timetables.base import TimeRestriction
+    from pendulum import datetime
+
+    from hudi_ops.airflow.backfill_timetable import DailyBackfillTimetable
+
+    bag = DagBag(dag_folder=str(REPO_DAGS))
+    backfill = bag.get_dag("hudi_backfill__trips")
+    assert isinstance(backfill.timetable, DailyBackfillTimetable) and backfill.timetable.periodic
+    assert set(backfill.allowed_run_types) == {"backfill", "manual"}  # no scheduled run
+    for other in ("hudi_ingest__trips", "hudi_services__trips", "hudi_restore__trips"):
+        dag = bag.get_dag(other)
+        assert "backfill" not in dag.allowed_run_types and "manual" in dag.allowed_run_types
+        assert dag.description.endswith("Airflow backfills of the table: hudi_backfill__trips.")
+    assert "scheduled" in bag.get_dag("hudi_ingest__trips").allowed_run_types  # it has a schedule
+
+    def runs(restriction: TimeRestriction) -> list[tuple[str, str]]:
+        out, info = [], None
+        while info := backfill.timetable.next_dagrun_info_v2(last_dagrun_info=info, restriction=restriction):
+            out.append((info.data_interval.start.isoformat(), info.data_interval.end.isoformat()))
+        return out
+
+    # what `airflow backfill create --from-date 2026-01-01 --to-date 2026-01-03` asks: a run per day
+    assert runs(TimeRestriction(datetime(2026, 1, 1), datetime(2026, 1, 3), catchup=True)) == [
+        (f"2026-01-0{d}T00:00:00+00:00", f"2026-01-0{d + 1}T00:00:00+00:00") for d in (1, 2, 3)]
+    # what the scheduler asks of a DAG with no end date: nothing, ever
+    assert runs(TimeRestriction(None, None, catchup=False)) == []
+    assert runs(TimeRestriction(datetime(2026, 1, 1), None, catchup=True)) == []
+
+
 def test_each_table_gets_a_restore_dag_that_stops_its_writers_around_the_restore(airflow_db):
     from airflow.dag_processing.dagbag import DagBag
     from airflow.sdk.definitions.param import ParamValidationError
@@ -79,14 +114,31 @@ def test_each_table_gets_a_restore_dag_that_stops_its_writers_around_the_restore
     ({"clustering": {"hoodie.archive.automatic": "true"}}, {},
      "runs archive in its services DAG but sets hoodie.archive.automatic=true for its clustering"),
 ])
-def test_a_broken_services_section_names_the_fix(services, hoodie_conf, reason):
+def test_a_broken_services_section_names_the_fix_and_costs_only_its_tables_dags(
+        airflow_db, services, hoodie_conf, reason, caplog):  # Airflow's logging set up before caplog's
     from hudi_ops.airflow.dag_factory import dags_from_config
-    from hudi_ops.errors import ConfigError
 
     table = {"base_path": "/t", "record_key": "id", "services": services, "hoodie_conf": hoodie_conf,
              "ingest": {"source_path": "/in"}}
-    with pytest.raises(ConfigError, match=re.escape(reason)):
-        dags_from_config({"tables": {"trips": table}}, origin="tables.yaml")
+    dags = dags_from_config({"tables": {"trips": table, "rides": {**table, "services": {"clean": {}},
+                                                                  "hoodie_conf": {}}}}, origin="tables.yaml")
+    assert sorted(dags) == ["hudi_ingest__rides", "hudi_restore__rides", "hudi_services__rides"]
+    assert "no DAGs for table 'trips' in tables.yaml: " in caplog.text and reason in caplog.text  # the parse's log
+
+
+def test_a_bad_table_is_an_import_error_naming_it_while_the_other_tables_dags_load(
+        airflow_db, tmp_path, monkeypatch):
+    """The repo's DAG files over a config whose `trips` has a schedule Airflow refuses: `rides` loads."""
+    table = {"base_path": "/t", "record_key": "id"}
+    config = {"tables": {"trips": {**table, "ingest": {"source_path": "/in", "schedule": "every 10 min"}},
+                         "rides": {**table, "ingest": {"source_path": "/in", "schedule": "@hourly"}}}}
+    with repo_dags(config, tmp_path, monkeypatch, refusals=True) as bag:
+        assert sorted(bag.dag_ids) == ["hudi_ingest__rides", "hudi_restore__rides"]
+        ((where, error),) = bag.import_errors.items()
+    assert where.endswith("hudi_ops_tables_refused.py")
+    assert f"ConfigError: table 'trips' in {tmp_path / 'tables.yaml'}: `ingest.schedule`: 'every 10 min' is not a " \
+           "schedule Airflow takes (Exactly 5, 6 or 7 columns has to be specified for iterator expression.); " \
+           "give a cron expression such as '*/10 * * * *'" in error
 
 
 def test_each_dag_runs_on_its_own_spark_connection_and_settings_over_the_tables(
@@ -158,6 +210,19 @@ def test_a_window_that_ends_before_it_starts_fails_the_run_before_spark_starts(b
     assert "Spark-Submit cmd" not in log  # the provider logs this line when it starts spark-submit
 
 
+@pytest.mark.parametrize("conf", [{}, {"start": "2026-01-01"}, {"end": "2026-01-01"}])
+def test_a_manual_run_without_a_window_fails_at_once_naming_the_fix(backfill_dag, tmp_path, capfd, conf):
+    run = backfill_dag.test(run_conf={**conf, "source_path": str(tmp_path)})
+    (ti,) = run.get_task_instances()
+    assert run.state == "failed" and ti.try_number == 1
+    captured = capfd.readouterr()
+    log = captured.out + captured.err
+    assert "bad job arguments, not retried: a manual run of hudi_backfill__trips needs a window: trigger it with " \
+           "`start` and `end` (YYYY-MM-DD), or run `airflow backfill create --dag-id hudi_backfill__trips " \
+           "--from-date ... --to-date ...`" in log
+    assert "Spark-Submit cmd" not in log
+
+
 @pytest.mark.parametrize(("conf", "reason"), [
     ({"start": "2026-01-01", "end": "2026-01-02", "operation": "MERGE", "source_path": "/in"}, "MERGE"),
     ({"start": "2026-01-01", "end": "2026-01-02"}, "source_path"),
@@ -171,16 +236,22 @@ def test_params_that_break_the_schema_are_refused_before_any_run(backfill_dag, c
 
 
 @pytest.mark.parametrize(("tables", "reason"), [
-    ({"trips": "oops"}, "table 'trips' in tables.yaml is a str, not a mapping of settings"),
-    ({"trips": {"record_key": "id"}}, "table 'trips' in tables.yaml: `base_path` is missing; add it"),
-    ({}, "tables.yaml has no `tables:` mapping"),
+    ({"trips": "oops"}, "no DAGs for table 'trips' in tables.yaml: it is a str, not a mapping of settings"),
+    ({"trips": {"record_key": "id"}}, "no DAGs for table 'trips' in tables.yaml: `base_path` is missing; add it"),
 ])
-def test_a_broken_tables_config_names_the_table_and_the_fix(tables, reason):
+def test_a_broken_table_names_the_table_and_the_fix(airflow_db, tables, reason, caplog):
+    from hudi_ops.airflow.dag_factory import dags_from_config
+
+    assert dags_from_config({"tables": tables}, origin="tables.yaml") == {}
+    assert reason in caplog.text
+
+
+def test_a_config_with_no_tables_fails_as_a_whole():
     from hudi_ops.airflow.dag_factory import dags_from_config
     from hudi_ops.errors import ConfigError
 
-    with pytest.raises(ConfigError, match=re.escape(reason)):
-        dags_from_config({"tables": tables}, origin="tables.yaml")
+    with pytest.raises(ConfigError, match=re.escape("tables.yaml has no `tables:` mapping")):
+        dags_from_config({"tables": {}}, origin="tables.yaml")
 
 
 def test_generated_dag_ids_name_their_table():
@@ -195,3 +266,48 @@ def test_generated_dag_ids_name_their_table():
     assert table_of_dag(ingest_dag_id("trips")) == table_of_dag(backfill_dag_id("trips")) == "trips"
     assert table_of_dag(services_dag_id("trips")) == table_of_dag(restore_dag_id("trips")) == "trips"
     assert table_of_dag("some_other_dag") is None
+
+
+def test_under_airflows_dag_processor_a_bad_table_is_an_import_error_and_the_others_dags_run(tmp_path):
+    """Airflow's own dag-processor over the repo's DAG files: the refusal is an import error Airflow lists,
+    and the other table's DAGs are neither stale nor broken (a DAG file's import error would make all of
+    its DAGs so, and Airflow would neither schedule nor trigger them)."""
+    import json
+    import subprocess
+    import sys
+
+    home = tmp_path / "airflow"
+    (home / "dags").mkdir(parents=True)
+    for name in ("hudi_ops_tables.py", "hudi_ops_tables_refused.py"):
+        shutil.copy(REPO_DAGS / name, home / "dags" / name)
+    config = tmp_path / "tables.yaml"
+    table = {"base_path": str(tmp_path / "t"), "record_key": "id", "ingest": {"source_path": "/in"}}
+    config.write_text(yaml.safe_dump({"tables": {
+        "trips": {**table, "zookeeper_conn_id": None, "backfill": {"max_active_runs": 1}},
+        "rides": {**table, "backfill": {"source_path": "/history"}}}}))
+    env = {**os.environ, "AIRFLOW_HOME": str(home), "AIRFLOW__CORE__DAGS_FOLDER": str(home / "dags"),
+           "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home}/airflow.db", "HUDI_OPS_TABLES_CONFIG": str(config),
+           "AIRFLOW__CORE__PLUGINS_FOLDER": str(REPO_DAGS.parent / "plugins")}
+
+    def airflow(*args: str, exit_code: int = 0) -> str:
+        done = subprocess.run([sys.executable, "-m", "airflow", *args], env=env, capture_output=True, text=True)
+        assert done.returncode == exit_code, done.stdout[-3000:] + done.stderr[-3000:]
+        return done.stdout
+
+    def listed(*args: str, exit_code: int = 0) -> list[dict[str, str]]:
+        out = airflow(*args, "--output", "json", exit_code=exit_code)
+        return json.loads(out[out.index("\n[") + 1:] if not out.startswith("[") else out)  # after CLI warnings
+
+    airflow("db", "migrate")
+    airflow("dag-processor", "--num-runs", "1")
+    (error,) = listed("dags", "list-import-errors", exit_code=1)  # 1: there are import errors
+    assert error["filepath"] == "hudi_ops_tables_refused.py"
+    assert f"ConfigError: table 'trips' in {config}: `zookeeper_conn_id` is null (no lock), yet its ingest DAG and " \
+           "its backfill DAG write the table at once; give the table a zookeeper_conn_id" in error["error"]
+    assert {d["dag_id"] for d in listed("dags", "list")} == \
+        {"hudi_ingest__rides", "hudi_backfill__rides", "hudi_restore__rides"}
+    (details,) = listed("dags", "details", "hudi_ingest__rides")  # what the scheduler and the trigger API check
+    assert (details["is_stale"], details["has_import_errors"]) == ("False", "False")
+    # the backfill DAG: backfillable, and no run the scheduler would ever start by itself
+    (backfill,) = listed("dags", "details", "hudi_backfill__rides")
+    assert (backfill["is_backfillable"], backfill["next_dagrun_run_after"]) == ("True", None)

@@ -2,7 +2,9 @@
 loopback, the repo's DAGs and plugin, real spark-submit jobs and the session's ZooKeeper.
 
 The module runs the RFC-22 scenario of `make demo` once, then checks what it left: the runs, the
-retried conflict, the table (through hudi-rs) and the timeline view, in headless Chromium.
+retried conflict, the table (through hudi-rs) and the timeline view, in headless Chromium; then, on the
+same stack, Airflow's own backfills (`airflow backfill create`) of the backfill DAG, and their refusal
+by the other DAGs.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import urllib.request
 
 import pytest
 
+from hudi_ops.airflow.airflow_api import AirflowApiError
 from hudi_ops.airflow.dag_factory import restore_dag_id
 from hudi_ops.demo.rfc22 import (
     BACKFILL_DAG,
@@ -32,7 +35,7 @@ from hudi_ops.locks.occ_options import zookeeper_lock_options
 from hudi_ops.read.table_overview import COMPLETED, PENDING, ROLLED_BACK, TableOverview
 from tests.airflow.chromium import Chromium
 from tests.integration.processes import Job, run_job
-from tests.tables import read_hudi_rs, write_source
+from tests.tables import COLUMNS, Model, read_hudi_rs, trips, write_source
 
 RESTORE_DAG = restore_dag_id(TABLE)
 
@@ -260,8 +263,9 @@ def _keys(day: str) -> str:
 def test_a_newcomer_signs_in_triggers_a_backfill_from_its_form_and_sees_its_commits_by_pipeline(
         scenario, tmp_path, artifacts):
     """Airflow's UI in headless Chromium, as a user clicks through it (screenshots in `artifacts`):
-    the login form, the DAG list, the backfill's trigger form and its Params, a window that ends
-    before it starts, a window that runs, and the table's timeline with the commits it made."""
+    the login form, the DAG list, the backfill's trigger form and its Params (the window optional: an
+    Airflow backfill's runs need none), a window that ends before it starts, a window that runs, and the
+    table's timeline with the commits it made."""
     from PIL import Image
 
     from hudi_ops.airflow.timeline_chart import ACTION_COLOURS
@@ -269,8 +273,8 @@ def test_a_newcomer_signs_in_triggers_a_backfill_from_its_form_and_sees_its_comm
     demo, airflow, _ = scenario
     assert not airflow.client.is_paused(BACKFILL_DAG)  # the restore test before this one paused it, then gave it back
     before = {s.requested_time for s in TableOverview.load(demo.table_path).instants}
-    params = {"start": "first dt=YYYY-MM-DD partition", "end": "last dt=YYYY-MM-DD partition",
-              "parallelism": "shuffle parallelism of the writes"}
+    params = {"start": "first dt=YYYY-MM-DD partition of a manual run",
+              "end": "last dt=YYYY-MM-DD partition of a manual run", "parallelism": "shuffle parallelism of the writes"}
     trigger, submit = "button[aria-label='Trigger Dag']", "[data-testid=trigger-dag-submit]"
 
     def triggered(page, start: str, end: str) -> str:
@@ -307,11 +311,10 @@ def test_a_newcomer_signs_in_triggers_a_backfill_from_its_form_and_sees_its_comm
         page.click(trigger)
         page.wait_for("document.querySelector('#element_start')", what="the trigger form")
         form = page.text()
-        for name, description in params.items():
-            assert f"{name}\n*\n{description}" in form, form  # each Param, required, with its description
-        # without a window the form refuses to trigger, and says why
-        assert form.count("This field is required") == 2
-        assert page.evaluate(f"document.querySelector('{submit}').disabled") is True
+        for name, description in params.items():  # each Param with its description; the window optional (an
+            mark = "*\n" if name == "parallelism" else ""  # Airflow backfill's runs have their days)
+            assert f"{name}\n{mark}{description}" in form, form
+        assert "This field is required" not in form
         page.screenshot(artifacts / "3-trigger-form.png")
 
         # An end before the start: Airflow validates each Param alone, so the form takes it; the run's
@@ -348,3 +351,83 @@ def test_a_newcomer_signs_in_triggers_a_backfill_from_its_form_and_sees_its_comm
                          ACTION_COLOURS["deltacommit"]):
             assert time.monotonic() < deadline, "the tab's frame never drew the timeline"
             time.sleep(0.5)
+
+
+BACKFILL_DAYS = ("2026-10-01", "2026-10-02", "2026-10-03")
+
+
+def test_an_airflow_backfill_commits_each_day_once_and_a_rerun_leaves_the_same_rows(scenario):
+    """`airflow backfill create` on the backfill DAG, through the scheduler: a run per day, each writing
+    its day's folder in one commit; again with `--reprocess-behavior completed` (the same runs, cleared):
+    the same rows, each key once. A manual run with no window fails at once."""
+    demo, airflow, _ = scenario
+    model = Model().upsert(dict(zip(COLUMNS, row, strict=True)) for row in read_hudi_rs(demo.table_path))
+    for n, day in enumerate(BACKFILL_DAYS):
+        rows = [{**r, "city": "sf"} for r in trips(day, range(40 + n), ts=700)]
+        write_source(demo.history / f"dt={day}" / "part-0000.parquet", rows, SCHEMA)
+        model.upsert(rows)
+    window = ["--dag-id", BACKFILL_DAG, "--from-date", BACKFILL_DAYS[0], "--to-date", BACKFILL_DAYS[-1]]
+
+    made = airflow.cli("backfill", "create", *window)
+    assert made.returncode == 0, made.stdout[-2000:] + made.stderr[-2000:]
+    first = _finished_backfill(airflow)
+    runs = airflow.api("GET", f"/api/v2/dags/{BACKFILL_DAG}/dagRuns?run_type=backfill")["dag_runs"]
+    # a run per day, its data interval that day (its id names the interval's end, when it could run)
+    assert sorted((r["data_interval_start"], r["data_interval_end"], r["state"]) for r in runs) == [
+        (f"{day}T00:00:00Z", f"2026-10-0{n + 2}T00:00:00Z", "success") for n, day in enumerate(BACKFILL_DAYS)]
+    assert read_hudi_rs(demo.table_path) == model.expected()
+    assert _backfill_commits(demo) == dict.fromkeys(BACKFILL_DAYS, 1)
+
+    again = airflow.cli("backfill", "create", *window, "--reprocess-behavior", "completed")
+    assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
+    second = _finished_backfill(airflow, after=first)
+    reruns = {r["dag_run_id"]: r for r in airflow.api(
+        "GET", f"/api/v2/dags/{BACKFILL_DAG}/dagRuns?run_type=backfill")["dag_runs"]}
+    assert set(reruns) == {r["dag_run_id"] for r in runs}  # the same runs, run again
+    assert {r["state"] for r in reruns.values()} == {"success"}
+    assert all(airflow.task_instance(BACKFILL_DAG, r, "backfill")["start_date"] > second["created_at"]
+               for r in reruns)
+    assert read_hudi_rs(demo.table_path) == model.expected()  # the same rows, each key once
+    assert _backfill_commits(demo) == dict.fromkeys(BACKFILL_DAYS, 1)  # each run's days were committed
+
+    airflow.trigger(BACKFILL_DAG, "no_window")  # a manual run must say which days
+    assert airflow.wait_for_runs([(BACKFILL_DAG, "no_window")]) == {(BACKFILL_DAG, "no_window"): "failed"}
+    assert int(airflow.task_instance(BACKFILL_DAG, "no_window", "backfill")["try_number"]) == 1
+    log = airflow.task_log(BACKFILL_DAG, "no_window", "backfill", 1)
+    assert f"bad job arguments, not retried: a manual run of {BACKFILL_DAG} needs a window" in log
+
+
+def test_the_other_dags_refuse_airflow_backfills(scenario):
+    _, airflow, _ = scenario
+    refused = airflow.cli("backfill", "create", "--dag-id", INGEST_DAG, "--from-date", "2026-01-01",
+                          "--to-date", "2026-01-31")
+    assert refused.returncode != 0
+    assert f"Dag with dag_id: '{INGEST_DAG}' does not allow backfill runs" in refused.stdout + refused.stderr
+    for dag_id in (INGEST_DAG, SERVICES_DAG, RESTORE_DAG):
+        with pytest.raises(AirflowApiError) as rest:
+            airflow.api("POST", "/api/v2/backfills", {"dag_id": dag_id, "from_date": "2026-01-01T00:00:00Z",
+                                                      "to_date": "2026-01-31T00:00:00Z"})
+        assert f"Dag with dag_id: '{dag_id}' does not allow backfill runs" in str(rest.value)
+        # where Airflow shows the DAG, its description says where backfills go
+        assert airflow.api("GET", f"/api/v2/dags/{dag_id}")["description"].endswith(
+            f"Airflow backfills of the table: {BACKFILL_DAG}.")
+    assert airflow.api("GET", f"/api/v2/dags/{BACKFILL_DAG}")["is_backfillable"] is True
+
+
+def _finished_backfill(airflow, *, after: dict | None = None, timeout_s: float = 900) -> dict:
+    """The backfill of the backfill DAG newer than `after`, once Airflow marked it completed."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        listed = airflow.api("GET", f"/api/v2/backfills?dag_id={BACKFILL_DAG}")["backfills"]
+        newest = max(listed, key=lambda b: b["id"])
+        if (after is None or newest["id"] > after["id"]) and newest["completed_at"]:
+            return newest
+        assert time.monotonic() < deadline, f"backfill not completed in {timeout_s:g}s: {newest}"
+        time.sleep(2)
+
+
+def _backfill_commits(demo) -> dict[str, int]:
+    """Completed commits per backfilled day of BACKFILL_DAYS, read from the timeline."""
+    spans = TableOverview.load(demo.table_path).instants
+    return {day: sum(s.status == COMPLETED and s.pipeline == f"backfill of {day}" for s in spans)
+            for day in BACKFILL_DAYS}

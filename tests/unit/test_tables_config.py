@@ -1,5 +1,6 @@
 """The tables config as a typed model: the repo's example parses, YAML's numbers and booleans become the
-text Hudi reads, defaults fill every table, and a bad entry names the table, the key and the fix."""
+text Hudi reads, defaults fill every table, and a bad table is refused alone, naming the table, the key
+and the fix, while the others stay."""
 
 from __future__ import annotations
 
@@ -83,8 +84,67 @@ def test_a_dag_section_in_the_defaults_is_refused_rather_than_given_to_every_tab
      "hoodie.write.concurrency.mode=SINGLE_WRITER cannot share a table's lock with other writers"),
 ])
 def test_a_bad_entry_names_the_table_the_key_and_the_fix(table, message):
+    config = parse_tables_config({"tables": {"trips": table, "rides": TABLE}}, "tables.yaml")
+    assert list(config.tables) == ["rides"]  # the other table stays
+    assert config.refused["trips"].startswith("table 'trips' in tables.yaml: ")
+    assert message in config.refused["trips"]
     with pytest.raises(ConfigError, match=re.escape(message)):
-        parse_tables_config({"tables": {"trips": table}}, "tables.yaml")
+        config.raise_refused()
+
+
+@pytest.mark.parametrize(("key", "schedule"), [
+    ("ingest", "every 10 min"), ("ingest", "*/10 * * *"), ("ingest", "@daily "), ("ingest", "0 0 31 2 *"),
+    ("services", "@once"), ("services", "@continuous"), ("services", "61 * * * *"),
+])
+def test_a_schedule_airflow_would_refuse_is_refused_naming_the_table_and_the_key(key, schedule):
+    section = {"source_path": "/in"} if key == "ingest" else {"clean": {}}
+    config = parse_tables_config({"tables": {"trips": {**TABLE, key: {**section, "schedule": schedule}}}}, "t.yaml")
+    reason = config.refused["trips"]
+    assert reason.startswith(f"table 'trips' in t.yaml: `{key}.schedule`: {schedule!r} is not a schedule Airflow "
+                             "takes (")
+    assert "give a cron expression such as '*/10 * * * *' or one of @hourly, @daily" in reason
+
+
+@pytest.mark.parametrize("schedule", ["*/10 * * * *", "@hourly", "@once", "@continuous", "0 0 29 2 *", None])
+def test_an_ingest_takes_what_airflow_takes_as_a_schedule(schedule):
+    ingest = {"source_path": "/in", "schedule": schedule}
+    config = parse_tables_config({"tables": {"trips": {**TABLE, "ingest": ingest}}})
+    assert config.tables["trips"].ingest.schedule == schedule and not config.refused
+
+
+NO_LOCK_FIX = "give the table a zookeeper_conn_id (a hudi_zookeeper connection) so that they take its lock"
+
+
+@pytest.mark.parametrize(("sections", "message"), [
+    ({"ingest": {"source_path": "/in"}, "backfill": {"max_active_runs": 1}},
+     "`zookeeper_conn_id` is null (no lock), yet its ingest DAG and its backfill DAG write the table at once; "),
+    ({"ingest": {"source_path": "/in"}, "services": {"clean": {}}},
+     "yet its ingest DAG and its services DAG (each service a job of its own) write the table at once; "),
+    ({"backfill": {"max_active_runs": 1}, "services": {"compaction": {}}},
+     "yet its backfill DAG and its services DAG (each service a job of its own) write the table at once; "),
+    ({"backfill": {}}, "yet `backfill.max_active_runs` is 4: so many backfill runs are so many writers; "),
+])
+def test_several_writers_without_a_lock_are_refused_naming_the_fix(sections, message):
+    table = {**TABLE, "table_type": "MERGE_ON_READ", "zookeeper_conn_id": None, **sections}
+    reason = parse_tables_config({"tables": {"trips": table}}).refused["trips"]
+    assert message in reason and NO_LOCK_FIX in reason
+
+
+@pytest.mark.parametrize("sections", [
+    {"ingest": {"source_path": "/in"}}, {"backfill": {"max_active_runs": 1}}, {"services": {"clean": {}}},
+    {"ingest": {"source_path": "/in"}, "restore": {}},  # a restore waits for the writers to stop
+])
+def test_one_writer_needs_no_lock(sections):
+    config = parse_tables_config({"tables": {"trips": {**TABLE, "zookeeper_conn_id": None, **sections}}})
+    assert not config.refused and config.tables["trips"].zookeeper_conn_id is None
+
+
+def test_a_table_whose_name_cannot_name_its_dags_is_refused():
+    config = parse_tables_config({"tables": {"my trips": TABLE, "trips.v2": TABLE}}, "tables.yaml")
+    assert list(config.tables) == ["trips.v2"]
+    assert config.refused["my trips"] == ("table 'my trips' in tables.yaml: its name names its DAGs, and Airflow "
+                                          "takes letters, digits, '_', '.' and '-' only, up to 235 of them here; "
+                                          "rename the table (its `base_path` stays)")
 
 
 def test_a_config_without_tables_or_with_stray_keys_says_so(tmp_path):
