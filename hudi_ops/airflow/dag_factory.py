@@ -218,7 +218,9 @@ class _Table:
         ) as dag:
             HudiIngestOperator(
                 task_id="ingest", source_path=ingest.source_path, source_format=ingest.source_format,
-                operation=ingest.operation, hoodie_conf=self.writer_conf(), **self._operator_args(ingest),
+                operation=ingest.operation, source_limit=ingest.source_limit_bytes,
+                source_limit_files=ingest.source_limit_files, hoodie_conf=self.writer_conf(),
+                **self._operator_args(ingest),
             )
         return dag
 

@@ -118,6 +118,8 @@ class IngestConfig(SparkSection):
     source_format: SourceFormat = "parquet"
     schedule: str | None = Field(None, description="a cron expression or preset; none: triggered only")
     operation: Annotated[Operation, Upper] = "UPSERT"
+    source_limit_bytes: int = Field(0, ge=0, description="bytes of source files per commit at most (0: no bound)")
+    source_limit_files: int = Field(0, ge=0, description="source files per commit at most (0: no bound)")
 
     @field_validator("schedule")
     @classmethod

@@ -311,3 +311,15 @@ def test_under_airflows_dag_processor_a_bad_table_is_an_import_error_and_the_oth
     # the backfill DAG: backfillable, and no run the scheduler would ever start by itself
     (backfill,) = listed("dags", "details", "hudi_backfill__rides")
     assert (backfill["is_backfillable"], backfill["next_dagrun_run_after"]) == ("True", None)
+
+
+def test_an_ingests_bound_per_commit_and_its_run_reach_its_job(airflow_db):
+    from hudi_ops.airflow.dag_factory import dags_from_config
+
+    dags = dags_from_config({"tables": {"t": {
+        "base_path": "/data/t", "record_key": "id", "zookeeper_conn_id": None,
+        "ingest": {"source_path": "/landing/t", "source_limit_files": 5, "source_limit_bytes": 1_000_000}}}})
+    spec = dags["hudi_ingest__t"].get_task("ingest").job_spec({"run_id": "scheduled__1"}, {})
+    argv = spec.to_argv()
+    assert argv[argv.index("--source-limit-files") + 1] == "5" and argv[argv.index("--source-limit") + 1] == "1000000"
+    assert argv[argv.index("--run-id") + 1] == "scheduled__1"  # its retries find what it committed
