@@ -175,6 +175,8 @@ class Figures:
     #: orphaned attempts, windows triggered twice, files landed late or during a run
     faults: Counter[str] = field(default_factory=Counter)
     snapshots: int = 0
+    #: snapshots hudi-rs could not read while Hudi rewrote hoodie.properties (`_properties_being_rewritten`)
+    snapshots_unreadable: int = 0
     rows_checked: int = 0
     lost: int = 0
     doubled: int = 0
@@ -204,7 +206,7 @@ class Figures:
             "plans_executed": dict(self.plans_executed), "plans_raced": self.plans_raced,
             "plans_withdrawn": len(self.plans_withdrawn),
             "metadata_table_fallbacks": dict(self.metadata_table_fallbacks),
-            "snapshots": self.snapshots,
+            "snapshots": self.snapshots, "snapshots_unreadable": self.snapshots_unreadable,
             "rows_checked": self.rows_checked, "lost": self.lost, "doubled": self.doubled,
         }
 
@@ -647,7 +649,14 @@ class ChaosRun:
                 self._check_snapshot()
 
     def _check_snapshot(self) -> None:
-        rows = [dict(zip(COLUMNS, r, strict=True)) for r in read_hudi_rs(self.table, COLUMNS)]
+        try:
+            rows = [dict(zip(COLUMNS, r, strict=True)) for r in read_hudi_rs(self.table, COLUMNS)]
+        except Exception as e:
+            if not self._properties_being_rewritten(e):
+                raise
+            with self._mutex:
+                self.figures.snapshots_unreadable += 1
+            return
         self._refresh_committed()  # after the read: a superset of what it could see
         self._check_rows(rows, "a hudi-rs snapshot during the run")
         uncommitted = {r["batch"] for r in rows} - self.committed
@@ -658,6 +667,19 @@ class ChaosRun:
             raise ChaosFailure(f"a snapshot shows rows of batches whose commit never completed: {sorted(uncommitted)}")
         with self._mutex:
             self.figures.snapshots += 1
+
+    def _properties_being_rewritten(self, error: Exception) -> bool:
+        """hudi-rs failed on a hoodie.properties that Hudi was rewriting: Hudi copies it to a backup, deletes
+        it, writes it anew, then deletes the backup; Java's readers fall back to the backup meanwhile,
+        hudi-rs 0.5.0 does not ("Config 'hoodie.table.name' not found"). A reader's limit, counted: the
+        backup is there (the rewrite goes on), or the file is whole again (it is done)."""
+        if "Config 'hoodie.table.name' not found" not in str(error):
+            return False
+        hoodie = self.table / ".hoodie"
+        with contextlib.suppress(OSError):
+            if "hoodie.table.name=" in (hoodie / "hoodie.properties").read_text():
+                return True
+        return (hoodie / "hoodie.properties.backup").is_file()
 
     def _check_rows(self, rows: list[dict[str, Any]], where: str) -> None:
         keys = Counter(r["trip_id"] for r in rows)

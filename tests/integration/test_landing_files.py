@@ -163,3 +163,30 @@ def _date_as_s3_does(s3, key: str, began: dt.datetime) -> None:
 
     stored = s3_backends[DEFAULT_ACCOUNT_ID]["aws"].buckets[s3.bucket].keys.get(key)
     stored.last_modified = began
+
+
+def test_the_ingests_records_are_read_back_from_the_archived_timeline(spark, tmp_path, capsys):
+    """The files an ingest took stay known once Hudi has archived the commits that took them: a late
+    file is told from the old ones by commits read back from the archived timeline."""
+    table, landing = tmp_path / "trips", tmp_path / "landing"
+    # Hudi archives beyond 3 completed commits, down to 2 (the cleaner keeps 1)
+    archival = {"hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3",
+                "hoodie.cleaner.commits.retained": "1", "hoodie.metadata.compact.max.delta.commits": "1"}
+    model = Model()
+    first = None
+    for n in range(6):
+        rows = trips(DAY1, range(10 * n, 10 * n + 10), ts=1)
+        write_source(landing / f"{n}.parquet", rows)
+        model.upsert(rows)
+        code, result = run(capsys, ingest_args(table, landing, hoodie_conf=archival), spark)
+        assert code == 0 and result["inserts"] == 10, result
+        first = first or result["instant"]
+    assert first not in {i.requested_time for i in MetaClient.open(table).timeline()}  # archived
+    (landing / "1.parquet").unlink()  # the listing no longer matches the checkpoint: the records are read
+    late = trips(DAY2, range(5), ts=1)
+    land_at(landing / "late.parquet", late, (landing / "0.parquet").stat().st_mtime - 60)
+    work = ingest_work(table, Storage.for_uri(landing), "parquet")
+    assert [f.path for f in work.files] == ["late.parquet"] and not work.changed
+    code, result = run(capsys, ingest_args(table, landing, hoodie_conf=archival), spark)
+    assert code == 0 and result["inserts"] == 5 and result["updates"] == 0, result
+    assert judged(spark, table) == model.upsert(late).expected()
