@@ -260,6 +260,8 @@ class _Table:
                 task_id="backfill", start="{{ params.start or '' }}", end="{{ params.end or '' }}",
                 source_path="{{ params.source_path }}", source_format="{{ params.source_format }}",
                 operation="{{ params.operation }}", hoodie_conf=conf, **self._operator_args(backfill),
+                # Airflow's own backfill runs up to its --max-active-runs (10) at once, past the DAG's
+                max_active_tis_per_dag=backfill.max_active_runs,
             )
         return dag
 

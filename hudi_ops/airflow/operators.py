@@ -240,9 +240,9 @@ class HudiWriteOperator(HudiSparkJobOperator):
             base_path=self.base_path, table_name=self.table_name, record_key_field=self.record_key_field,
             partition_path_field=self.partition_path_field, ordering_field=self.ordering_field,
             table_type=self.table_type, source_path=self.source_path, source_format=self.source_format,
-            operation=self.operation, hoodie_conf=options, run_id=context.get("run_id"), **self.batch(context))
+            operation=self.operation, hoodie_conf=options, run_id=run_identity(context), **self.batch_flags(context))
 
-    def batch(self, context: Any) -> dict[str, Any]:
+    def batch_flags(self, context: Any) -> dict[str, Any]:
         """The job's own flags of what the run writes."""
         return {}
 
@@ -264,7 +264,7 @@ class HudiIngestOperator(HudiWriteOperator):
         super().__init__(**kwargs)
         self.source_limit, self.source_limit_files = source_limit, source_limit_files
 
-    def batch(self, context: Any) -> dict[str, Any]:
+    def batch_flags(self, context: Any) -> dict[str, Any]:
         return {"source_limit": self.source_limit, "source_limit_files": self.source_limit_files}
 
     def idle_reason(self, context: Any, spec: IngestSpec) -> str | None:  # type: ignore[override]
@@ -289,8 +289,9 @@ class HudiBackfillOperator(HudiWriteOperator):
         super().__init__(**kwargs)
         self.start, self.end = start, end
 
-    def batch(self, context: Any) -> dict[str, Any]:
-        # with the run's id: a retry of the run skips the days it committed, another run writes them again
+    def batch_flags(self, context: Any) -> dict[str, Any]:
+        # with the run's identity: a retry of the run skips the days it committed, another run (or the
+        # run cleared) writes them again
         run = context.get("dag_run")
         if run is not None and run.run_type == "backfill":  # its day(s): the interval's end is exclusive
             last = context["data_interval_end"] - dt.timedelta(microseconds=1)
@@ -301,6 +302,15 @@ class HudiBackfillOperator(HudiWriteOperator):
                 f"or run `airflow backfill create --dag-id {self.dag_id} --from-date ... --to-date ...` (or the "
                 "UI's Backfill dialog) for a run per day")
         return {"start": str(self.start), "end": str(self.end)}
+
+
+def run_identity(context: Any) -> str | None:
+    """The run, as the batch's identity in the commits: Airflow's run_id, and how many times the run was
+    cleared. A retry finds what an earlier try of the run committed; a cleared run (a day of an Airflow
+    backfill run again with --reprocess-behavior, a run cleared in the UI) writes anew."""
+    run_id = context.get("run_id")
+    cleared = getattr(context.get("dag_run"), "clear_number", 0) or 0
+    return f"{run_id}#cleared-{cleared}" if run_id and cleared else run_id
 
 
 def _python_env() -> dict[str, str]:

@@ -21,7 +21,7 @@ from typing import Annotated, Any, Literal
 
 import yaml
 from airflow.sdk import CronTriggerTimetable
-from croniter import croniter
+from croniter import croniter  # Airflow's own cron library, installed with it
 from pydantic import (
     BaseModel,
     BeforeValidator,

@@ -53,7 +53,8 @@ class WriteSpec(JobSpec):
 
 @dataclass(frozen=True, kw_only=True)
 class IngestSpec(WriteSpec):
-    """`ingest`: the source files that arrived since the table's ingest checkpoint, in one commit."""
+    """`ingest`: the source files the table's ingest has not taken, whatever their modification times, in one
+    commit (or in commits of at most `--source-limit` bytes and `--source-limit-files` files)."""
 
     JOB: ClassVar[str] = "ingest"
 

@@ -7,15 +7,18 @@ Each ingest commit records the files it took (names and sizes) and the source's 
 newest position ingested, and how many files at or before it were ingested, with their digest. A
 listing whose files at or before that position match the count and digest holds no late file, and the
 work is the files after it (one listing, one commit read). Otherwise (a file landed with an older time,
-or an old one was deleted or rewritten) the ingest's earlier commits are read back, active and
-archived, until every such file is accounted for: the ones no commit took are the late files, and an
-ingested file whose size changed is reported, never read again.
+or an ingested one was deleted or rewritten) the ingest's earlier commits are read back, active and
+archived, until every such file is accounted for: the ones no commit took are the late files. When
+fewer ingested files than recorded are left at or before the position (deleted, or rewritten with a
+newer time), the whole record is read, so that a file after the position that an earlier commit took
+is known for a rewrite. A rewritten file (another size, or a newer time) is reported, never read again.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from hudi_ops.errors import InvalidInputError, TableNotFoundError
@@ -33,10 +36,6 @@ class IngestBatch:
     files: tuple[FileInfo, ...]
     checkpoint: IngestCheckpoint
 
-    @property
-    def bytes(self) -> int:
-        return sum(f.size for f in self.files)
-
 
 @dataclass(frozen=True)
 class IngestWork:
@@ -44,7 +43,7 @@ class IngestWork:
     checkpoint: IngestCheckpoint | None  # the latest of the source; None before its first ingest
     files: tuple[FileInfo, ...]  # not ingested yet, oldest position first
     late: tuple[FileInfo, ...] = ()  # those of `files` at or before the checkpoint's position
-    changed: tuple[FileInfo, ...] = ()  # ingested files whose size changed since: not read again
+    changed: tuple[FileInfo, ...] = ()  # ingested files rewritten since (another size or time): not read again
     known: tuple[FileInfo, ...] = ()  # listed files at or before the position that were ingested
 
     @property
@@ -63,17 +62,21 @@ class IngestWork:
             size += f.size
         if current:
             batches.append(tuple(current))
-        out, known, watermark = [], [*self.known, *self.changed], self.position or ""
+        # a rewritten file counts as ingested where it now sits (the position passes it): reported once,
+        # by the next commit
+        out, taken = [], []
+        watermark = max([self.position or "", *(position(f) for f in self.changed)])
         for files in batches:
-            known += files
+            taken += files
             watermark = max(watermark, *(position(f) for f in files))
+            known = [*self.known, *self.changed, *taken]
             checkpoint = IngestCheckpoint("", self.source, watermark, run, {f.path: f.size for f in files},
                                           len(known), files_digest((f.path, f.size) for f in known))
             out.append(IngestBatch(files, checkpoint))
         return out
 
     def warnings(self) -> tuple[str, ...]:
-        return tuple(f"source file {f.path} changed after it was ingested (now {f.size} bytes, modified at "
+        return tuple(f"source file {f.path} was rewritten after it was ingested (now {f.size} bytes, modified at "
                      f"{f.mtime_ms} ms); it is not read again: land changed data under a new name"
                      for f in self.changed)
 
@@ -100,24 +103,23 @@ def ingest_work(base_path: str | os.PathLike[str], source: Storage, fmt: str, *,
     after = [f for f in listing if position(f) > latest.position]
     if (latest.ingested, latest.digest) == (len(before), files_digest((f.path, f.size) for f in before)):
         return IngestWork(source.table_id, latest, tuple(after), known=tuple(before))
-    late, changed = _account_for(before, _chain(latest, checkpoints))
+    late, changed = _account_for(before, after, itertools.chain([latest], checkpoints), latest.ingested or 0)
     known = tuple(f for f in before if f not in late and f not in changed)
-    return IngestWork(source.table_id, latest, tuple(sorted([*late, *after], key=position)), tuple(late),
+    new = [f for f in after if f not in changed]
+    return IngestWork(source.table_id, latest, tuple(sorted([*late, *new], key=position)), tuple(late),
                       tuple(changed), known)
 
 
-def _chain(first: IngestCheckpoint, rest: Iterator[IngestCheckpoint]) -> Iterable[IngestCheckpoint]:
-    yield first
-    yield from rest
-
-
-def _account_for(files: list[FileInfo],
-                 checkpoints: Iterable[IngestCheckpoint]) -> tuple[list[FileInfo], list[FileInfo]]:
-    """(the files no commit took, the files taken with another size), reading back only as far as needed."""
-    open_files = {f.path: f for f in files}
-    changed = []
+def _account_for(before: list[FileInfo], after: list[FileInfo], checkpoints: Iterable[IngestCheckpoint],
+                 ingested: int) -> tuple[list[FileInfo], list[FileInfo]]:
+    """(the files at or before the position that no commit took, the files commits took that were
+    rewritten since), reading back only as far as needed: until every file before the position is
+    found, and to the first commit when fewer than the `ingested` files recorded are left there."""
+    open_files = {f.path: f for f in before}
+    later = {f.path: f for f in after}
+    changed, found = [], 0
     for checkpoint in checkpoints:
-        if not open_files:
+        if not open_files and found >= ingested:
             break
         if checkpoint.files is None:  # from before names were kept: everything up to its position was taken
             for path, f in list(open_files.items()):
@@ -125,7 +127,10 @@ def _account_for(files: list[FileInfo],
                     del open_files[path]
             break
         for path, size in checkpoint.files.items():
-            f = open_files.pop(path, None)
-            if f is not None and f.size != size:
+            if (f := open_files.pop(path, None)) is not None:
+                found += 1
+                if f.size != size:
+                    changed.append(f)
+            elif (f := later.pop(path, None)) is not None:  # rewritten with a newer time
                 changed.append(f)
     return sorted(open_files.values(), key=position), changed

@@ -56,15 +56,17 @@ class IngestCheckpoint:
         if not isinstance(source, str) or not isinstance(position, str):
             return None
         files = data.get("files")
+        if isinstance(files, dict) and not all(isinstance(v, int) for v in files.values()):
+            return None  # not ours: another tool's value under the key
         ingested, digest = data.get("ingested"), data.get("digest")
         return cls(instant, source, position, str(data.get("run") or ""),
-                   {str(k): int(v) for k, v in files.items()} if isinstance(files, dict) else None,
+                   {str(k): v for k, v in files.items()} if isinstance(files, dict) else None,
                    ingested if isinstance(ingested, int) else None, digest if isinstance(digest, str) else None)
 
 
 def ingest_checkpoints(meta: MetaClient, source: str, *, archived: bool = True) -> Iterator[IngestCheckpoint]:
     """The ingest checkpoints of `source`, newest first, on into the archived timeline unless told not to."""
-    for instant, value in values(meta, INGEST_CHECKPOINT_KEY, archived=archived):
+    for instant, value in extra_metadata_values(meta, INGEST_CHECKPOINT_KEY, archived=archived):
         checkpoint = IngestCheckpoint.parse(instant, value)
         if checkpoint is not None and checkpoint.source == source:
             yield checkpoint
@@ -82,14 +84,16 @@ def backfill_checkpoint(source: str, start: str, end: str, run: str, day: str) -
     return json.dumps({"source": source, "start": start, "end": end, "run": run, "day": day}, sort_keys=True)
 
 
-def backfill_day(meta: MetaClient, source: str, start: str, end: str, run: str) -> tuple[str, str] | None:
-    """(the last day a backfill run of the window committed, the commit), None before its first commit."""
+def backfill_days(meta: MetaClient, source: str, start: str, end: str, run: str, *,
+                  archived: bool = True) -> dict[str, str]:
+    """The days a backfill run of the window committed, each with its commit."""
     wanted = {"source": source, "start": start, "end": end, "run": run}
-    for instant, value in values(meta, BACKFILL_CHECKPOINT_KEY):
+    days: dict[str, str] = {}
+    for instant, value in extra_metadata_values(meta, BACKFILL_CHECKPOINT_KEY, archived=archived):
         checkpoint = _json_object(value)
         if {k: checkpoint.get(k) for k in wanted} == wanted and isinstance(day := checkpoint.get("day"), str):
-            return day, instant
-    return None
+            days.setdefault(day, instant)
+    return days
 
 
 def pipeline_of(extra_metadata: Mapping[str, str]) -> str | None:
@@ -100,7 +104,7 @@ def pipeline_of(extra_metadata: Mapping[str, str]) -> str | None:
     return f"backfill of {day}" if job == "backfill" and day else job
 
 
-def values(meta: MetaClient, key: str, *, archived: bool = True) -> Iterator[tuple[str, str]]:
+def extra_metadata_values(meta: MetaClient, key: str, *, archived: bool = True) -> Iterator[tuple[str, str]]:
     """(instant, value) of `key` in completed writes, the latest completed first, past the commits of
     other writers (a backfill or a table service never moves an ingest's checkpoint), on into the
     archived timeline (a long backfill pushes an ingest's last commit out of the active one)."""

@@ -3,15 +3,18 @@ whoever ends that JVM (the Spark provider's `on_kill` signals only it, an OOM ki
 Spark session, so the driver must not live on: busy in Python, it would keep its place in the table
 lock's queue or go on reading sources for a job that can no longer commit.
 
-Where the driver runs beside its Airflow task (client mode), the task process is named in
-$HUDI_OPS_TASK_PROCESS, and the driver ends with it too: a task process that died hard (a lost
-worker, the OOM killer, `kill -9`) leaves spark-submit running, and Airflow's retry would start a
-second attempt beside it. Ending the driver ends spark-submit's JVM, which waits for it."""
+The Airflow task process is named in $HUDI_OPS_TASK_PROCESS (its host, pid and start time), and a
+driver on that host (client mode) ends with it too: a task process that died hard (a lost worker, the
+OOM killer, `kill -9`) leaves spark-submit running, and Airflow's retry would start a second attempt
+beside it. Ending the driver ends spark-submit's JVM, which waits for it. A driver on another host
+(cluster mode) cannot see the task process and leaves that to the job's fence."""
 
 from __future__ import annotations
 
 import os
 import signal
+import socket
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -23,27 +26,31 @@ POLL_S = 0.5
 #: for the main thread to unwind once interrupted (a ZooKeeper client closes its session, so its lock
 #: node goes at once rather than at the session's timeout)
 GRACE_S = 5.0
-#: `<pid>:<start time>` of the Airflow task process that started spark-submit (task_process())
+#: `<host>:<pid>:<start time>` of the Airflow task process that started spark-submit (task_process())
 TASK_PROCESS_ENV = "HUDI_OPS_TASK_PROCESS"
+#: what the driver logs as it ends that way
+ENDING = "spark-submit or the Airflow task that started it is gone: ending the job"
 
 
 def task_process(pid: int | None = None) -> str:
-    """A process (default: this one) as a driver watches it: its pid and its start time (a pid is reused)."""
+    """A process (default: this one) as a driver watches it: its host, pid and start time (a pid is reused)."""
     pid = os.getpid() if pid is None else pid
-    return f"{pid}:{_start_time(pid) or ''}"
+    return f"{socket.gethostname()}:{pid}:{_start_time(pid) or ''}"
 
 
 def _start_time(pid: int) -> str | None:
-    """The process's start time in clock ticks since boot (Linux); None when there is no such process."""
+    """The process's start time in clock ticks since boot (Linux); None when there is no such process or it
+    has died and waits for its parent to reap it (a zombie)."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
     except OSError:
         return None
-    return stat.rsplit(")", 1)[1].split()[19]  # field 22, counted after the command's name
+    fields = stat.rsplit(")", 1)[1].split()  # after the command's name: field 3 on
+    return None if fields[0] in ("Z", "X") else fields[19]  # its state, and field 22
 
 
 def _is_alive(named: str) -> bool:
-    pid_text, _, started = named.partition(":")
+    _, pid_text, started = named.split(":")
     pid = int(pid_text)
     if started:
         return _start_time(pid) == started
@@ -65,7 +72,8 @@ def end_with_spark_submit_and_task() -> None:
         # session's first call into the dead JVM fails the job
         parent = os.getppid()
         gone.append(lambda: os.getppid() != parent)
-    if task := os.environ.get(TASK_PROCESS_ENV, "").strip():
+    task = os.environ.get(TASK_PROCESS_ENV, "").strip()
+    if task.count(":") == 2 and task.split(":")[0] == socket.gethostname():
         gone.append(lambda: not _is_alive(task))
     if not gone:  # `python -m hudi_ops.spark` belongs to whoever started it
         return
@@ -73,6 +81,7 @@ def end_with_spark_submit_and_task() -> None:
     def watch() -> None:
         while not any(check() for check in gone):
             time.sleep(POLL_S)
+        print(f"hudi_ops.spark: {ENDING}", file=sys.stderr, flush=True)
         os.kill(os.getpid(), signal.SIGINT)  # a real signal: it wakes a main thread that waits
         time.sleep(GRACE_S)
         os._exit(EXIT_FAILED)  # the main thread is stuck in a call that no interrupt reaches

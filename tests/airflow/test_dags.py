@@ -323,3 +323,15 @@ def test_an_ingests_bound_per_commit_and_its_run_reach_its_job(airflow_db):
     argv = spec.to_argv()
     assert argv[argv.index("--source-limit-files") + 1] == "5" and argv[argv.index("--source-limit") + 1] == "1000000"
     assert argv[argv.index("--run-id") + 1] == "scheduled__1"  # its retries find what it committed
+
+
+def test_backfill_runs_at_once_are_bounded_for_airflows_own_backfills_too(airflow_db):
+    """`airflow backfill create` runs up to its own --max-active-runs (10 by default), whatever the DAG's;
+    the task's bound holds across them, so a table without a lock keeps its one writer."""
+    from hudi_ops.airflow.dag_factory import dags_from_config
+
+    dags = dags_from_config({"tables": {"t": {
+        "base_path": "/data/t", "record_key": "id", "zookeeper_conn_id": None,
+        "backfill": {"source_path": "/history/t", "max_active_runs": 1}}}})
+    dag = dags["hudi_backfill__t"]
+    assert dag.max_active_runs == 1 and dag.get_task("backfill").max_active_tis_per_dag == 1

@@ -356,16 +356,19 @@ def test_a_newcomer_signs_in_triggers_a_backfill_from_its_form_and_sees_its_comm
 BACKFILL_DAYS = ("2026-10-01", "2026-10-02", "2026-10-03")
 
 
-def test_an_airflow_backfill_commits_each_day_once_and_a_rerun_leaves_the_same_rows(scenario):
+def test_an_airflow_backfill_commits_each_day_once_and_a_rerun_writes_the_corrections_each_key_once(scenario):
     """`airflow backfill create` on the backfill DAG, through the scheduler: a run per day, each writing
-    its day's folder in one commit; again with `--reprocess-behavior completed` (the same runs, cleared):
-    the same rows, each key once. A manual run with no window fails at once."""
+    its day's folder in one commit; again with `--reprocess-behavior completed` (the same runs, cleared)
+    after a day's source was corrected: each day written again, the correction in, each key once. A
+    manual run with no window fails at once."""
     demo, airflow, _ = scenario
     model = Model().upsert(dict(zip(COLUMNS, row, strict=True)) for row in read_hudi_rs(demo.table_path))
+    written = {}
     for n, day in enumerate(BACKFILL_DAYS):
         rows = [{**r, "city": "sf"} for r in trips(day, range(40 + n), ts=700)]
         write_source(demo.history / f"dt={day}" / "part-0000.parquet", rows, SCHEMA)
         model.upsert(rows)
+        written[day] = rows
     window = ["--dag-id", BACKFILL_DAG, "--from-date", BACKFILL_DAYS[0], "--to-date", BACKFILL_DAYS[-1]]
 
     made = airflow.cli("backfill", "create", *window)
@@ -378,6 +381,10 @@ def test_an_airflow_backfill_commits_each_day_once_and_a_rerun_leaves_the_same_r
     assert read_hudi_rs(demo.table_path) == model.expected()
     assert _backfill_commits(demo) == dict.fromkeys(BACKFILL_DAYS, 1)
 
+    day = BACKFILL_DAYS[1]  # corrections that came later
+    corrected = [{**r, "ts": 701, "fare": 99.0} if i < 5 else r for i, r in enumerate(written[day])]
+    write_source(demo.history / f"dt={day}" / "part-0000.parquet", corrected, SCHEMA)
+    model.upsert(corrected)
     again = airflow.cli("backfill", "create", *window, "--reprocess-behavior", "completed")
     assert again.returncode == 0, again.stdout[-2000:] + again.stderr[-2000:]
     second = _finished_backfill(airflow, after=first)
@@ -387,8 +394,8 @@ def test_an_airflow_backfill_commits_each_day_once_and_a_rerun_leaves_the_same_r
     assert {r["state"] for r in reruns.values()} == {"success"}
     assert all(airflow.task_instance(BACKFILL_DAG, r, "backfill")["start_date"] > second["created_at"]
                for r in reruns)
-    assert read_hudi_rs(demo.table_path) == model.expected()  # the same rows, each key once
-    assert _backfill_commits(demo) == dict.fromkeys(BACKFILL_DAYS, 1)  # each run's days were committed
+    assert read_hudi_rs(demo.table_path) == model.expected()  # the correction in, each key once
+    assert _backfill_commits(demo) == dict.fromkeys(BACKFILL_DAYS, 2)  # a cleared run writes its day again
 
     airflow.trigger(BACKFILL_DAG, "no_window")  # a manual run must say which days
     assert airflow.wait_for_runs([(BACKFILL_DAG, "no_window")]) == {(BACKFILL_DAG, "no_window"): "failed"}

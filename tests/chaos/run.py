@@ -65,7 +65,7 @@ from hudi_ops.job_specs import (
 from hudi_ops.read.pending_plans import CLUSTERING, COMPACTION, pending_plans, pending_writes
 from hudi_ops.read.pipeline_metadata import BACKFILL_CHECKPOINT_KEY, INGEST_CHECKPOINT_KEY
 from hudi_ops.read.service_work import archive_work, clean_work, clustering_schedule_work, compaction_schedule_work
-from hudi_ops.spark.driver_lifetime import TASK_PROCESS_ENV, task_process
+from hudi_ops.spark.driver_lifetime import ENDING, TASK_PROCESS_ENV, task_process
 from tests.integration.lock_options import occ_options
 from tests.integration.processes import Job
 from tests.tables import (
@@ -218,8 +218,9 @@ class ChaosRun:
         self.work, self.zookeeper, self.size = Path(workdir), zookeeper, size
         # one generator per thread, so that a seed repeats each pipeline's data and the chaos's schedule
         # (backoff jitter has its own: how often a job is retried must not change the data of later batches)
+        self.seed = seed
         self.rng = {name: random.Random(f"{seed}:{name}")
-                    for name in (*PIPELINES, "killer", "snapshots", "zookeeper", "backoff", "orchestrator")}
+                    for name in (*PIPELINES, "killer", "snapshots", "zookeeper", "backoff")}
         self.table = self.work / TABLE
         self.logs = self.work / "logs"
         self.logs.mkdir(parents=True, exist_ok=True)
@@ -269,6 +270,11 @@ class ChaosRun:
         self.figures.seconds = time.monotonic() - started
         return self.figures
 
+    def _draw(self, what: str) -> random.Random:
+        """The orchestrator's choice about `what` (a batch and a fault): drawn from the seed and its name
+        alone, so that a seed repeats it whatever the threads' timing and the tries before it."""
+        return random.Random(f"{self.seed}:{what}")
+
     def _thread(self, target: Callable[..., None], *args: Any) -> threading.Thread:
         def guarded() -> None:
             try:
@@ -314,7 +320,6 @@ class ChaosRun:
     def _ingest(self) -> None:
         landing = self.work / "landing"
         known: list[tuple[str, str]] = []
-        chaos = self.rng["orchestrator"]
         early: threading.Timer | None = None  # this batch's file, landing while the job before runs
         for n in range(self.size.commits):
             if self._abort.is_set():
@@ -324,9 +329,9 @@ class ChaosRun:
             else:
                 early.join()
             early = None
-            with self._mutex:
-                during = n + 1 < self.size.commits and chaos.random() < self.size.during
-                delay = chaos.uniform(0.5, 10.0)
+            choice = self._draw(f"ingest-{n + 1:04d}:during")
+            during = n + 1 < self.size.commits and choice.random() < self.size.during
+            delay = choice.uniform(0.5, 10.0)
             if during:
                 early = threading.Timer(delay, self._land, (landing, n + 1, known, "files landed during a run"))
                 early.start()
@@ -343,8 +348,8 @@ class ChaosRun:
         pairs = updates + new
         rows = self._rows("ingest", n, [k for k, _ in pairs], [d for _, d in pairs])
         path = write_source(landing / f"{batch}.parquet", rows, SCHEMA)
+        late = n > 0 and self._draw(f"{batch}:late").random() < self.size.late
         with self._mutex:
-            late = n > 0 and self.rng["orchestrator"].random() < self.size.late
             if fault:
                 self.figures.faults[fault] += 1
             if late:
@@ -368,9 +373,8 @@ class ChaosRun:
             root = self.work / "history" / batch
             write_source(root / f"dt={day}" / "part-0.parquet", [{k: v for k, v in r.items() if k != "dt"}
                                                                   for r in rows], HISTORY_SCHEMA)
-            with self._mutex:
-                twice = self.rng["orchestrator"].random() < self.size.twice
-                delay = self.rng["orchestrator"].uniform(0.0, 6.0)
+            choice = self._draw(f"{batch}:twice")
+            twice, delay = choice.random() < self.size.twice, choice.uniform(0.0, 6.0)
             again = None
             if twice:  # someone triggers the window again while the first run works: another run id
                 args = self._writer_args(BackfillSpec, source_path=str(root), start=day, end=day,
@@ -470,9 +474,7 @@ class ChaosRun:
             task, env = None, {}
             if pipeline != "services":  # a writer's Airflow task process; in client mode its driver watches it
                 task = subprocess.Popen(["sleep", f"{2 * JOB_TIMEOUT_S:.0f}"])
-                with self._mutex:
-                    beside = self.rng["orchestrator"].random() < 0.5
-                if beside:
+                if self._draw(f"{batch}:{tries}:client mode").random() < 0.5:
                     env = {TASK_PROCESS_ENV: task_process(task.pid)}
             job = Job.start(args, log, env=env)
             entry = Running(job, pipeline, batch, time.time(), task=task)
@@ -512,10 +514,11 @@ class ChaosRun:
         """The job's exit code; None once its task process was killed (the job is left to run on)."""
         deadline = time.monotonic() + JOB_TIMEOUT_S
         while (code := entry.job.process.poll()) is None:
-            if entry.orphaned:
-                with self._mutex:
+            with self._mutex:
+                if entry.orphaned:
                     self._orphans.append(entry)
-                return None
+                    self.figures.faults["orphaned attempts"] += 1
+                    return None
             if time.monotonic() > deadline:
                 _killpg(entry.job)
                 raise ChaosFailure(f"{entry.pipeline} {entry.batch} still ran after {JOB_TIMEOUT_S:g}s: hung "
@@ -533,12 +536,17 @@ class ChaosRun:
                 _killpg(entry.job)
                 raise ChaosFailure(f"an orphaned attempt of {entry.pipeline} {entry.batch} still ran after "
                                    f"{JOB_TIMEOUT_S:g}s: hung (log {entry.job.log})") from None
+            log = entry.job.log.read_text()
             try:
-                ended = job_result(entry.job.log.read_text()).get("outcome") or f"exit {code}"
+                ended = job_result(log).get("outcome") or f"exit {code}"
             except AssertionError:
                 ended = f"exit {code} without a result"
+            # it commits or finds its batch committed (0), is refused (3, 4), or sees its task gone
+            if code not in (0, 3, 4) and ENDING not in log:
+                raise ChaosFailure(f"an orphaned attempt of {entry.pipeline} {entry.batch} exited {code} "
+                                   f"(log {entry.job.log})")
             with self._mutex:
-                self.figures.faults[f"orphans ended: {ended}"] += 1
+                self.figures.faults[f"orphans ended: {ended}" + (" (its task gone)" if ENDING in log else "")] += 1
 
     def _kill_all(self) -> None:
         with self._mutex:
@@ -563,9 +571,8 @@ class ChaosRun:
             if victim.task is not None and not aimed and rng.random() < self.size.orphans:
                 victim.task.kill()  # the task process only: its spark-submit lives on while Airflow retries
                 victim.task.wait()
-                victim.orphaned = True
                 with self._mutex:
-                    self.figures.faults["orphaned attempts"] += 1
+                    victim.orphaned = True
                 continue
             if victim.pipeline != "services":
                 self._refresh_committed()
@@ -649,10 +656,11 @@ class ChaosRun:
                 self._check_snapshot()
 
     def _check_snapshot(self) -> None:
+        began = time.time()
         try:
             rows = [dict(zip(COLUMNS, r, strict=True)) for r in read_hudi_rs(self.table, COLUMNS)]
         except Exception as e:
-            if not self._properties_being_rewritten(e):
+            if not self._properties_being_rewritten(e, began):
                 raise
             with self._mutex:
                 self.figures.snapshots_unreadable += 1
@@ -668,16 +676,17 @@ class ChaosRun:
         with self._mutex:
             self.figures.snapshots += 1
 
-    def _properties_being_rewritten(self, error: Exception) -> bool:
+    def _properties_being_rewritten(self, error: Exception, began: float) -> bool:
         """hudi-rs failed on a hoodie.properties that Hudi was rewriting: Hudi copies it to a backup, deletes
         it, writes it anew, then deletes the backup; Java's readers fall back to the backup meanwhile,
-        hudi-rs 0.5.0 does not ("Config 'hoodie.table.name' not found"). A reader's limit, counted: the
-        backup is there (the rewrite goes on), or the file is whole again (it is done)."""
+        hudi-rs 0.5.0 does not ("Config 'hoodie.table.name' not found"). A reader's limit, counted (and
+        bounded at the end): the backup is there (the rewrite goes on), or the file was written since the
+        read began (it is done)."""
         if "Config 'hoodie.table.name' not found" not in str(error):
             return False
         hoodie = self.table / ".hoodie"
         with contextlib.suppress(OSError):
-            if "hoodie.table.name=" in (hoodie / "hoodie.properties").read_text():
+            if (hoodie / "hoodie.properties").stat().st_mtime >= began - 1.0:
                 return True
         return (hoodie / "hoodie.properties.backup").is_file()
 
@@ -723,6 +732,10 @@ class ChaosRun:
             left = pending_plans(MetaClient.open(self.table).timeline(), service)
             if left:
                 raise ChaosFailure(f"{service} plans still pending after executing each: {left}")
+        if self.figures.snapshots_unreadable > max(2, self.figures.snapshots // 20):
+            raise ChaosFailure(f"hudi-rs could not read {self.figures.snapshots_unreadable} snapshots (of "
+                               f"{self.figures.snapshots} read) while Hudi rewrote hoodie.properties: more than "
+                               "the rewrites of a run explain")
         self._check_plans_ran_once()
         self._check_committed_files_exist()
         unreadable = self.figures.metadata_table_fallbacks["InvalidTableError"]

@@ -5,6 +5,7 @@ broken pipe anyway; one waiting quietly would not)."""
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -85,8 +86,8 @@ def test_a_driver_beside_its_task_exits_once_the_task_process_dies_while_spark_s
     assert task.stdout is not None
     named = task.stdout.readline().strip()
     task.stdout.close()
-    pid, _, started = named.partition(":")
-    assert int(pid) == task.pid and started  # its start time: a pid reused later is not the task
+    host, pid, started = named.split(":")
+    assert int(pid) == task.pid and started and host  # its start time: a pid reused later is not the task
     parent, driver = silent_driver({**os.environ, "PYSPARK_GATEWAY_PORT": "1", TASK_PROCESS_ENV: named})
     try:
         assert not ended(driver, 1.0)
@@ -104,9 +105,40 @@ def test_a_driver_beside_its_task_exits_once_the_task_process_dies_while_spark_s
 
 def test_a_task_process_named_by_a_reused_pid_is_gone():
     """The pid of a dead task may belong to another process later: its start time tells them apart."""
-    parent, driver = silent_driver({**os.environ, TASK_PROCESS_ENV: f"{os.getpid()}:1"})  # our pid, not our start
+    parent, driver = silent_driver({**os.environ, TASK_PROCESS_ENV: f"{socket.gethostname()}:{os.getpid()}:1"})
     try:
         assert ended(driver, 5.0)
     finally:
         parent.kill()
         parent.wait()
+
+
+def test_a_task_process_on_another_host_is_left_to_the_fence():
+    """In cluster mode the driver runs on a cluster node, where the task's pid means nothing."""
+    parent, driver = silent_driver({**os.environ, TASK_PROCESS_ENV: f"elsewhere-{socket.gethostname()}:1:1"})
+    try:
+        assert not ended(driver, 2.0)
+    finally:
+        parent.kill()
+        parent.wait()
+        driver.kill()
+        driver.wait(10)
+
+
+def test_a_dead_task_process_its_parent_has_not_reaped_is_gone():
+    task = subprocess.Popen([sys.executable, "-c", "pass"])  # never waited for: a zombie once it exits
+    time.sleep(1.0)
+    named = f"{socket.gethostname()}:{task.pid}:{_start_time_of(task.pid)}"
+    parent, driver = silent_driver({**os.environ, TASK_PROCESS_ENV: named})
+    try:
+        assert ended(driver, 5.0), "a zombie task kept the driver alive"
+    finally:
+        task.wait()
+        parent.kill()
+        parent.wait()
+
+
+def _start_time_of(pid: int) -> str:
+    """Field 22 of /proc/<pid>/stat, read here whatever the process's state (the test's own parse)."""
+    with open(f"/proc/{pid}/stat") as stat:
+        return stat.read().rsplit(")", 1)[1].split()[19]

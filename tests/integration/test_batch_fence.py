@@ -187,7 +187,7 @@ def test_on_a_table_without_a_lock_an_attempt_beside_a_write_in_flight_waits_for
         while not [i for i in meta.reload().timeline().pending if i.requested_time not in before]:
             assert orphan.process.poll() is None and time.monotonic() < deadline, orphan.log.read_text()[-3000:]
             time.sleep(0.02)
-        os.killpg(orphan.process.pid, signal.SIGSTOP)  # in flight, its heartbeat fresh (Hudi's 2 minutes)
+        os.killpg(orphan.process.pid, signal.SIGSTOP)  # in flight, its heartbeat fresh (it expires after 30 s)
         assert table.here(table.ingest("run-3")) == 3, table.last
         assert table.last["error"] == "ConcurrentJobError" and "in flight" in table.last["message"], table.last
     finally:

@@ -12,6 +12,7 @@ import os
 import boto3
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.read.ingest_work import ingest_work
@@ -86,7 +87,8 @@ def test_many_late_files_and_a_bound_per_commit_take_every_file_once_in_steps(sp
     assert not ingest_work(table, Storage.for_uri(landing), "parquet").files
 
 
-def test_a_file_rewritten_after_it_was_ingested_is_reported_and_not_read_again(spark, tmp_path, capsys):
+@pytest.mark.parametrize("time", ["its old time", "a new time"])
+def test_a_file_rewritten_after_it_was_ingested_is_reported_and_not_read_again(spark, tmp_path, capsys, time):
     table, landing = tmp_path / "trips", tmp_path / "landing"
     model = Model()
     a = trips(DAY1, range(10), ts=1)
@@ -94,13 +96,17 @@ def test_a_file_rewritten_after_it_was_ingested_is_reported_and_not_read_again(s
     assert run(capsys, ingest_args(table, landing), spark)[0] == 0
     model.upsert(a)
     stamp = (landing / "a.parquet").stat().st_mtime
-    land_at(landing / "a.parquet", trips(DAY1, range(50), ts=9), stamp)  # the same name and time, new content
     b = trips(DAY2, range(5), ts=1)
-    write_source(landing / "b.parquet", b)
+    if time == "a new time":  # rewritten after b landed: the newest file of the folder
+        write_source(landing / "b.parquet", b)
+        write_source(landing / "a.parquet", trips(DAY1, range(50), ts=9))
+    else:
+        land_at(landing / "a.parquet", trips(DAY1, range(50), ts=9), stamp)  # the same name and time, new content
+        write_source(landing / "b.parquet", b)
     code, result = run(capsys, ingest_args(table, landing), spark)
     assert code == 0 and result["inserts"] == 5 and result["updates"] == 0, result
     (warning,) = result["warnings"]
-    assert "a.parquet changed after it was ingested" in warning and "land changed data under a new name" in warning
+    assert "a.parquet was rewritten after it was ingested" in warning and "under a new name" in warning
     assert judged(spark, table) == model.upsert(b).expected()
 
     code, again = run(capsys, ingest_args(table, landing), NoSpark())

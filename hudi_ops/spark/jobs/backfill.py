@@ -5,7 +5,7 @@ the run committed, beside a steady ingestion on the same table, and a new run of
 (corrections that came later) writes it again. Each day is written under its batch fence
 (hudi_ops.spark.jobs.batch_fence): two attempts of a run, or two runs of one window, never write a
 day at once; the second finds the day committed by its run and skips it, or writes it after the first,
-when its keys are in the table and the write updates them.
+when its keys are in the table and the write (an upsert) updates them.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import BackfillSpec
 from hudi_ops.job_specs.results import ALREADY_COMMITTED, JobResult
 from hudi_ops.locks.occ_options import backfill_defaults, writer_defaults
-from hudi_ops.read.pipeline_metadata import BACKFILL_CHECKPOINT_KEY, backfill_checkpoint, backfill_day
+from hudi_ops.read.pipeline_metadata import BACKFILL_CHECKPOINT_KEY, backfill_checkpoint, backfill_days
 from hudi_ops.sources import source_files
 from hudi_ops.spark.jobs import hudi_write
 from hudi_ops.spark.jobs.batch_fence import BatchFence, backfill_batch
@@ -39,12 +39,12 @@ def run(spec: BackfillSpec, options: dict[str, str], spark: Callable[[], Any]) -
         return _backfill(spec, options, spark, creation)
 
 
-def _committed_day(base_path: str, checkpoint: dict[str, str]) -> tuple[str, str] | None:
-    """(the last day the run committed, its commit), None before its first."""
+def _committed_days(base_path: str, checkpoint: dict[str, str], *, archived: bool = True) -> dict[str, str]:
+    """The days the run committed, each with its commit."""
     try:
-        return backfill_day(MetaClient.open(base_path), **checkpoint)
+        return backfill_days(MetaClient.open(base_path), **checkpoint, archived=archived)
     except TableNotFoundError:
-        return None
+        return {}
 
 
 def _backfill(spec: BackfillSpec, options: dict[str, str], spark: Callable[[], Any],
@@ -57,27 +57,25 @@ def _backfill(spec: BackfillSpec, options: dict[str, str], spark: Callable[[], A
         raise InvalidInputError(f"the source folder {source.uri} does not exist; fix the backfill's source path")
     checkpoint = {"source": source.table_id, "start": first.isoformat(), "end": last.isoformat(),
                   "run": spec.run_id or ""}
-    done = _committed_day(spec.base_path, checkpoint)
+    done = _committed_days(spec.base_path, checkpoint)
     days = [(first + dt.timedelta(days=n)).isoformat() for n in range((last - first).days + 1)]
-    batches = [(day, source_files(source, f"dt={day}", spec.source_format)) for day in days
-               if not done or day > done[0]]
-    frames = [(day, read_source(spark(), source, files, spec.source_format, target)) for day, files in batches if files]
+    batches = [(day, files) for day in days if day not in done and (files := source_files(source, f"dt={day}",
+                                                                                             spec.source_format))]
+    frames = [(day, read_source(spark(), source, files, spec.source_format, target)) for day, files in batches]
     checked = target
     for day, frame in frames:  # every day before the first is written; a new table's days against the first
         columns = arrow_schema(frame)
         check_input_schema(columns, checked, options, f"the source's dt={day}", keys_only=spec.operation == "DELETE")
         if checked.schema is None:
             checked = dataclasses.replace(target, schema=columns)
-    after = f" after the run's checkpoint {done[0]}" if done else ""
-    result = JobResult("backfill", checkpoint=done[0] if done else None,
-                       reason=None if frames else f"nothing to backfill: no source files from {first} to {last}{after}")
-    skipped = done  # the days a former attempt of the run committed
+    result = JobResult("backfill", reason=None if frames or done else
+                       f"nothing to backfill: no source files from {first} to {last}")
     for day, frame in frames:
         with BatchFence(spec.base_path, options, spec.table_name or "table", backfill_batch(day),
                         spec.wait_seconds) as fence:
-            done = _committed_day(spec.base_path, checkpoint)  # another attempt of the run may have written it
-            if done and done[0] >= day:
-                skipped = done
+            # another attempt of the run may have written it while this one waited (it is recent)
+            if day in (again := _committed_days(spec.base_path, checkpoint, archived=False)):
+                done[day] = again[day]
                 continue
             run_id, write_options = hudi_write.write_options(
                 target, spec.operation, fence.write_options(options), job="backfill",
@@ -85,10 +83,10 @@ def _backfill(spec: BackfillSpec, options: dict[str, str], spark: Callable[[], A
             written = hudi_write.write(spark(), frame, target, write_options, run_id, source.uri)
         creation.done()  # the table exists: other writers need not wait for the other days
         result = result.plus(written.commit, checkpoint=day, after_commit=written.after_commit)
-    if skipped and not result.commits:
-        day, instant = skipped
-        result = dataclasses.replace(result, instant=instant, outcome=ALREADY_COMMITTED, checkpoint=day,
+    if done and not result.commits:
+        day = max(done)
+        result = dataclasses.replace(result, instant=done[day], outcome=ALREADY_COMMITTED, checkpoint=day,
                                      reason=f"run {spec.run_id or '(none)'} committed every day of the window with "
-                                            f"files, up to {day} in {instant}; nothing written")
+                                            f"files ({', '.join(sorted(done))}) in an earlier attempt; nothing written")
     total = round((time.perf_counter() - started) * 1000, 1)
     return dataclasses.replace(result, durations_ms={"total": total})

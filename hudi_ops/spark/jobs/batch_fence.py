@@ -11,6 +11,9 @@ after `--wait-seconds` (exit 3, retried).
 The fence must still be the writer's when it commits: a ZooKeeper session that expired in an outage
 or a long pause lets another attempt in. Hudi takes the table's lock to commit, and hudi-ops' lock
 provider (hudi_ops.spark.hudi_java) checks there that the fence's node is still this job's session's.
+An attempt that lost its fence after that check may still be completing its commit, holding the
+table's lock: so the writer that takes a fence takes the table's lock once, before it looks for work,
+and sees that commit.
 
 A table without a lock has one writer by design (the tables config refuses a second pipeline there);
 two attempts of its one pipeline are told apart by the timeline: a write in flight with a live
@@ -24,7 +27,7 @@ from collections.abc import Mapping
 from types import TracebackType
 
 from hudi_ops.config import HoodieConfig
-from hudi_ops.errors import ConcurrentJobError, LockHeldError, TableNotFoundError
+from hudi_ops.errors import ConcurrentJobError, LockAcquisitionError, LockHeldError, TableNotFoundError
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.locks.held_lock import HeldLock
 from hudi_ops.locks.job_locks import batch_lock, has_zookeeper_lock
@@ -56,22 +59,32 @@ class BatchFence:
         self._held: HeldLock | None = None
 
     def __enter__(self) -> BatchFence:
-        if has_zookeeper_lock(self.options):
-            try:
-                self._held = batch_lock(self.options, self.table_name, self.batch, self.wait_s).__enter__()
-            except LockHeldError as e:
-                raise ConcurrentJobError(f"another attempt of {self.batch} on {self.base_path} held its fence for "
-                                         f"the {self.wait_s:g}s this one waits (--wait-seconds); retry once it has "
-                                         f"ended ({e})") from e
-        else:
+        if not has_zookeeper_lock(self.options):
             self._no_write_in_flight()
+            return self
+        try:
+            self._held = batch_lock(self.options, self.table_name, self.batch, self.wait_s).__enter__()
+        except LockHeldError as e:
+            raise ConcurrentJobError(f"another attempt of {self.batch} on {self.base_path} held its fence for "
+                                     f"the {self.wait_s:g}s this one waits (--wait-seconds); retry once it has "
+                                     f"ended ({e})") from e
+        try:
+            with HeldLock(self.options, self.table_name):  # a commit under way completes first
+                pass
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
         return self
 
     def write_options(self, options: Mapping[str, str]) -> dict[str, str]:
         """`options` with the fence for the lock provider to check at every take of the table's lock."""
         if self._held is None:
             return dict(options)
-        self._held.provider.assert_held()  # a fence lost while Spark started: stop before writing
+        try:  # a fence lost while Spark started: stop before writing
+            self._held.provider.assert_held()
+        except LockAcquisitionError as e:
+            raise ConcurrentJobError(f"the fence of {self.batch} on {self.base_path} was lost before the write began, "
+                                     f"and another attempt may hold it now; retry ({e})") from e
         node, session = self._held.provider.held_node()
         return {**options, FENCE_PATH: node, FENCE_SESSION: str(session)}
 

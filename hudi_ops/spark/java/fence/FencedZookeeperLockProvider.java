@@ -8,6 +8,7 @@ import org.apache.hudi.client.transaction.lock.BaseZookeeperBasedLockProvider;
 import org.apache.hudi.client.transaction.lock.ZookeeperBasedLockProvider;
 import org.apache.hudi.common.config.LockConfiguration;
 import org.apache.hudi.common.config.TypedProperties;
+import org.apache.hudi.exception.HoodieException;
 import org.apache.hudi.storage.StorageConfiguration;
 import org.apache.zookeeper.data.Stat;
 
@@ -28,6 +29,7 @@ public class FencedZookeeperLockProvider extends ZookeeperBasedLockProvider {
 
   private final String fencePath;
   private final long fenceSession;
+  private final transient CuratorFramework client;
 
   public FencedZookeeperLockProvider(LockConfiguration lockConfiguration, StorageConfiguration<?> conf) {
     super(lockConfiguration, conf);
@@ -35,6 +37,7 @@ public class FencedZookeeperLockProvider extends ZookeeperBasedLockProvider {
     this.fencePath = props.getString(FENCE_PATH, null);
     String session = props.getString(FENCE_SESSION, null);
     this.fenceSession = session == null ? 0L : Long.parseLong(session.trim());
+    this.client = fencePath == null ? null : lockClient();
   }
 
   @Override
@@ -54,7 +57,7 @@ public class FencedZookeeperLockProvider extends ZookeeperBasedLockProvider {
   private String whyFenceIsLost() {
     Stat stat;
     try {
-      stat = client().checkExists().forPath(fencePath);
+      stat = client.checkExists().forPath(fencePath);
     } catch (Exception e) {
       return "the batch's fence " + fencePath + " could not be read (" + e + ")";
     }
@@ -68,10 +71,15 @@ public class FencedZookeeperLockProvider extends ZookeeperBasedLockProvider {
     return null;
   }
 
-  /** The lock's own ZooKeeper client, which Hudi keeps private. */
-  private CuratorFramework client() throws ReflectiveOperationException {
-    Field field = BaseZookeeperBasedLockProvider.class.getDeclaredField("curatorFrameworkClient");
-    field.setAccessible(true);
-    return (CuratorFramework) field.get(this);
+  /** The lock's own ZooKeeper client, which Hudi keeps private (in 1.1.1 and 1.2.0 alike). */
+  private CuratorFramework lockClient() {
+    try {
+      Field field = BaseZookeeperBasedLockProvider.class.getDeclaredField("curatorFrameworkClient");
+      field.setAccessible(true);
+      return (CuratorFramework) field.get(this);
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      throw new HoodieException("hudi-ops' fenced lock cannot reach the ZooKeeper client of this Hudi's "
+          + "BaseZookeeperBasedLockProvider (" + e + "); run the Hudi release hudi-ops builds its classes for", e);
+    }
   }
 }
