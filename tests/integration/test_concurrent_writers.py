@@ -217,8 +217,23 @@ def test_a_writer_behind_a_held_lock_exits_4_after_the_wait_and_commits_once_it_
     args = table.args("late", {"hoodie.write.lock.wait_time_ms": "4000"})
     with table.held():
         code, result = run_job(args, tmp_path / "waiting.log")
-    assert code == 4 and result["error"] == "LockAcquisitionError", result
+    # the writer takes the table's lock once it holds its batch's fence, before Spark starts (a commit
+    # under way completes first): it waits there, and the lock held past the wait is a LockHeldError
+    assert code == 4 and result["error"] == "LockHeldError", result
     assert table.lock_key in result["message"]
+    assert table.read() == seeded
+
+    # held once the writer is at work (its instant in flight): Hudi's own wait, at the commit
+    before = set(table.spans())
+    job = Job.start(args, tmp_path / "at-commit.log")
+    table.jobs.append(job)
+    deadline = time.monotonic() + 180
+    while not [s for t, s in table.spans().items() if t not in before and s.state == "inflight"]:
+        assert job.process.poll() is None and time.monotonic() < deadline, job.log.read_text()[-3000:]
+        time.sleep(0.02)
+    with table.held():
+        code, result = job.finish()
+    assert code == 4 and result["error"] == "LockAcquisitionError", result
     assert table.read() == seeded
 
     code, result = run_job(args, tmp_path / "free.log")
