@@ -11,6 +11,7 @@ beside it. Ending the driver ends spark-submit's JVM, which waits for it. A driv
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -81,7 +82,8 @@ def end_with_spark_submit_and_task() -> None:
     def watch() -> None:
         while not any(check() for check in gone):
             time.sleep(POLL_S)
-        print(f"hudi_ops.spark: {ENDING}", file=sys.stderr, flush=True)
+        with contextlib.suppress(OSError):  # stderr is a pipe into the JVM, which may be gone
+            print(f"hudi_ops.spark: {ENDING}", file=sys.stderr, flush=True)
         os.kill(os.getpid(), signal.SIGINT)  # a real signal: it wakes a main thread that waits
         time.sleep(GRACE_S)
         os._exit(EXIT_FAILED)  # the main thread is stuck in a call that no interrupt reaches
