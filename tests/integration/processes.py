@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,3 +52,15 @@ class Job:
 
 def run_job(job_args: Sequence[str], log: Path, **kw: Any) -> tuple[int, dict[str, Any]]:
     return Job.start(job_args, log, **kw).finish()
+
+
+def await_write_in_flight(table: Path | str, before: set[str], job: Job, timeout_s: float = 180) -> str:
+    """The instant `job` has in flight on `table`, once it has one (`before`: the instants already there)."""
+    from hudi_ops.format.meta_client import MetaClient
+
+    deadline = time.monotonic() + timeout_s
+    meta = MetaClient.open(table)
+    while not (new := [i.requested_time for i in meta.reload().timeline().pending if i.requested_time not in before]):
+        assert job.process.poll() is None and time.monotonic() < deadline, job.log.read_text()[-3000:]
+        time.sleep(0.02)
+    return new[0]

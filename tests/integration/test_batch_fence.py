@@ -22,7 +22,7 @@ from hudi_ops.spark.__main__ import main
 from hudi_ops.spark.jobs.batch_fence import backfill_batch, ingest_batch
 from hudi_ops.storage import Storage
 from tests.integration.lock_options import HEARTBEAT_EXPIRY_S, occ_options
-from tests.integration.processes import Job
+from tests.integration.processes import Job, await_write_in_flight
 from tests.integration.test_spark_jobs import TRIPS_TABLE, NoSpark, ingest_args
 from tests.tables import Model, job_result, read_hudi_rs, read_spark, trips, write_source
 
@@ -142,11 +142,7 @@ def test_a_write_whose_fence_was_lost_before_its_commit_fails_and_leaves_nothing
     table_lock = HeldLock({**lake.options, "hoodie.write.lock.wait_time_ms": "60000"},
                           lake.options["hoodie.write.lock.zookeeper.lock_key"])
     job = lake.start(lake.ingest("run-9"), "fenced")
-    meta = MetaClient.open(lake.table)
-    deadline = time.monotonic() + 180
-    while not [i for i in meta.reload().timeline().pending if i.requested_time not in before]:
-        assert job.process.poll() is None and time.monotonic() < deadline, job.log.read_text()[-3000:]
-        time.sleep(0.02)
+    await_write_in_flight(lake.table, before, job)
     with table_lock as held:
         held.wait_for_waiters(1, timeout_s=180)  # done writing, it waits to commit
         fence_path = (f"{lake.options['hoodie.write.lock.zookeeper.base_path']}/"
@@ -182,11 +178,7 @@ def test_on_a_table_without_a_lock_an_attempt_beside_a_write_in_flight_waits_for
     before = set(table.completed_writes())
     orphan = table.start(table.ingest("run-3"), "orphan")
     try:
-        deadline = time.monotonic() + 180
-        meta = MetaClient.open(table.table)
-        while not [i for i in meta.reload().timeline().pending if i.requested_time not in before]:
-            assert orphan.process.poll() is None and time.monotonic() < deadline, orphan.log.read_text()[-3000:]
-            time.sleep(0.02)
+        await_write_in_flight(table.table, before, orphan)
         os.killpg(orphan.process.pid, signal.SIGSTOP)  # in flight, its heartbeat fresh (it expires after 30 s)
         assert table.here(table.ingest("run-3")) == 3, table.last
         assert table.last["error"] == "ConcurrentJobError" and "in flight" in table.last["message"], table.last

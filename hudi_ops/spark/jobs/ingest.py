@@ -16,7 +16,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from hudi_ops.errors import TableNotFoundError
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import IngestSpec
 from hudi_ops.job_specs.results import ALREADY_COMMITTED, JobResult
@@ -75,14 +74,10 @@ def _ingest(spec: IngestSpec, options: dict[str, str], spark: Callable[[], Any],
 def _nothing_to_do(spec: IngestSpec, work: IngestWork, started: float) -> JobResult:
     """No file left: this run's own earlier attempt may have taken them (the fence made us wait for it)."""
     total = {"total": round((time.perf_counter() - started) * 1000, 1)}
-    if spec.run_id:
-        try:
-            meta = MetaClient.open(spec.base_path)
-        except TableNotFoundError:
-            meta = None
-        ours = next((c for c in ingest_checkpoints(meta, work.source, archived=False) if c.run == spec.run_id),
-                    None) if meta else None
-        if ours is not None and meta is not None:
+    if spec.run_id and work.checkpoint is not None:  # the table exists and has an ingest of the source
+        meta = MetaClient.open(spec.base_path)
+        ours = next((c for c in ingest_checkpoints(meta, work.source, archived=False) if c.run == spec.run_id), None)
+        if ours is not None:
             timeline = meta.timeline()
             done = timeline.completed_instant(ours.instant)
             stats = commit_stats_of(timeline, done) if done else None
