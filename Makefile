@@ -26,12 +26,13 @@ $(JARS): $(STAMP) hudi_ops/spark/hudi_bundle.py hudi_ops/spark/hudi_java.py $(wi
 	$(PY) -m hudi_ops.spark.s3a fetch
 	touch $(JARS)
 
-# what the tests run from Debian: headless screenshots, Compose's validation of docker-compose.yaml,
-# libfaketime for commits hours in the past
-TEST_PACKAGES := chromium docker-compose faketime
+# what the tests run from Debian: a headless browser and its WebDriver, Compose's validation of
+# docker-compose.yaml, libfaketime for commits hours in the past
+TEST_PACKAGES := chromium chromium-driver docker-compose faketime
 system-check:
 	@missing=""; \
 	command -v chromium >/dev/null || missing="$$missing chromium"; \
+	command -v chromedriver >/dev/null || missing="$$missing chromium-driver"; \
 	command -v docker-compose >/dev/null || docker compose version >/dev/null 2>&1 || missing="$$missing docker-compose"; \
 	ls /usr/lib/*/faketime/libfaketime.so.1 >/dev/null 2>&1 || missing="$$missing faketime"; \
 	if [ -n "$$missing" ]; then \
@@ -51,13 +52,16 @@ demo: $(STAMP) $(JARS)
 up: $(STAMP) $(JARS)
 	$(PY) -m hudi_ops.demo.platform $(if $(PORT),--port $(PORT))
 
+# two workers (pytest-xdist), a test file to each at a time: a module's fixtures (one Airflow stack, one
+# chromium) start once; ends with the 30 slowest tests' times (CI's log keeps them)
 test: system-check $(STAMP) $(JARS)
 	$(VENV)/bin/ruff check hudi_ops tests bench dags plugins
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2 --dist loadfile --durations=30
 
-# the soaks with every job a spark-submit of its own (make test runs the 40-commit ones in one session)
+# the 40-commit soaks with Hudi's own triggers, every job a spark-submit of its own (make test runs
+# 16-commit ones with triggers a few commits apart, in one session)
 soak: $(STAMP) $(JARS)
-	HUDI_OPS_SOAK_RUNNER=spark-submit $(PY) -m pytest -q tests/integration/test_soak.py
+	HUDI_OPS_SOAK=full $(PY) -m pytest -q --timeout 3600 tests/integration/test_soak.py
 
 # concurrent pipelines on one table under kills and ZooKeeper restarts (tests/chaos); `make chaos SEED=7` repeats a run
 chaos: $(STAMP) $(JARS)

@@ -17,6 +17,32 @@ from hudi_ops.spark.session import LOOPBACK_CONF
 from tests.s3_lake import S3Lake
 from tests.shared_data import unzip_fixture
 
+#: the folders whose tests get the folder's marker (pyproject.toml lists the markers)
+FOLDER_MARKS = {"unit": "unit", "component": "component", "airflow": "airflow"}
+
+
+#: the fixtures whose tests get the fixture's marker
+FIXTURE_MARKS = {"spark": "spark", "browser": "browser"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Each test marked by its folder and by the expensive fixtures it uses: the session's SparkSession
+    (`spark`: the modules that start spark-submit jobs of their own say so with `pytestmark`) and the
+    module's chromium (`browser`)."""
+    for item in items:
+        if mark := FOLDER_MARKS.get(item.path.parent.name):
+            item.add_marker(mark)
+        for fixture in set(FIXTURE_MARKS) & set(getattr(item, "fixturenames", ())):
+            item.add_marker(FIXTURE_MARKS[fixture])
+    # the modules with slow tests first, then the other Spark ones, the quick ones last: `make test`'s two
+    # workers take a file at a time in this order, so the quick files fill the end instead of one worker
+    # finishing a long module alone (a module's own order is kept)
+    rank: dict[Path, int] = {}
+    for item in items:
+        here = 0 if item.get_closest_marker("slow") else 1 if item.get_closest_marker("spark") else 2
+        rank[item.path] = min(rank.get(item.path, 2), here)
+    items.sort(key=lambda item: rank[item.path])
+
 
 @pytest.fixture(scope="session")
 def zookeeper(tmp_path_factory):
@@ -48,7 +74,8 @@ def fixture_table(tmp_path_factory):
 
 
 #: loopback only, no UI: for the shared session and every spark-submit the tests start
-SPARK_TEST_CONF = {"spark.ui.enabled": "false", **LOOPBACK_CONF, "spark.sql.shuffle.partitions": "2"}
+SPARK_TEST_CONF = {"spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false", **LOOPBACK_CONF,
+                   "spark.sql.shuffle.partitions": "2"}
 
 
 @pytest.fixture(scope="session")

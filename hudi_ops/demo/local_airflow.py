@@ -19,6 +19,10 @@ does, for the user's own deferrable tasks.
 
 Each component runs in its own session, so `stop()` also ends what it started: LocalExecutor
 workers and their spark-submits, found by walking /proc.
+
+Once started, its settings are in `<home>/airflow.env` (readable by its user only): `set -a; .
+<home>/airflow.env; set +a` in a shell, then `airflow dags list` or `airflow backfill create` act on
+this Airflow; `LocalAirflow.attach(home)` is the same from Python (the tests of `make up`).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shlex
 import signal
 import subprocess
 import sys
@@ -39,6 +44,9 @@ from hudi_ops.airflow.airflow_api import AirflowApi, AirflowApiError
 from hudi_ops.demo.ports import free_port
 
 TERMINAL_RUN_STATES = frozenset({"success", "failed"})
+#: in the home: the settings another shell needs to run `airflow` on this instance
+ENV_FILE = "airflow.env"
+PASSWORDS_FILE = "passwords.json"
 
 
 class AirflowError(RuntimeError):
@@ -57,9 +65,9 @@ class LocalAirflow:
         self.triggerer = triggerer
         self.home.mkdir(parents=True, exist_ok=True)
         self.password = secrets.token_urlsafe(12)  # a new one per start-up, printed for the UI's login
-        (self.home / "passwords.json").write_text(json.dumps({self.USER: self.password}))
-        self.env = {
-            **os.environ,
+        (self.home / PASSWORDS_FILE).write_text(json.dumps({self.USER: self.password}))
+        #: what this Airflow's components run with, over this process's environment (`env`)
+        self.settings = {
             # the venv's bin first: spark-submit finds pyspark through `python3` on PATH
             "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
             "PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON", sys.executable),
@@ -73,7 +81,7 @@ class LocalAirflow:
             "AIRFLOW__CORE__AUTH_MANAGER":
                 "airflow.api_fastapi.auth.managers.simple.simple_auth_manager.SimpleAuthManager",
             "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS": f"{self.USER}:admin",
-            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(self.home / "passwords.json"),
+            "AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_PASSWORDS_FILE": str(self.home / PASSWORDS_FILE),
             "AIRFLOW__API__HOST": "127.0.0.1",
             "AIRFLOW__API_AUTH__JWT_SECRET": secrets.token_urlsafe(32),
             "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{self.home / 'airflow.db'}",
@@ -83,6 +91,21 @@ class LocalAirflow:
         }
         self._processes: dict[str, subprocess.Popen[bytes]] = {}
         self._client: AirflowApi | None = None  # made once the port is known
+
+    @classmethod
+    def attach(cls, home: Path) -> LocalAirflow:
+        """The Airflow another process started in `home`: its REST API and its CLI (that process stops it)."""
+        attached = cls.__new__(cls)
+        attached.home, attached.triggerer = Path(home), False
+        attached.settings = {}
+        for line in (attached.home / ENV_FILE).read_text().splitlines():
+            key, _, value = line.partition("=")
+            attached.settings[key] = shlex.split(value)[0] if value else ""
+        attached.port = int(attached.settings["AIRFLOW__API__PORT"])
+        attached.execution_port = 0
+        attached.password = json.loads((attached.home / PASSWORDS_FILE).read_text())[cls.USER]
+        attached._processes, attached._client = {}, None
+        return attached
 
     # -- life cycle ------------------------------------------------------------------------------
 
@@ -94,7 +117,7 @@ class LocalAirflow:
         self._airflow("db", "migrate")
         self.port = self.port or free_port()
         self.execution_port = free_port()
-        self.env.update({"AIRFLOW__API__PORT": str(self.port), "AIRFLOW__API__BASE_URL": self.url,
+        self.settings.update({"AIRFLOW__API__PORT": str(self.port), "AIRFLOW__API__BASE_URL": self.url,
                          "AIRFLOW__CORE__EXECUTION_API_SERVER_URL":
                              f"http://127.0.0.1:{self.execution_port}/execution/",
                          # tasks that pause DAGs (the restore DAG) call this api-server as the admin
@@ -112,7 +135,17 @@ class LocalAirflow:
         except BaseException:
             self.stop()
             raise
+        self._write_env_file()
         return self
+
+    @property
+    def env(self) -> dict[str, str]:
+        return {**os.environ, **self.settings}
+
+    def _write_env_file(self) -> None:
+        path = self.home / ENV_FILE
+        path.touch(mode=0o600)  # it holds the admin's password and the API's signing secret
+        path.write_text("".join(f"{k}={shlex.quote(v)}\n" for k, v in sorted(self.settings.items())))
 
     def _components(self) -> list[tuple[str, list[str]]]:
         out = [("api-server", ["api-server", "--apps", "core", "--host", "127.0.0.1", "--port", str(self.port)]),
@@ -213,6 +246,14 @@ class LocalAirflow:
                         raise AirflowError(f"DAG {dag_id} was not parsed in {timeout_s:g}s; "
                                            f"import errors: {errors}") from None
                     time.sleep(1)
+
+    def ensure_pool(self, name: str, slots: int, description: str) -> None:
+        """The pool, made unless it is there (from an earlier start, or another's)."""
+        try:
+            self.api("POST", "/api/v2/pools", {"name": name, "slots": slots, "description": description})
+        except AirflowApiError as e:
+            if "409" not in str(e):
+                raise
 
     def trigger(self, dag_id: str, run_id: str, conf: Mapping[str, Any] | None = None) -> None:
         self.api("POST", f"/api/v2/dags/{dag_id}/dagRuns",

@@ -22,7 +22,6 @@ from pathlib import Path
 
 import yaml
 
-from hudi_ops.airflow.airflow_api import AirflowApiError
 from hudi_ops.airflow.dag_factory import TABLES_CONFIG_ENV, services_pool, table_entries
 from hudi_ops.airflow.tables_config import read_tables_config
 from hudi_ops.demo.local_airflow import LocalAirflow
@@ -56,6 +55,13 @@ def example_tables_config(home: Path) -> Path:
     return path
 
 
+def chosen_tables_config(home: Path) -> Path:
+    """$HUDI_OPS_TABLES_CONFIG, or without it the example table's, written under `home`."""
+    if os.environ.get(TABLES_CONFIG_ENV):
+        return Path(os.environ[TABLES_CONFIG_ENV]).resolve()
+    return example_tables_config(home)
+
+
 class Platform:
     """ZooKeeper and Airflow under `home`; `start()`, then `stop()` (also on leaving a `with` block)."""
 
@@ -77,23 +83,16 @@ class Platform:
     def start(self) -> Platform:
         try:
             self.zookeeper.start()
-            self.airflow.env["AIRFLOW_CONN_HUDI_ZOOKEEPER_DEFAULT"] = json.dumps(
+            self.airflow.settings["AIRFLOW_CONN_HUDI_ZOOKEEPER_DEFAULT"] = json.dumps(
                 {"conn_type": "hudi_zookeeper", "host": self.zookeeper.host, "port": self.zookeeper.port,
                  "extra": {"base_path": LOCK_BASE_PATH}})
             self.airflow.start()
             for name in self.tables:
-                self._pool(services_pool(name), f"Hudi table services of {name}")
+                self.airflow.ensure_pool(services_pool(name), 1, f"Hudi table services of {name}")
         except BaseException:
             self.stop()
             raise
         return self
-
-    def _pool(self, name: str, description: str) -> None:
-        try:
-            self.airflow.api("POST", "/api/v2/pools", {"name": name, "slots": 1, "description": description})
-        except AirflowApiError as e:
-            if "409" not in str(e):  # there from an earlier start
-                raise
 
     def dead_component(self) -> str | None:
         """A component that exited on its own, if one did."""
@@ -123,9 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     home = args.home.resolve()
     try:
         require_zookeeper()
-        config = Path(os.environ[TABLES_CONFIG_ENV]).resolve() if os.environ.get(TABLES_CONFIG_ENV) \
-            else example_tables_config(home)
-        platform = Platform(home, config, port=args.port)
+        platform = Platform(home, chosen_tables_config(home), port=args.port)
     except ConfigError as e:
         print(f"make up: {e}", file=sys.stderr)
         return 2

@@ -206,9 +206,13 @@ class Rfc22Demo:
             }},
         }
 
-    def airflow(self, zookeeper: ZookeeperServer) -> LocalAirflow:
+    def write_tables_config(self) -> Path:
         config = self.root / "tables.yaml"
         config.write_text(yaml.safe_dump(self.tables_config(), sort_keys=False))
+        return config
+
+    def airflow(self, zookeeper: ZookeeperServer) -> LocalAirflow:
+        config = self.write_tables_config()
         return LocalAirflow(self.root / "airflow", dags_folder=REPO / "dags", plugins_folder=REPO / "plugins", env={
             "HUDI_OPS_TABLES_CONFIG": str(config),
             "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[1]"}),
@@ -227,8 +231,7 @@ class Rfc22Demo:
         airflow.wait_for_dags([INGEST_DAG, BACKFILL_DAG, SERVICES_DAG])
         # the services wait for step 3, so that the writers' overlap is RFC-22's alone
         airflow.client.set_paused(SERVICES_DAG, True)
-        airflow.api("POST", "/api/v2/pools", {"name": services_pool(TABLE), "slots": 1,
-                                              "description": f"Hudi table services of {TABLE}"})
+        airflow.ensure_pool(services_pool(TABLE), 1, f"Hudi table services of {TABLE}")
 
         self.say(f"1. {INGEST_DAG}: the first landing file ({len(s.seed)} trips of {', '.join(SEED_DAYS)})")
         seed = ("ingest (first file)", INGEST_DAG, "ingest_1")

@@ -179,6 +179,7 @@ def backfill_dag(table_dags):
     return table_dags.get_dag("hudi_backfill__trips")
 
 
+@pytest.mark.spark  # spark-submit jobs through dag.test()
 def test_each_generated_dag_runs_end_to_end_and_leaves_what_hudi_rs_reads(table_dags, tmp_path):
     import hudi
     import pyarrow as pa

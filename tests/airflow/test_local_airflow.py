@@ -1,15 +1,18 @@
-"""The platform under a real scheduler: Airflow's api-server, scheduler (LocalExecutor) and dag-processor on
-loopback, the repo's DAGs and plugin, real spark-submit jobs and the session's ZooKeeper.
+"""The platform under a real scheduler, as `make up` starts it: ZooKeeper, Airflow's api-server, scheduler
+(LocalExecutor), dag-processor and triggerer on loopback, the repo's DAGs and plugin, real spark-submit
+jobs.
 
-The module runs the RFC-22 scenario of `make demo` once, then checks what it left: the runs, the
-retried conflict, the table (through hudi-rs) and the timeline view, in headless Chromium; then, on the
-same stack, Airflow's own backfills (`airflow backfill create`) of the backfill DAG, and their refusal
-by the other DAGs.
+The module starts `make up` once (its own process, with the demo's table) and runs the RFC-22 scenario of
+`make demo` on it, then checks what it left: the runs, the retried conflict, the table (through hudi-rs)
+and the timeline view, in headless Chromium; then, on the same stack, Airflow's own backfills (`airflow
+backfill create`) of the backfill DAG, and their refusal by the other DAGs; last, Ctrl-C stops
+everything `make up` started.
 """
 
 from __future__ import annotations
 
 import re
+import signal
 import time
 import urllib.error
 import urllib.request
@@ -17,7 +20,7 @@ import urllib.request
 import pytest
 
 from hudi_ops.airflow.airflow_api import AirflowApiError
-from hudi_ops.airflow.dag_factory import restore_dag_id
+from hudi_ops.airflow.dag_factory import restore_dag_id, services_pool
 from hudi_ops.demo.rfc22 import (
     BACKFILL_DAG,
     INGEST_DAG,
@@ -33,19 +36,53 @@ from hudi_ops.job_specs import IngestSpec, SavepointSpec
 from hudi_ops.locks.lock_state import lock_state
 from hudi_ops.locks.occ_options import zookeeper_lock_options
 from hudi_ops.read.table_overview import COMPLETED, PENDING, ROLLED_BACK, TableOverview
-from tests.airflow.chromium import Chromium
+from tests.airflow.browser import Browser
+from tests.airflow.make_up import MakeUp, alive, listening
 from tests.integration.processes import Job, run_job
 from tests.tables import COLUMNS, Model, read_hudi_rs, trips, write_source
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]  # spark-submit jobs of its own; minutes in all
 
 RESTORE_DAG = restore_dag_id(TABLE)
 
 
 @pytest.fixture(scope="module")
-def scenario(tmp_path_factory, zookeeper):
-    demo = Rfc22Demo(tmp_path_factory.mktemp("rfc22"), say=lambda _: None)
-    with demo.airflow(zookeeper) as airflow:
-        report = demo.run(airflow, zookeeper)
-        yield demo, airflow, report
+def browser():
+    """One chromium for the module's browser tests."""
+    opened = Browser()
+    yield opened
+    opened.close()
+
+
+@pytest.fixture(scope="module")
+def platform(tmp_path_factory):
+    """`make up` with the demo's table: the module's Airflow and ZooKeeper (its last test stops it)."""
+    root = tmp_path_factory.mktemp("rfc22")
+    demo = Rfc22Demo(root, say=lambda _: None)
+    up = MakeUp(root / "up", demo.write_tables_config())
+    yield demo, up
+    up.close()
+
+
+@pytest.fixture(scope="module")
+def scenario(platform):
+    demo, up = platform
+    return demo, up.airflow, demo.run(up.airflow, up.zookeeper)
+
+
+def test_make_up_serves_the_tables_dags_on_loopback_with_every_component_healthy(platform):
+    _, up = platform
+    assert up.url == f"http://127.0.0.1:{up.port}"
+    health = up.airflow.api("GET", "/api/v2/monitor/health", auth=False)
+    components = ("metadatabase", "scheduler", "dag_processor", "triggerer")
+    assert {c: health[c]["status"] for c in components} == dict.fromkeys(components, "healthy")
+    up.airflow.wait_for_dags([INGEST_DAG, BACKFILL_DAG, SERVICES_DAG, RESTORE_DAG])
+    pools = {p["name"]: p["slots"] for p in up.airflow.api("GET", "/api/v2/pools")["pools"]}
+    assert pools[services_pool(TABLE)] == 1  # made by `make up` for each table
+    assert len(up.started()) >= 5  # ZooKeeper and the Airflow components, at least
+    # what another shell needs to run `airflow` on it, readable by its user only
+    assert (up.home / "airflow" / "airflow.env").stat().st_mode & 0o077 == 0
+    assert TABLE in up.airflow.cli("dags", "list").stdout
 
 
 def test_an_ingest_and_a_backfill_on_the_same_file_groups_both_succeed_one_after_a_retried_conflict(scenario):
@@ -132,31 +169,30 @@ def test_the_timeline_view_needs_an_airflow_login(scenario):
     assert {v["name"] for v in plugin["external_views"]} == {"Hudi tables", "Hudi timeline"}
 
 
-def test_the_timeline_tab_shows_inside_airflows_ui(scenario, tmp_path, artifacts):
+def test_the_timeline_tab_shows_inside_airflows_ui(scenario, browser, artifacts):
     """The "Hudi timeline" tab of a table's DAG, in Airflow's own UI (the view in its iframe)."""
-    from PIL import Image
-
     from hudi_ops.airflow.timeline_chart import ACTION_COLOURS
 
     demo, airflow, _ = scenario
     spans = TableOverview.load(demo.table_path).instants
     commits = sum(s.action == "deltacommit" and s.status != ROLLED_BACK for s in spans)
-    session = {"name": "_token", "value": airflow.token(), "url": airflow.url, "httpOnly": True}
-    bands, deadline = -1, time.monotonic() + 90
-    with Chromium(tmp_path / "profile", width=1800) as browser:  # room for the chart at its own size
-        while bands != commits + 1 and time.monotonic() < deadline:  # the React UI draws after its load event
-            shot = browser.screenshot(f"{airflow.url}/dags/{INGEST_DAG}/plugin/hudi-timeline",
-                                      artifacts / "tab.png", cookies=[session], settle_s=2)
-            bands = _bands(Image.open(shot).convert("RGB"), ACTION_COLOURS["deltacommit"])
-    assert bands == commits + 1  # a bar per deltacommit, and the legend's swatch
+    browser.sign_in(airflow.url, airflow.token())
+    browser.goto(f"{airflow.url}/dags/{INGEST_DAG}/plugin/hudi-timeline")
+    browser.wait_for("document.querySelector('iframe')", what="the Hudi timeline tab")
+    browser.into_frame()
+    try:  # the frame, a page of its own, draws after the UI's
+        browser.wait_for("document.querySelector('svg.hudi-timeline')", what="the timeline in the tab's frame")
+        # a bar per deltacommit, and the legend's swatch
+        assert browser.drawn(_fill(ACTION_COLOURS["deltacommit"])) == commits + 1
+    finally:
+        browser.out_of_frame()
+    browser.screenshot(artifacts / "tab.png")
 
 
-def test_the_timeline_view_shows_the_table_in_a_browser(scenario, tmp_path, zookeeper, artifacts):
-    """Chromium opens the table's page with the UI's session cookie and takes a screenshot: the chart
-    has a bar per commit in the commit colour, the rollback, the rolled-back write and the pending one.
-    Without the cookie the same page shows no chart."""
-    from PIL import Image
-
+def test_the_timeline_view_shows_the_table_in_a_browser(scenario, platform, browser, tmp_path, artifacts):
+    """Chromium opens the table's page with the UI's session cookie: the chart draws a bar per commit in
+    the commit colour, the rollback, the rolled-back write and the pending one. Without the cookie the same
+    page shows no chart."""
     from hudi_ops.airflow.timeline_chart import ACTION_COLOURS, ROLLED_BACK_COLOUR
 
     demo, airflow, report = scenario
@@ -168,27 +204,32 @@ def test_the_timeline_view_shows_the_table_in_a_browser(scenario, tmp_path, zook
     assert airflow.wait_for_runs([(INGEST_DAG, "ingest_3")]) == {(INGEST_DAG, "ingest_3"): "success"}
     # first try: the write after the compaction and clean is where Hudi 1.2.0's metadata table failed
     assert int(airflow.task_instance(INGEST_DAG, "ingest_3", "ingest")["try_number"]) == 1
-    pending = _dying_write(demo, tmp_path, zookeeper)
+    pending = _dying_write(demo, tmp_path, platform[1].zookeeper)
     overview = TableOverview.load(demo.table_path)
     status = {s.requested_time: s.status for s in overview.instants}
     assert (status[failed], status[pending]) == (ROLLED_BACK, PENDING)
 
     page = f"{airflow.url}/hudi-ops/tables/{TABLE}"
-    session = {"name": "_token", "value": airflow.token(), "url": airflow.url, "httpOnly": True}
-    with Chromium(tmp_path / "profile") as browser:
-        shot = Image.open(browser.screenshot(page, artifacts / "timeline.png", cookies=[session])).convert("RGB")
-        anonymous = Image.open(browser.screenshot(page, artifacts / "anonymous.png")).convert("RGB")
+    browser.sign_in(airflow.url, airflow.token())
+    browser.goto(page)
+    browser.wait_for("document.querySelector('svg.hudi-timeline')", what="the timeline chart")
+    browser.screenshot(artifacts / "timeline.png")
+    drawn = {c: browser.drawn(_fill(c)) for c in (*ACTION_COLOURS.values(), ROLLED_BACK_COLOUR)}
+    browser.forget(airflow.url)
+    browser.goto(page)
+    browser.screenshot(artifacts / "anonymous.png")
+    anonymous = browser.drawn("svg.hudi-timeline rect")
     commits = sum(s.action == "deltacommit" and s.status != ROLLED_BACK for s in overview.instants)
     rollbacks = sum(s.action == "rollback" for s in overview.instants)
-    # a band per bar (the pending write's included), plus the legend's swatch
-    assert _bands(shot, ACTION_COLOURS["deltacommit"]) == commits + 1
+    # a bar per instant (the pending write's included), plus the legend's swatch
+    assert drawn[ACTION_COLOURS["deltacommit"]] == commits + 1
     # the scenario's six and ingest_3; pending: the killed write
     assert sum(s.action == "deltacommit" and s.status == COMPLETED for s in overview.instants) == 7
-    assert _bands(shot, ACTION_COLOURS["commit"]) == 1 + 1  # the compaction
-    assert _bands(shot, ACTION_COLOURS["clean"]) == 1 + 1
-    assert _bands(shot, ACTION_COLOURS["rollback"]) == rollbacks + 1 and rollbacks >= 1
-    assert _bands(shot, ROLLED_BACK_COLOUR) == 1 + 1
-    assert _bands(anonymous, ACTION_COLOURS["commit"]) == 0
+    assert drawn[ACTION_COLOURS["commit"]] == 1 + 1  # the compaction
+    assert drawn[ACTION_COLOURS["clean"]] == 1 + 1
+    assert drawn[ACTION_COLOURS["rollback"]] == rollbacks + 1 and rollbacks >= 1
+    assert drawn[ROLLED_BACK_COLOUR] == 1 + 1
+    assert anonymous == 0  # no chart without Airflow's session
     # the page's API serves the same overview
     api = airflow.api("GET", f"/hudi-ops/api/tables/{TABLE}")
     assert [(i["requested_time"], i["status"]) for i in api["instants"]] == \
@@ -219,14 +260,9 @@ def _dying_write(demo, tmp_path, zookeeper) -> str:
     return instant
 
 
-def _bands(image, colour: str, *, gap: int = 5) -> int:
-    """Horizontal bands of rows holding at least 4 pixels of exactly `colour` (the SVG is crisp-edged).
-    Rows closer than `gap` join one band (a bar struck through is one shape); chart rows are 8 px apart."""
-    rgb = tuple(int(colour[i:i + 2], 16) for i in (1, 3, 5))
-    width, height = image.size
-    pixels = image.load()
-    hits = [y for y in range(height) if sum(pixels[x, y] == rgb for x in range(width)) >= 4]
-    return sum(1 for i, y in enumerate(hits) if i == 0 or y - hits[i - 1] > gap)
+def _fill(colour: str) -> str:
+    """The timeline chart's shapes filled with `colour`: its bars and its legend's swatch."""
+    return f'svg.hudi-timeline rect[fill="{colour}"]'
 
 
 def test_the_restore_dag_waits_for_a_writer_at_work_restores_and_gives_the_writers_back(scenario, tmp_path):
@@ -261,13 +297,11 @@ def _keys(day: str) -> str:
 
 
 def test_a_newcomer_signs_in_triggers_a_backfill_from_its_form_and_sees_its_commits_by_pipeline(
-        scenario, tmp_path, artifacts):
+        scenario, browser, artifacts):
     """Airflow's UI in headless Chromium, as a user clicks through it (screenshots in `artifacts`):
     the login form, the DAG list, the backfill's trigger form and its Params (the window optional: an
     Airflow backfill's runs need none), a window that ends before it starts, a window that runs, and the
     table's timeline with the commits it made."""
-    from PIL import Image
-
     from hudi_ops.airflow.timeline_chart import ACTION_COLOURS
 
     demo, airflow, _ = scenario
@@ -277,80 +311,84 @@ def test_a_newcomer_signs_in_triggers_a_backfill_from_its_form_and_sees_its_comm
               "end": "last dt=YYYY-MM-DD partition of a manual run", "parallelism": "shuffle parallelism of the writes"}
     trigger, submit = "button[aria-label='Trigger Dag']", "[data-testid=trigger-dag-submit]"
 
-    def triggered(page, start: str, end: str) -> str:
+    def triggered(start: str, end: str) -> str:
         """The run the backfill's trigger form starts for the window; its id."""
-        page.goto(f"{airflow.url}/dags/{BACKFILL_DAG}")
-        page.wait_for(f'document.querySelector("{trigger}")', what="the DAG's Trigger button")
-        page.click(trigger)
-        page.wait_for("document.querySelector('#element_start')", what="the trigger form")
-        page.type_into("#element_start", _keys(start))
-        page.type_into("#element_end", _keys(end))
-        assert page.evaluate("[document.querySelector('#element_start').value, "
-                             "document.querySelector('#element_end').value]") == [start, end]
-        page.wait_for(f"!document.querySelector('{submit}').disabled", what="the form to accept the window")
-        page.click(submit)
-        page.wait_for("location.pathname.includes('/runs/')", what="the new run's page")
-        return page.evaluate("decodeURIComponent(location.pathname.split('/runs/')[1])")
+        browser.goto(f"{airflow.url}/dags/{BACKFILL_DAG}")
+        browser.wait_for(f'document.querySelector("{trigger}")', what="the DAG's Trigger button")
+        browser.click(trigger)
+        browser.wait_for("document.querySelector('#element_start')", what="the trigger form")
+        browser.type_into("#element_start", _keys(start))
+        browser.type_into("#element_end", _keys(end))
+        assert browser.evaluate("[document.querySelector('#element_start').value, "
+                                "document.querySelector('#element_end').value]") == [start, end]
+        browser.wait_for(f"!document.querySelector('{submit}').disabled", what="the form to accept the window")
+        browser.click(submit)
+        browser.wait_for("location.pathname.includes('/runs/')", what="the new run's page")
+        return browser.evaluate("decodeURIComponent(location.pathname.split('/runs/')[1])")
 
-    with Chromium(tmp_path / "profile", width=1400, height=1300) as browser, browser.page() as page:
-        page.goto(f"{airflow.url}/")
-        page.wait_for("document.querySelector('input[name=username]')", what="the login form")
-        page.screenshot(artifacts / "1-sign-in.png")
-        page.type_into("input[name=username]", airflow.USER)
-        page.type_into("input[name=password]", airflow.password)
-        page.click("button[type=submit]")
-        page.wait_for("!location.pathname.startsWith('/auth/')", what="the home page, signed in")
+    browser.forget(airflow.url)  # a newcomer: not signed in
+    browser.goto(f"{airflow.url}/")
+    browser.wait_for("document.querySelector('input[name=username]')", what="the login form")
+    browser.screenshot(artifacts / "1-sign-in.png")
+    browser.type_into("input[name=username]", airflow.USER)
+    browser.type_into("input[name=password]", airflow.password)
+    browser.click("button[type=submit]")
+    browser.wait_for("!location.pathname.startsWith('/auth/')", what="the home page, signed in")
 
-        page.goto(f"{airflow.url}/dags")
-        dags = [INGEST_DAG, BACKFILL_DAG, SERVICES_DAG, RESTORE_DAG]
-        page.wait_for(f"{dags} .every(d => document.body.innerText.includes(d))", what=f"the DAGs {dags}")
-        page.screenshot(artifacts / "2-dags.png")
+    browser.goto(f"{airflow.url}/dags")
+    dags = [INGEST_DAG, BACKFILL_DAG, SERVICES_DAG, RESTORE_DAG]
+    browser.wait_for(f"{dags} .every(d => document.body.innerText.includes(d))", what=f"the DAGs {dags}")
+    browser.screenshot(artifacts / "2-dags.png")
 
-        page.goto(f"{airflow.url}/dags/{BACKFILL_DAG}")
-        page.wait_for(f'document.querySelector("{trigger}")', what="the DAG's Trigger button")
-        page.click(trigger)
-        page.wait_for("document.querySelector('#element_start')", what="the trigger form")
-        form = page.text()
-        for name, description in params.items():  # each Param with its description; the window optional (an
-            mark = "*\n" if name == "parallelism" else ""  # Airflow backfill's runs have their days)
-            assert f"{name}\n{mark}{description}" in form, form
-        assert "This field is required" not in form
-        page.screenshot(artifacts / "3-trigger-form.png")
+    browser.goto(f"{airflow.url}/dags/{BACKFILL_DAG}")
+    browser.wait_for(f'document.querySelector("{trigger}")', what="the DAG's Trigger button")
+    browser.click(trigger)
+    browser.wait_for("document.querySelector('#element_start')", what="the trigger form")
+    form = browser.text()
+    for name, description in params.items():  # each Param with its description; the window optional (an
+        mark = "*\n" if name == "parallelism" else ""  # Airflow backfill's runs have their days)
+        assert f"{name}\n{mark}{description}" in form, form
+    assert "This field is required" not in form
+    browser.screenshot(artifacts / "3-trigger-form.png")
 
-        # An end before the start: Airflow validates each Param alone, so the form takes it; the run's
-        # task refuses it before Spark starts, names the fix, and is not retried
-        wrong = triggered(page, "2026-11-11", "2026-11-10")
-        assert airflow.wait_for_runs([(BACKFILL_DAG, wrong)]) == {(BACKFILL_DAG, wrong): "failed"}
-        assert int(airflow.task_instance(BACKFILL_DAG, wrong, "backfill")["try_number"]) == 1
-        page.goto(f"{airflow.url}/dags/{BACKFILL_DAG}/runs/{wrong}/tasks/backfill")
-        page.wait_for("document.body.innerText.includes('swap the start and the end')", what="the task's log")
-        assert "the backfill window ends (2026-11-10) before it starts (2026-11-11)" in page.text()
-        page.screenshot(artifacts / "4-end-before-start.png")
-        assert {s.requested_time for s in TableOverview.load(demo.table_path).instants} == before
+    # An end before the start: Airflow validates each Param alone, so the form takes it; the run's
+    # task refuses it before Spark starts, names the fix, and is not retried
+    wrong = triggered("2026-11-11", "2026-11-10")
+    assert airflow.wait_for_runs([(BACKFILL_DAG, wrong)]) == {(BACKFILL_DAG, wrong): "failed"}
+    assert int(airflow.task_instance(BACKFILL_DAG, wrong, "backfill")["try_number"]) == 1
+    browser.goto(f"{airflow.url}/dags/{BACKFILL_DAG}/runs/{wrong}/tasks/backfill")
+    browser.wait_for("document.body.innerText.includes('swap the start and the end')", what="the task's log")
+    assert "the backfill window ends (2026-11-10) before it starts (2026-11-11)" in browser.text()
+    browser.screenshot(artifacts / "4-end-before-start.png")
+    assert {s.requested_time for s in TableOverview.load(demo.table_path).instants} == before
 
-        run = triggered(page, OLD_DAYS[0], OLD_DAYS[1])
-        assert airflow.wait_for_runs([(BACKFILL_DAG, run)]) == {(BACKFILL_DAG, run): "success"}
-        page.goto(f"{airflow.url}/dags/{BACKFILL_DAG}/runs/{run}")
-        page.wait_for("document.body.innerText.includes('Success')", what="the run shown as a success")
-        page.screenshot(artifacts / "5-backfill-run.png")
+    run = triggered(OLD_DAYS[0], OLD_DAYS[1])
+    assert airflow.wait_for_runs([(BACKFILL_DAG, run)]) == {(BACKFILL_DAG, run): "success"}
+    browser.goto(f"{airflow.url}/dags/{BACKFILL_DAG}/runs/{run}")
+    browser.wait_for("document.body.innerText.includes('Success')", what="the run shown as a success")
+    browser.screenshot(artifacts / "5-backfill-run.png")
 
-        new = [s for s in TableOverview.load(demo.table_path).instants if s.requested_time not in before]
-        assert [(s.action, s.status, s.pipeline) for s in new] == [
-            ("deltacommit", COMPLETED, f"backfill of {day}") for day in OLD_DAYS]
-        page.goto(f"{airflow.url}/hudi-ops/tables/{TABLE}")
-        page.wait_for("document.querySelector('svg.hudi-timeline')", what="the timeline chart")
-        shown = page.text()
-        for s in new:  # its bar's label, and its row among the latest commits
-            assert f"{s.requested_time} deltacommit · {s.pipeline}" in shown, shown
-            assert re.search(rf"{s.requested_time}\t\d{{17}}\tdeltacommit\tUPSERT\t{s.pipeline}\t", shown), shown
-        page.screenshot(artifacts / "6-timeline.png")
-        page.goto(f"{airflow.url}/dags/{BACKFILL_DAG}/plugin/hudi-timeline")  # the same, as a tab of the DAG
-        page.wait_for("document.querySelector('iframe')", what="the Hudi timeline tab")
-        deadline = time.monotonic() + 60  # the frame, a page of its own, draws after the UI's
-        while not _bands(Image.open(page.screenshot(artifacts / "7-timeline-tab.png")).convert("RGB"),
-                         ACTION_COLOURS["deltacommit"]):
-            assert time.monotonic() < deadline, "the tab's frame never drew the timeline"
-            time.sleep(0.5)
+    new = [s for s in TableOverview.load(demo.table_path).instants if s.requested_time not in before]
+    assert [(s.action, s.status, s.pipeline) for s in new] == [
+        ("deltacommit", COMPLETED, f"backfill of {day}") for day in OLD_DAYS]
+    browser.goto(f"{airflow.url}/hudi-ops/tables/{TABLE}")
+    browser.wait_for("document.querySelector('svg.hudi-timeline')", what="the timeline chart")
+    shown = browser.text()
+    for s in new:  # its bar's label, and its row among the latest commits
+        assert f"{s.requested_time} deltacommit · {s.pipeline}" in shown, shown
+        assert re.search(rf"{s.requested_time}\t\d{{17}}\tdeltacommit\tUPSERT\t{s.pipeline}\t", shown), shown
+    browser.screenshot(artifacts / "6-timeline.png")
+    browser.goto(f"{airflow.url}/dags/{BACKFILL_DAG}/plugin/hudi-timeline")  # the same, as a tab of the DAG
+    browser.wait_for("document.querySelector('iframe')", what="the Hudi timeline tab")
+    browser.into_frame()
+    try:  # the frame, a page of its own, draws after the UI's
+        browser.wait_for("document.querySelector('svg.hudi-timeline')", what="the timeline in the tab's frame")
+        commits = sum(s.action == "deltacommit" and s.status != ROLLED_BACK
+                      for s in TableOverview.load(demo.table_path).instants)
+        assert browser.drawn(_fill(ACTION_COLOURS["deltacommit"])) == commits + 1  # and the legend's swatch
+    finally:
+        browser.out_of_frame()
+    browser.screenshot(artifacts / "7-timeline-tab.png")
 
 
 BACKFILL_DAYS = ("2026-10-01", "2026-10-02", "2026-10-03")
@@ -438,3 +476,17 @@ def _backfill_commits(demo) -> dict[str, int]:
     spans = TableOverview.load(demo.table_path).instants
     return {day: sum(s.status == COMPLETED and s.pipeline == f"backfill of {day}" for s in spans)
             for day in BACKFILL_DAYS}
+
+
+def test_ctrl_c_stops_make_up_and_everything_it_started(platform):
+    """Last in the module: SIGINT, as Ctrl-C sends it, ends `make up` and every process it started."""
+    _, up = platform
+    started = up.started()
+    up.process.send_signal(signal.SIGINT)
+    assert up.process.wait(timeout=90) == 0, "\n".join(up.seen)
+    up.until(r"^stopped$", 5)
+    assert not listening(up.port) and not listening(up.zookeeper.port)
+    deadline = time.monotonic() + 10
+    while left := alive(started | up.started()):
+        assert time.monotonic() < deadline, f"processes left running after Ctrl-C: {left}"
+        time.sleep(0.5)

@@ -50,10 +50,10 @@ def test_no_connection_means_a_single_writer():
 def test_a_zookeeper_that_does_not_answer_is_shown_not_raised(monkeypatch):
     monkeypatch.setenv("AIRFLOW_CONN_HUDI_ZOOKEEPER_DOWN", json.dumps(
         {"conn_type": "hudi_zookeeper", "host": "127.0.0.1", "port": free_port()}))
-    started = time.monotonic()
     state = lock_state("t", "hudi_zookeeper_down")
     assert state.error and "lock state unknown" in state.describe()
-    assert time.monotonic() - started < 10  # a page does not wait out a writer's lock timeout
+    # a page does not wait out a writer's connection timeout (15 s) when ZooKeeper is down
+    assert "within 3s" in state.error, state.error
 
 
 def test_the_connection_forms_test_button_reaches_zookeeper_or_says_why_not(zookeeper_connection, zookeeper,

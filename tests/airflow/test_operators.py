@@ -18,6 +18,8 @@ from hudi_ops.config import parse_props_file
 from hudi_ops.errors import ConfigError
 from tests.airflow.conftest import SPARK_CONF, dag_in_folder
 
+pytestmark = pytest.mark.spark  # spark-submit jobs of its own
+
 DAG_ID = "hudi_ops_test_ingest"
 DAG_FILE = f'''
 import datetime as dt

@@ -1,6 +1,6 @@
 """Table-service operators in real Airflow (`dag.test()`), real spark-submit, Hudi and ZooKeeper:
-schedule and execute as separate tasks with the plan passed by XCom, and idle services skipped
-without a JVM."""
+schedule and execute as separate tasks with the plan passed by XCom, clustering and archival run end to
+end, and idle services skipped without a JVM."""
 
 from __future__ import annotations
 
@@ -33,6 +33,23 @@ with DAG("{DAG_ID}", schedule=None, params={{"base_path": Param("")}}):
     HudiArchiveOperator(task_id="archive", **common)
 '''
 DAY1, DAY2 = "2026-11-20", "2026-11-21"
+REWRITE_DAG_ID = "hudi_ops_test_cluster_then_archive"
+#: the writers' metadata table compacts every 2 delta commits: the data table archives only what its
+#: metadata table has compacted; the archive task keeps 2 to 3 commits (the clean 1, below them), the
+#: writers Hudi's 20 to 30 (they archive nothing inline here)
+COMPACTED_METADATA = {"hoodie.metadata.compact.max.delta.commits": "2"}
+SHORT_ARCHIVAL = {"hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3",
+                  "hoodie.cleaner.commits.retained": "1", **COMPACTED_METADATA}
+REWRITE_DAG_FILE = f'''
+from airflow.sdk import DAG, Param
+
+from hudi_ops.airflow.service_operators import HudiArchiveOperator, HudiClusteringOperator
+
+common = dict(base_path="{{{{ params.base_path }}}}", table_name="trips", conf={SPARK_CONF!r},
+              hoodie_conf={SHORT_ARCHIVAL!r})
+with DAG("{REWRITE_DAG_ID}", schedule=None, params={{"base_path": Param("")}}):
+    HudiClusteringOperator(task_id="cluster", **common) >> HudiArchiveOperator(task_id="archive", **common)
+'''
 
 
 @pytest.fixture
@@ -67,6 +84,34 @@ def test_compaction_is_scheduled_by_one_task_and_executed_by_the_next_through_xc
     timeline = MetaClient.open(table).timeline()
     assert timeline.completed_instant(plan).action == "commit" and not pending_plans(timeline, "compaction")
     assert read_hudi_rs(table, read_optimized=True) == read_hudi_rs(table) == model.expected()
+
+
+def test_a_clustering_task_rewrites_small_files_and_an_archive_task_archives_old_instants(
+    airflow_db, zookeeper_connection, spark, tmp_path
+):
+    """Five BULK_INSERTs, each a small file group of its own: the clustering task rewrites them, then the
+    archive task moves the oldest instants to Hudi's archived timeline; the table reads as before."""
+    table, source = tmp_path / "trips", tmp_path / "landing"
+    model = Model()
+    for n in range(5):
+        rows = trips(DAY1, range(n * 4, n * 4 + 4), ts=1)
+        write_source(source / f"{n}.parquet", rows)
+        args = ingest_args(table, source, operation="BULK_INSERT", hoodie_conf=COMPACTED_METADATA)
+        assert main(args, spark=spark) == 0
+        model.upsert(rows)
+    assert not list(MetaClient.open(table).archived_timeline())
+    with dag_in_folder(REWRITE_DAG_ID, REWRITE_DAG_FILE) as dag:
+        run = dag.test(run_conf={"base_path": str(table)})
+    assert run.state == "success" and run_states(run) == {"cluster": "success", "archive": "success"}
+    results = {t.task_id: t.xcom_pull(task_ids=t.task_id) for t in run.get_task_instances()}
+    assert (results["cluster"]["outcome"], results["cluster"]["file_groups"]) == ("completed", 5), results
+    meta = MetaClient.open(table)
+    assert meta.timeline().completed_instant(results["cluster"]["instant"]).action == "replacecommit"
+    live = [g for g in meta.fs_view().file_groups() if g.latest_slice]
+    assert len(live) == 1  # 20 rows: one file
+    archived = {a.requested_time for a in meta.archived_timeline()}
+    assert archived and archived.isdisjoint(i.requested_time for i in meta.timeline().completed)
+    assert read_hudi_rs(table) == model.expected()
 
 
 def test_services_with_nothing_due_are_skipped_without_starting_spark(

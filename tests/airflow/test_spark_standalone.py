@@ -21,6 +21,8 @@ from hudi_ops.demo.ports import free_port
 from tests.airflow.conftest import SPARK_CONF
 from tests.tables import Model, read_hudi_rs, trips, write_source
 
+pytestmark = pytest.mark.spark  # spark-submit jobs of its own
+
 SPARK_CLASS = str(Path(sys.executable).parent / "spark-class")
 
 

@@ -3,14 +3,28 @@ makes them, plus heartbeats short enough that a failed writer's instant expires 
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Mapping
+from pathlib import Path
 
+from hudi_ops.config import HoodieConfig
+from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.locks.occ_options import CONCURRENCY_MODE, with_lock, zookeeper_lock_options
+from hudi_ops.read.heartbeats import live_writes
 
-HEARTBEAT = {"hoodie.client.heartbeat.interval_in_ms": "1000", "hoodie.client.heartbeat.tolerable.misses": "2"}
-#: how long after its writer stopped a pending instant's heartbeat has surely expired
-HEARTBEAT_EXPIRY_S = 4.0
+#: a failed writer's instant expires 6 s after its last beat (Hudi: 60 s x 2 misses); a live writer on two
+#: busy cores still beats in time (with 1 s x 2 one could miss two beats under load, and be rolled back)
+HEARTBEAT = {"hoodie.client.heartbeat.interval_in_ms": "2000", "hoodie.client.heartbeat.tolerable.misses": "3"}
+
+
+def await_stopped_writes_expired(table: Path | str, timeout_s: float = 60) -> None:
+    """Until no pending write of `table` has a live heartbeat: the writers that stopped (killed, or lost a
+    conflict) left failed writes, which Hudi's next writer rolls back (LAZY) instead of waiting for them."""
+    config, deadline = HoodieConfig(HEARTBEAT), time.monotonic() + timeout_s
+    while alive := live_writes(MetaClient.open(str(table)), config):
+        assert time.monotonic() < deadline, f"writes of {table} still beat after {timeout_s:g}s: {alive}"
+        time.sleep(0.2)
 
 
 def occ_options(zookeeper_url: str, table: str | None = None,

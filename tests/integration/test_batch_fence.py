@@ -21,10 +21,12 @@ from hudi_ops.read.table_overview import COMPLETED, instant_spans
 from hudi_ops.spark.__main__ import main
 from hudi_ops.spark.jobs.batch_fence import backfill_batch, ingest_batch
 from hudi_ops.storage import Storage
-from tests.integration.lock_options import HEARTBEAT_EXPIRY_S, occ_options
+from tests.integration.lock_options import await_stopped_writes_expired, occ_options
 from tests.integration.processes import Job, await_write_in_flight
 from tests.integration.test_spark_jobs import TRIPS_TABLE, NoSpark, ingest_args
 from tests.tables import Model, job_result, read_hudi_rs, read_spark, trips, write_source
+
+pytestmark = pytest.mark.spark  # spark-submit jobs of its own
 
 OLD, NEW = "2026-11-20", "2026-11-21"
 MOR = "MERGE_ON_READ"
@@ -162,7 +164,7 @@ def test_a_write_whose_fence_was_lost_before_its_commit_fails_and_leaves_nothing
     assert lake.read() == seeded  # nothing of it is visible
     assert set(lake.completed_writes()) == before
 
-    time.sleep(HEARTBEAT_EXPIRY_S)
+    await_stopped_writes_expired(lake.table)
     assert lake.here(lake.ingest("run-9")) == 0, lake.last  # Airflow's retry
     assert lake.last["outcome"] == "committed" and lake.last["inserts"] == len(batch), lake.last
     assert lake.read() == lake.model.upsert(batch).expected()

@@ -5,16 +5,22 @@ ZooKeeper restart; nothing lost, nothing doubled, nothing uncommitted ever visib
 from __future__ import annotations
 
 import json
-import random
+
+import pytest
 
 from tests.chaos.run import ChaosRun, ChaosSize
 
+pytestmark = [pytest.mark.spark, pytest.mark.slow]  # spark-submit jobs of its own; minutes in all
+
+
+#: one seed, so that every run of the suite draws the same faults (`make chaos` draws a new seed each run);
+#: `python -m tests.chaos --core --seed 2711` repeats this run alone
+SEED = 2711
+
 
 def test_a_small_chaos_run_loses_and_doubles_nothing(tmp_path, zookeeper, spark):
-    seed = random.SystemRandom().randrange(1, 10**6)
-    print(f"chaos seed {seed}")  # shown with a failure: `python -m tests.chaos --core --seed N` repeats the run
     size = ChaosSize.core()
-    figures = ChaosRun(tmp_path, zookeeper, seed, size).run(lambda: spark)
+    figures = ChaosRun(tmp_path, zookeeper, SEED, size).run(lambda: spark)
     print(json.dumps(figures.to_dict()))
     # the run raises on a lost, doubled or uncommitted row; here: it did what it set out to do
     assert all(figures.commits[p] == size.commits for p in ("ingest", "backfill-a", "backfill-b")), figures.commits

@@ -40,6 +40,8 @@ from tests.integration.processes import run_job
 from tests.integration.test_spark_jobs import ingest_args, run
 from tests.tables import Model, read_hudi_rs, read_spark, write_source
 
+pytestmark = pytest.mark.spark  # spark-submit jobs of its own
+
 #: the writers' inline clean off: the tests' cleans are the only ones
 NO_INLINE_CLEAN = {"hoodie.clean.automatic": "false"}
 GROUPS_OF_COMMIT = [("fg1", "fg2", "fg3"), ("fg1", "fg2"), ("fg1", "fg2", "fg3"), ("fg2", "fg4"), ("fg2", "fg3", "fg4")]

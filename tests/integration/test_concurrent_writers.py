@@ -19,11 +19,13 @@ from hudi_ops.locks.held_lock import HeldLock
 from hudi_ops.read.table_overview import COMPLETED, ROLLED_BACK, instant_spans
 from hudi_ops.spark.__main__ import main
 from hudi_ops.storage import Storage
-from tests.integration.lock_options import HEARTBEAT_EXPIRY_S, occ_options
+from tests.integration.lock_options import await_stopped_writes_expired, occ_options
 from tests.integration.processes import Job, run_job
 from tests.integration.test_spark_jobs import ingest_args
 from tests.s3_lake import S3Lake
 from tests.tables import Model, job_result, read_hudi_rs, read_spark, trips, write_source
+
+pytestmark = pytest.mark.spark  # spark-submit jobs of its own
 
 DAY1, DAY2, DAY3 = "2026-11-20", "2026-11-21", "2026-11-22"
 
@@ -139,7 +141,7 @@ def test_writers_of_one_file_group_one_conflicts_and_commits_on_rerun(make_table
     assert table.read() == table.model.expected()
     assert failed in table.spans() and table.spans()[failed].status != COMPLETED
 
-    time.sleep(HEARTBEAT_EXPIRY_S)  # the loser's process is gone: its heartbeat expires
+    await_stopped_writes_expired(table.path)  # the loser's process is gone: its heartbeat expires
     assert table.ingest_here(loser) == 0, table.last  # Airflow's retry: the same job again
     table.model.upsert(a if loser == "a" else b)
     assert table.read() == table.model.expected()
@@ -174,7 +176,7 @@ def test_under_a_bucket_index_two_writers_inserting_one_new_key_at_once_conflict
     table.model.upsert(a if loser == "b" else b)
     assert table.read() == table.model.expected()
 
-    time.sleep(HEARTBEAT_EXPIRY_S)
+    await_stopped_writes_expired(table.path)
     assert table.ingest_here(loser) == 0, table.last  # Airflow's retry
     table.model.upsert(a if loser == "a" else b)
     assert table.read() == table.model.expected()  # each key once
@@ -200,7 +202,7 @@ def test_a_writer_killed_before_its_commit_leaves_nothing_and_its_rerun_ingests_
     assert table.read() == seeded  # its files are there, but nothing of it is visible
     assert table.spans()[instant].status != COMPLETED
 
-    time.sleep(HEARTBEAT_EXPIRY_S)
+    await_stopped_writes_expired(table.path)
     assert table.ingest_here("late") == 0, table.last  # the re-run finds the same file after the checkpoint
     assert table.last["inserts"] == 10 and table.last["updates"] == 10
     table.model.upsert(batch)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import CompactSpec
 from hudi_ops.locks.held_lock import HeldLock
@@ -19,6 +21,8 @@ from tests.integration.lock_options import occ_options
 from tests.integration.processes import Job
 from tests.integration.test_spark_jobs import ingest_args
 from tests.tables import Model, job_result, read_hudi_rs, read_spark, tree, trips, write_source
+
+pytestmark = pytest.mark.spark  # spark-submit jobs of its own
 
 DAY1, DAY2 = "2026-11-20", "2026-11-21"
 #: a compaction is due after every deltacommit, not Hudi's default of 5

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pyarrow as pa
+import pytest
 
 from hudi_ops.errors import EXIT_CONFLICT, EXIT_FAILED
 from hudi_ops.format.instant import Action
@@ -26,10 +27,12 @@ from hudi_ops.locks.job_locks import cleaner_lock, creation_lock
 from hudi_ops.read.table_overview import ROLLED_BACK, instant_spans
 from hudi_ops.spark.__main__ import main
 from hudi_ops.spark.jobs.table_creation import DEAD_CREATION_AGE_S
-from tests.integration.lock_options import HEARTBEAT_EXPIRY_S, occ_options
+from tests.integration.lock_options import await_stopped_writes_expired, occ_options
 from tests.integration.processes import Job
 from tests.integration.test_spark_jobs import NoSpark, failed_write, ingest_args, run, trips_args
 from tests.tables import Model, job_result, read_hudi_rs, read_spark, trips, write_source
+
+pytestmark = pytest.mark.spark  # spark-submit jobs of its own
 
 DAY1, DAY2 = "2026-11-20", "2026-11-21"
 #: trips without `dt`, partitioned by city: the landing files' schema, and the history's
@@ -76,7 +79,7 @@ def test_a_backfill_of_day_folders_adds_no_column_and_the_ingest_runs_on(spark, 
 def test_two_processes_rolling_back_one_failed_write_both_succeed(spark, tmp_path, capsys, zookeeper):
     options = occ_options(zookeeper.url)
     table, failed, model = failed_write(spark, capsys, tmp_path, options)
-    time.sleep(HEARTBEAT_EXPIRY_S)
+    await_stopped_writes_expired(table)
     jobs = []
     # both reach the cleaner's lock before either rolls anything back: they overlap for certain
     with cleaner_lock(options, "trips", wait_s=30) as lock:

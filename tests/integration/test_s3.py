@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pyarrow.fs as pafs
+import pytest
 
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import BackfillSpec, CleanSpec, ClusterSpec, CompactSpec, RestoreSpec, SavepointSpec
@@ -36,6 +37,8 @@ from tests.tables import (
     write_source,
 )
 
+pytestmark = pytest.mark.spark  # spark-submit jobs of its own
+
 DAY, OLD_DAY = "2026-11-20", "2026-11-10"
 COMPACT_EVERY_COMMIT = {"hoodie.compact.inline.max.delta.commits": "1"}
 KEEP_ONE_VERSION = {"hoodie.cleaner.policy": "KEEP_LATEST_FILE_VERSIONS", "hoodie.cleaner.fileversions.retained": "1"}
@@ -46,6 +49,7 @@ def submit(s3: S3Lake, job_args: list[str], log: Path) -> tuple[list[str], int, 
     return list(job.process.args), *job.finish(timeout_s=600)
 
 
+@pytest.mark.slow
 def test_ingest_backfill_compaction_and_clean_on_an_s3a_table_under_the_zookeeper_lock(s3, tmp_path, zookeeper):
     """A MERGE_ON_READ table on S3: two ingests (the second updates, into log files), a backfill day,
     then Hudi's compaction and a clean as the services DAG runs them; hudi-rs reads the model."""

@@ -3,10 +3,11 @@ try, with Hudi's inline services (cleaning, archival, the metadata table's compa
 writers run them, and hudi-rs and Spark's reader must each read exactly the plain model of the batches.
 Batches are small: the commits are what count.
 
-In `make test` the 40-commit soaks run their jobs in the shared session, and 12 upserts run as
-spark-submits of their own, a fresh JVM each, across the metadata table's first compaction: that is
-where Hudi 1.2.0 failed on the 8th commit while a shared session hid it. `make soak` runs every soak
-job as a spark-submit (HUDI_OPS_SOAK_RUNNER=spark-submit).
+Two sizes (HUDI_OPS_SOAK). `make soak` (`full`): 40 commits per table with Hudi's own triggers, every
+job a spark-submit of its own. `make test` (`short`): 16 commits with triggers a few commits apart
+(SHORT_TRIGGERS), so that each service still runs again and again, the jobs in the shared session, and
+6 upserts as spark-submits of their own, a fresh JVM each, across the metadata table's first compaction:
+that is where Hudi 1.2.0 failed on the 8th commit (with its default trigger) while a shared session hid it.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import io
 import os
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,10 +42,36 @@ from tests.tables import (
     write_source,
 )
 
+pytestmark = [pytest.mark.spark, pytest.mark.slow]  # spark-submit jobs of its own; minutes in all
+
 DAYS = ("2026-11-20", "2026-11-21")
-#: how the 40-commit soaks run their jobs: in the shared session, or `spark-submit` (`make soak`)
-RUNNER = os.environ.get("HUDI_OPS_SOAK_RUNNER", "session")
 Runner = Callable[[list[str], Path], tuple[int, dict[str, Any]]]
+#: the metadata table compacts every 3 of its delta commits (Hudi: 10), a MERGE_ON_READ table's compaction is
+#: due after 3 (5), the writers' clean keeps 2 commits (10) and archival keeps 3 to 4 (20 to 30): the metadata
+#: table archives with the data table's bounds plus one, after its compactions
+SHORT_TRIGGERS = {"hoodie.metadata.compact.max.delta.commits": "3", "hoodie.compact.inline.max.delta.commits": "3",
+                  "hoodie.cleaner.commits.retained": "2", "hoodie.keep.min.commits": "3",
+                  "hoodie.keep.max.commits": "4"}
+
+
+@dataclass(frozen=True)
+class SoakSize:
+    commits: int  # per writer soak
+    fresh_jvm_upserts: int  # the spark-submit soak's
+    first_metadata_compaction: int  # the upsert by which the metadata table has compacted
+    options: dict[str, str]  # for every job
+    runner: str  # "session" or "spark-submit": how the other soaks run their jobs
+    #: the MERGE_ON_READ soak's commits after which a compaction is planned (and run after the next), and
+    #: after which a clustering is planned and run: each where Hudi's trigger finds it due
+    compactions: tuple[int, int]
+    clusterings: tuple[int, int]
+
+
+SIZES = {
+    "short": SoakSize(16, 6, 4, SHORT_TRIGGERS, "session", compactions=(5, 12), clusterings=(8, 14)),
+    "full": SoakSize(40, 12, 8, {}, "spark-submit", compactions=(10, 30), clusterings=(20, 36)),
+}
+SOAK = os.environ.get("HUDI_OPS_SOAK", "short")
 
 
 def spark_submit() -> Runner:
@@ -62,9 +90,14 @@ def in_session(spark: Any) -> Runner:
 
 
 @pytest.fixture
-def runner(spark) -> Runner:
-    assert RUNNER in ("session", "spark-submit"), f"HUDI_OPS_SOAK_RUNNER={RUNNER}: use session or spark-submit"
-    return spark_submit() if RUNNER == "spark-submit" else in_session(spark)
+def size() -> SoakSize:
+    assert SOAK in SIZES, f"HUDI_OPS_SOAK={SOAK}: use one of {sorted(SIZES)}"
+    return SIZES[SOAK]
+
+
+@pytest.fixture
+def runner(spark, size) -> Runner:
+    return spark_submit() if size.runner == "spark-submit" else in_session(spark)
 
 
 class Soak:
@@ -130,29 +163,29 @@ def metadata_table_compactions(table: Path) -> int:
     return completed(table / ".hoodie" / "metadata", Action.COMMIT)
 
 
-def upserts(soak: Soak, count: int) -> None:
-    """`count` consecutive upserts into a new table with Hudi's defaults."""
+def upserts(soak: Soak, count: int, size: SoakSize) -> None:
+    """`count` consecutive upserts into a new table."""
     soak.write("UPSERT", inserts=12)
     for n in range(2, count + 1):
         soak.write("UPSERT", updates=3, inserts=3)
-        if n == 8:  # where Hudi 1.2.0 failed: the first compaction of the metadata table came before it
+        if n == size.first_metadata_compaction:  # where Hudi 1.2.0 failed: the metadata table compacted before it
             assert metadata_table_compactions(soak.table) >= 1
 
 
-def test_upserts_each_in_a_fresh_jvm_commit_first_try_past_the_metadata_tables_compaction(spark, tmp_path):
-    soak = Soak(tmp_path, spark_submit())
-    upserts(soak, 12)
+def test_upserts_each_in_a_fresh_jvm_commit_first_try_past_the_metadata_tables_compaction(spark, tmp_path, size):
+    soak = Soak(tmp_path, spark_submit(), options=size.options)
+    upserts(soak, size.fresh_jvm_upserts, size)
     soak.reads_the_model(spark)
 
 
-def test_a_copy_on_write_table_takes_40_upserts_then_inserts_and_deletes_first_try(spark, tmp_path, runner):
-    soak = Soak(tmp_path, runner)
-    upserts(soak, 40)
+def test_a_copy_on_write_table_takes_upserts_then_inserts_and_deletes_first_try(spark, tmp_path, runner, size):
+    soak = Soak(tmp_path, runner, options=size.options)
+    upserts(soak, size.commits, size)
     for _ in range(2):
         soak.write("INSERT", inserts=4)
         soak.write("DELETE", updates=3)
     soak.reads_the_model(spark)
-    assert completed(soak.table, Action.COMMIT) == 44 and completed(soak.table, Action.CLEAN) >= 1
+    assert completed(soak.table, Action.COMMIT) == size.commits + 4 and completed(soak.table, Action.CLEAN) >= 1
     inline_services_ran(soak.table)
 
 
@@ -161,24 +194,27 @@ def inline_services_ran(table: Path) -> None:
     assert next(MetaClient.open(table).archived_timeline(), None) is not None  # archival ran
 
 
-def test_a_merge_on_read_table_takes_40_writes_with_compaction_and_clustering_between_first_try(
-        spark, tmp_path, runner, zookeeper):
+def test_a_merge_on_read_table_takes_writes_with_compaction_and_clustering_between_first_try(
+        spark, tmp_path, runner, zookeeper, size):
     """Upserts, inserts and deletes, with compaction and clustering scheduled and executed as separate
-    jobs between them, every job with the table's ZooKeeper lock as under Airflow."""
+    jobs between them (each twice, spread over the soak), every job with the table's ZooKeeper lock as
+    under Airflow."""
     # Hudi's datasource compacts a MERGE_ON_READ table inline unless told not to: the services DAG's jobs do it
     off = {**INLINE_SERVICE_OFF["compaction"], **INLINE_SERVICE_OFF["clustering"]}
-    soak = Soak(tmp_path, runner, table_type="MERGE_ON_READ", options={**occ_options(zookeeper.url), **off})
+    soak = Soak(tmp_path, runner, table_type="MERGE_ON_READ",
+                options={**occ_options(zookeeper.url), **off, **size.options})
+    compactions, clusterings = size.compactions, size.clusterings
     soak.write("UPSERT", inserts=12)
-    for n in range(2, 41):
+    for n in range(2, size.commits + 1):
         op = ("DELETE", "UPSERT", "UPSERT", "INSERT", "UPSERT")[n % 5]
         soak.write(op, updates=0 if op == "INSERT" else 2, inserts=0 if op == "DELETE" else 3)
-        if n in (10, 30):  # a plan, a write beside it (to log files of its file groups), then its execution
+        if n in compactions:  # a plan, a write beside it (to log files of its file groups), then its execution
             scheduled = soak.service(CompactSpec, mode="schedule")
             assert scheduled["outcome"] == "scheduled", scheduled
-        if n in (11, 31):
+        if n - 1 in compactions:
             executed = soak.service(CompactSpec, mode="execute")
             assert (executed["instant"], executed["outcome"]) == (scheduled["instant"], "completed"), executed
-        if n in (20, 36):  # nothing written between: an update to a clustered file group would be refused
+        if n in clusterings:  # nothing written between: an update to a clustered file group would be refused
             scheduled = soak.service(ClusterSpec, mode="schedule")
             assert scheduled["outcome"] == "scheduled", scheduled
             executed = soak.service(ClusterSpec, mode="execute")
@@ -186,14 +222,15 @@ def test_a_merge_on_read_table_takes_40_writes_with_compaction_and_clustering_be
     soak.reads_the_model(spark)
     actions = Counter(a for a in (Action.DELTA_COMMIT, Action.COMMIT, Action.REPLACE_COMMIT)
                       for _ in range(completed(soak.table, a)))
-    assert actions == {Action.DELTA_COMMIT: 40, Action.COMMIT: 2, Action.REPLACE_COMMIT: 2}, actions
+    assert actions == {Action.DELTA_COMMIT: size.commits, Action.COMMIT: 2, Action.REPLACE_COMMIT: 2}, actions
     assert completed(soak.table, Action.CLEAN) >= 1  # the writers' inline clean, after the compactions
     inline_services_ran(soak.table)
 
 
-def test_twelve_small_bulk_inserts_cluster_into_at_most_two_file_slices(spark, tmp_path, runner, zookeeper):
+def test_twelve_small_bulk_inserts_cluster_into_at_most_two_file_slices(spark, tmp_path, runner, zookeeper, size):
     """Hudi's clustering example: 12 BULK_INSERT commits of small files, then one clustering job."""
-    soak = Soak(tmp_path, runner, options={**occ_options(zookeeper.url), "hoodie.parquet.small.file.limit": "0"})
+    soak = Soak(tmp_path, runner, options={**occ_options(zookeeper.url), "hoodie.parquet.small.file.limit": "0",
+                                           **size.options})
     for n in range(12):
         rows = trips(DAYS[0], range(n * 5, n * 5 + 5), ts=1)
         write_source(soak.landing / f"{n:03d}.parquet", rows)

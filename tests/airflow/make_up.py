@@ -1,0 +1,122 @@
+"""`make up` (`python -m hudi_ops.demo.platform`) as a user starts it: a process of its own, read from its
+output, reached through its REST API and CLI, stopped with Ctrl-C (SIGINT)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from hudi_ops.airflow.dag_factory import TABLES_CONFIG_ENV
+from hudi_ops.demo.local_airflow import LocalAirflow
+from hudi_ops.demo.ports import free_port
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class ZookeeperAddress:
+    host: str
+    port: int
+
+    @property
+    def url(self) -> str:
+        return f"{self.host}:{self.port}"
+
+
+class MakeUp:
+    """The platform on a free port with `tables_config` (None: the example table), home in `home`."""
+
+    def __init__(self, home: Path, tables_config: Path | None) -> None:
+        self.home, self.port = home, free_port()
+        env = {k: v for k, v in os.environ.items() if k != TABLES_CONFIG_ENV}
+        if tables_config is not None:
+            env[TABLES_CONFIG_ENV] = str(tables_config)
+        self.marker = f"HUDI_OPS_TEST_PLATFORM={self.port}"
+        env["HUDI_OPS_TEST_PLATFORM"] = str(self.port)  # inherited by every process it starts: found again
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "hudi_ops.demo.platform", "--port", str(self.port), "--home", str(home)],
+            cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+        self.seen: list[str] = []
+        self._lines: queue.Queue[str] = queue.Queue()
+        self._reader = threading.Thread(target=self._pump, daemon=True)
+        self._reader.start()
+        try:
+            up = self.until(r"Airflow is up: (http://127\.0\.0\.1:\d+)  \(log in as admin / (\S+);", 300)
+            self.url, self.password = up.groups()
+            self.zookeeper = ZookeeperAddress("127.0.0.1", int(self.until(r"ZooKeeper on 127\.0\.0\.1:(\d+)", 5)[1]))
+            self.airflow = LocalAirflow.attach(home / "airflow")
+        except BaseException:
+            self.close()
+            raise
+
+    def _pump(self) -> None:
+        """Its output lines as they come (the pipe closes when the process has exited)."""
+        assert self.process.stdout is not None
+        with self.process.stdout:
+            for line in self.process.stdout:
+                self._lines.put(line.rstrip("\n"))
+
+    def until(self, pattern: str, timeout_s: float) -> re.Match[str]:
+        """The first line from now on matching `pattern`."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                line = self._lines.get(timeout=max(deadline - time.monotonic(), 0.1))
+            except queue.Empty:
+                raise AssertionError(f"no line matching {pattern!r} within {timeout_s:g}s; output:\n"
+                                     + "\n".join(self.seen[-40:])) from None
+            self.seen.append(line)
+            if found := re.search(pattern, line):
+                return found
+
+    def started(self) -> set[int]:
+        """Processes whose environment holds the marker: everything the platform started, whatever session."""
+        out = set()
+        for proc in Path("/proc").iterdir():
+            if not proc.name.isdigit():
+                continue
+            try:
+                environ = (proc / "environ").read_bytes()
+            except OSError:
+                continue
+            if self.marker.encode() in environ:
+                out.add(int(proc.name))
+        return out - {self.process.pid}
+
+    def close(self) -> None:
+        """Whatever failed before: nothing of it may outlive the test."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout=60)
+        for pid in alive(self.started() | {self.process.pid}):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        self.process.wait()
+        self._reader.join(timeout=10)
+
+
+def listening(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def alive(pids: set[int]) -> set[int]:
+    out = set()
+    for pid in pids:
+        try:
+            if "zombie" not in Path(f"/proc/{pid}/status").read_text(errors="replace"):
+                out.add(pid)
+        except OSError:  # gone
+            pass
+    return out
