@@ -47,6 +47,10 @@ TERMINAL_RUN_STATES = frozenset({"success", "failed"})
 #: in the home: the settings another shell needs to run `airflow` on this instance
 ENV_FILE = "airflow.env"
 PASSWORDS_FILE = "passwords.json"
+#: how long a connection waits for SQLite's write lock (Python's default: 5 s). The scheduler, the
+#: dag-processor, the triggerer, the api-servers and a CLI all write the one file: under load a CLI's
+#: `backfill create` failed "database is locked" after 5 s (the local-Airflow test, on 2 busy cores)
+SQLITE_CONNECT_ARGS = {"timeout": 60}
 
 
 class AirflowError(RuntimeError):
@@ -65,7 +69,7 @@ class LocalAirflow:
         self.triggerer = triggerer
         self.home.mkdir(parents=True, exist_ok=True)
         self.password = secrets.token_urlsafe(12)  # a new one per start-up, printed for the UI's login
-        (self.home / PASSWORDS_FILE).write_text(json.dumps({self.USER: self.password}))
+        _write_private(self.home / PASSWORDS_FILE, json.dumps({self.USER: self.password}))
         #: what this Airflow's components run with, over this process's environment (`env`)
         self.settings = {
             # the venv's bin first: spark-submit finds pyspark through `python3` on PATH
@@ -85,6 +89,8 @@ class LocalAirflow:
             "AIRFLOW__API__HOST": "127.0.0.1",
             "AIRFLOW__API_AUTH__JWT_SECRET": secrets.token_urlsafe(32),
             "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{self.home / 'airflow.db'}",
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS": f"{__name__}.SQLITE_CONNECT_ARGS",
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS_ASYNC": f"{__name__}.SQLITE_CONNECT_ARGS",
             "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
             "AIRFLOW__SCHEDULER__ENABLE_HEALTH_CHECK": "False",
             **(env or {}),
@@ -95,12 +101,13 @@ class LocalAirflow:
     @classmethod
     def attach(cls, home: Path) -> LocalAirflow:
         """The Airflow another process started in `home`: its REST API and its CLI (that process stops it)."""
-        attached = cls.__new__(cls)
-        attached.home, attached.triggerer = Path(home), False
+        attached = cls.__new__(cls)  # not __init__: it would write a new password
+        attached.home = Path(home)
+        attached.triggerer = False  # what start() would run: an attached Airflow is never started
         attached.settings = {}
         for line in (attached.home / ENV_FILE).read_text().splitlines():
             key, _, value = line.partition("=")
-            attached.settings[key] = shlex.split(value)[0] if value else ""
+            attached.settings[key] = shlex.split(value)[0]
         attached.port = int(attached.settings["AIRFLOW__API__PORT"])
         attached.execution_port = 0
         attached.password = json.loads((attached.home / PASSWORDS_FILE).read_text())[cls.USER]
@@ -143,9 +150,9 @@ class LocalAirflow:
         return {**os.environ, **self.settings}
 
     def _write_env_file(self) -> None:
-        path = self.home / ENV_FILE
-        path.touch(mode=0o600)  # it holds the admin's password and the API's signing secret
-        path.write_text("".join(f"{k}={shlex.quote(v)}\n" for k, v in sorted(self.settings.items())))
+        # it holds the admin's password and the API's signing secret
+        lines = [f"{key}={shlex.quote(value)}\n" for key, value in sorted(self.settings.items())]
+        _write_private(self.home / ENV_FILE, "".join(lines))
 
     def _components(self) -> list[tuple[str, list[str]]]:
         out = [("api-server", ["api-server", "--apps", "core", "--host", "127.0.0.1", "--port", str(self.port)]),
@@ -292,6 +299,14 @@ class LocalAirflow:
             lines += [f"{e.get('exc_type')}: {e.get('exc_value')}" for e in entry.get("error_detail") or ()
                       if isinstance(e, dict)]
         return "\n".join(lines)
+
+
+def _write_private(path: Path, text: str) -> None:
+    """`text` in a file only its owner can read, whatever mode an earlier start left it with."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.fchmod(fd, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
 
 
 def _signal_group(pid: int, sig: signal.Signals) -> None:

@@ -67,9 +67,25 @@ class Browser:
                                      f"{self.text()[:3000]}")
             time.sleep(0.25)
 
-    def drawn(self, selector: str) -> int:
-        """How many elements `selector` finds that the browser laid out with an area."""
-        return self.evaluate(f"[...document.querySelectorAll({json.dumps(selector)})].filter({_DRAWN}).length")
+    def drawn(self, selector: str, *, in_frame: bool = False) -> int:
+        """How many elements `selector` finds that the browser laid out with an area; `in_frame`: in the
+        page's drawn iframe (a page of the same site), none while there is none."""
+        found = f"querySelectorAll({json.dumps(selector)})"
+        if not in_frame:
+            return self.evaluate(f"[...document.{found}].filter({_DRAWN}).length")
+        return self.evaluate(f"[...document.querySelectorAll('iframe')].filter({_DRAWN})"
+                             f".flatMap(f => f.contentDocument ? [...f.contentDocument.{found}] : [])"
+                             f".filter({_DRAWN}).length")
+
+    def wait_drawn(self, selector: str, *, in_frame: bool = False, timeout_s: float = 60, what: str = "") -> int:
+        """`drawn(selector)` once it finds any: a page, or a frame, draws after its load event."""
+        deadline = time.monotonic() + timeout_s
+        while not (count := self.drawn(selector, in_frame=in_frame)):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"waited {timeout_s:.0f} s for {what or selector}; the page shows:\n"
+                                     f"{self.text()[:3000]}")
+            time.sleep(0.25)
+        return count
 
     def text(self) -> str:
         return self.evaluate("document.body ? document.body.innerText : ''") or ""
@@ -83,13 +99,6 @@ class Browser:
 
     def click(self, selector: str) -> None:
         self.driver.find_element(By.CSS_SELECTOR, selector).click()
-
-    def into_frame(self, selector: str = "iframe") -> None:
-        """Read and act inside the frame (`out_of_frame()` returns to the page)."""
-        self.driver.switch_to.frame(self.driver.find_element(By.CSS_SELECTOR, selector))
-
-    def out_of_frame(self) -> None:
-        self.driver.switch_to.default_content()
 
     def screenshot(self, path: Path) -> Path:
         assert self.driver.save_screenshot(str(path)), f"no screenshot taken into {path}"

@@ -21,6 +21,7 @@ import pytest
 
 from hudi_ops.airflow.airflow_api import AirflowApiError
 from hudi_ops.airflow.dag_factory import restore_dag_id, services_pool
+from hudi_ops.demo.local_airflow import ENV_FILE, PASSWORDS_FILE
 from hudi_ops.demo.rfc22 import (
     BACKFILL_DAG,
     INGEST_DAG,
@@ -80,9 +81,11 @@ def test_make_up_serves_the_tables_dags_on_loopback_with_every_component_healthy
     pools = {p["name"]: p["slots"] for p in up.airflow.api("GET", "/api/v2/pools")["pools"]}
     assert pools[services_pool(TABLE)] == 1  # made by `make up` for each table
     assert len(up.started()) >= 5  # ZooKeeper and the Airflow components, at least
-    # what another shell needs to run `airflow` on it, readable by its user only
-    assert (up.home / "airflow" / "airflow.env").stat().st_mode & 0o077 == 0
-    assert TABLE in up.airflow.cli("dags", "list").stdout
+    # what another shell needs to run `airflow` on it, readable by its user only, as the admin's password
+    for private in (ENV_FILE, PASSWORDS_FILE):
+        assert (up.home / "airflow" / private).stat().st_mode & 0o077 == 0
+    listed = up.airflow.cli("dags", "list")
+    assert listed.returncode == 0 and INGEST_DAG in listed.stdout, listed.stderr[-2000:]
 
 
 def test_an_ingest_and_a_backfill_on_the_same_file_groups_both_succeed_one_after_a_retried_conflict(scenario):
@@ -178,15 +181,10 @@ def test_the_timeline_tab_shows_inside_airflows_ui(scenario, browser, artifacts)
     commits = sum(s.action == "deltacommit" and s.status != ROLLED_BACK for s in spans)
     browser.sign_in(airflow.url, airflow.token())
     browser.goto(f"{airflow.url}/dags/{INGEST_DAG}/plugin/hudi-timeline")
-    browser.wait_for("document.querySelector('iframe')", what="the Hudi timeline tab")
-    browser.into_frame()
-    try:  # the frame, a page of its own, draws after the UI's
-        browser.wait_for("document.querySelector('svg.hudi-timeline')", what="the timeline in the tab's frame")
-        # a bar per deltacommit, and the legend's swatch
-        assert browser.drawn(_fill(ACTION_COLOURS["deltacommit"])) == commits + 1
-    finally:
-        browser.out_of_frame()
+    # the frame, a page of its own, draws after the UI's: a bar per deltacommit, and the legend's swatch
+    drawn = browser.wait_drawn(_fill(ACTION_COLOURS["deltacommit"]), in_frame=True, what="the timeline in the tab")
     browser.screenshot(artifacts / "tab.png")
+    assert drawn == commits + 1
 
 
 def test_the_timeline_view_shows_the_table_in_a_browser(scenario, platform, browser, tmp_path, artifacts):
@@ -379,16 +377,11 @@ def test_a_newcomer_signs_in_triggers_a_backfill_from_its_form_and_sees_its_comm
         assert re.search(rf"{s.requested_time}\t\d{{17}}\tdeltacommit\tUPSERT\t{s.pipeline}\t", shown), shown
     browser.screenshot(artifacts / "6-timeline.png")
     browser.goto(f"{airflow.url}/dags/{BACKFILL_DAG}/plugin/hudi-timeline")  # the same, as a tab of the DAG
-    browser.wait_for("document.querySelector('iframe')", what="the Hudi timeline tab")
-    browser.into_frame()
-    try:  # the frame, a page of its own, draws after the UI's
-        browser.wait_for("document.querySelector('svg.hudi-timeline')", what="the timeline in the tab's frame")
-        commits = sum(s.action == "deltacommit" and s.status != ROLLED_BACK
-                      for s in TableOverview.load(demo.table_path).instants)
-        assert browser.drawn(_fill(ACTION_COLOURS["deltacommit"])) == commits + 1  # and the legend's swatch
-    finally:
-        browser.out_of_frame()
+    drawn = browser.wait_drawn(_fill(ACTION_COLOURS["deltacommit"]), in_frame=True, what="the timeline in the tab")
     browser.screenshot(artifacts / "7-timeline-tab.png")
+    commits = sum(s.action == "deltacommit" and s.status != ROLLED_BACK
+                  for s in TableOverview.load(demo.table_path).instants)
+    assert drawn == commits + 1  # and the legend's swatch
 
 
 BACKFILL_DAYS = ("2026-10-01", "2026-10-02", "2026-10-03")

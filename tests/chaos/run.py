@@ -66,7 +66,7 @@ from hudi_ops.read.pending_plans import CLUSTERING, COMPACTION, pending_plans, p
 from hudi_ops.read.pipeline_metadata import BACKFILL_CHECKPOINT_KEY, INGEST_CHECKPOINT_KEY
 from hudi_ops.read.service_work import archive_work, clean_work, clustering_schedule_work, compaction_schedule_work
 from hudi_ops.spark.driver_lifetime import ENDING, TASK_PROCESS_ENV, task_process
-from tests.integration.lock_options import occ_options
+from tests.integration.lock_options import HEARTBEAT, occ_options
 from tests.integration.processes import Job
 from tests.tables import (
     Model,
@@ -93,9 +93,7 @@ TABLE = "trips"
 #: (README, "New keys from two writers at once")
 OLD_TRIPS, OLD_TRIPS_PER_DAY = "old-trips", 3
 PIPELINES = ("ingest", *WINDOWS, "services")
-#: heartbeats every 2 s, expired after 3 misses: short enough that killed writes are rolled back
-#: within the run, long enough that a writer's beat is never that late on two loaded cores
-HEARTBEAT = {"hoodie.client.heartbeat.interval_in_ms": "2000", "hoodie.client.heartbeat.tolerable.misses": "3"}
+#: a killed write's heartbeat has surely expired this long after its last beat (the tests' HEARTBEAT)
 HEARTBEAT_EXPIRY_S = (int(HEARTBEAT["hoodie.client.heartbeat.interval_in_ms"]) / 1000
                       * (int(HEARTBEAT["hoodie.client.heartbeat.tolerable.misses"]) + 1) + 1.0)
 #: what the services DAG sets: compaction after two delta commits, cleans keeping four commits
@@ -224,7 +222,7 @@ class ChaosRun:
         self.table = self.work / TABLE
         self.logs = self.work / "logs"
         self.logs.mkdir(parents=True, exist_ok=True)
-        self.lock_options = {**occ_options(zookeeper.url, f"chaos-{seed}"), **HEARTBEAT}
+        self.lock_options = occ_options(zookeeper.url, f"chaos-{seed}")  # with the tests' HEARTBEAT
         self.figures = Figures(seed)
         self.model = Model()
         self.batches: dict[str, list[dict[str, Any]]] = {}

@@ -228,6 +228,7 @@ def test_a_window_that_ends_before_it_starts_exits_2_before_spark_starts(tmp_pat
     assert not (tmp_path / "t").exists()
 
 
+@pytest.mark.spark  # a JVM of its own
 def test_python_m_hudi_ops_spark_runs_a_job_in_a_local_session_with_hudis_jars(tmp_path):
     table, source = tmp_path / "trips", tmp_path / "landing"
     write_source(source / "a.parquet", trips(DAY1, range(7), ts=1))

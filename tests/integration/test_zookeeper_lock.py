@@ -138,6 +138,11 @@ class Acquirer(threading.Thread):
             raise self.error
 
 
+#: retry pauses of 10 minutes: a waiter that polled instead of watching the node ahead of it would not
+#: get the lock within the 20 s each waiter is given
+WATCH_ONLY = {"wait_time_ms_between_retry": 600_000, "max_wait_time_ms_between_retry": 600_000}
+
+
 # -- pure helpers ---------------------------------------------------------------------------------
 
 
@@ -189,7 +194,7 @@ def test_a_relative_base_path_is_a_config_error(base_path):
         ZookeeperBasedLockProvider(url="127.0.0.1:1", base_path=base_path, lock_key="t")
 
 
-@pytest.mark.timeout(60)  # it gives up after its connection timeout, never hangs
+@pytest.mark.timeout(10)  # it gives up after its connection timeout (0.5 s), not kazoo's default (15 s)
 def test_no_server_is_a_lock_error_naming_the_url_and_the_timeout():
     url = f"127.0.0.1:{free_port()}"  # nothing listens there
     with pytest.raises(LockAcquisitionError, match=re.escape(f"could not connect to ZooKeeper at {url} within 0.5s")):
@@ -286,10 +291,7 @@ def test_two_providers_exclude_each_other(providers, raw, lock_spot):
 
 
 def test_waiters_get_the_lock_in_fifo_order_as_soon_as_it_is_released(providers, raw, lock_spot):
-    # retry pauses of 10 minutes: a waiter that polled instead of watching its predecessor's node would not
-    # get the lock within the 20 s each waiter is given
-    pause = {"wait_time_ms_between_retry": 600_000, "max_wait_time_ms_between_retry": 600_000}
-    holder, second, third = providers(**pause), providers(**pause), providers(**pause)
+    holder, second, third = providers(**WATCH_ONLY), providers(**WATCH_ONLY), providers(**WATCH_ONLY)
     znode = lock_znode(lock_spot)
     holder.acquire(5)
     waiting_second = Acquirer(second, 20)
@@ -314,7 +316,7 @@ def test_waiters_get_the_lock_in_fifo_order_as_soon_as_it_is_released(providers,
 
 
 def test_a_java_writers_curator_node_blocks_us_until_deleted(providers, raw, lock_spot):
-    provider = providers()  # creates the persistent path, like Hudi's provider does
+    provider = providers(**WATCH_ONLY)  # creates the persistent path, like Hudi's provider does
     znode = lock_znode(lock_spot)
     # a Curator InterProcessMutex node; its uuid sorts after any of ours by full name, so only the
     # sequence number puts it first: sorting by the whole name would wrongly let us in
