@@ -70,22 +70,11 @@ class Browser:
     def drawn(self, selector: str, *, in_frame: bool = False) -> int:
         """How many elements `selector` finds that the browser laid out with an area; `in_frame`: in the
         page's drawn iframe (a page of the same site), none while there is none."""
-        found = f"querySelectorAll({json.dumps(selector)})"
-        if not in_frame:
-            return self.evaluate(f"[...document.{found}].filter({_DRAWN}).length")
-        return self.evaluate(f"[...document.querySelectorAll('iframe')].filter({_DRAWN})"
-                             f".flatMap(f => f.contentDocument ? [...f.contentDocument.{found}] : [])"
-                             f".filter({_DRAWN}).length")
+        return self.evaluate(_drawn_js(selector, in_frame))
 
-    def wait_drawn(self, selector: str, *, in_frame: bool = False, timeout_s: float = 60, what: str = "") -> int:
+    def wait_drawn(self, selector: str, *, in_frame: bool = False, what: str = "") -> int:
         """`drawn(selector)` once it finds any: a page, or a frame, draws after its load event."""
-        deadline = time.monotonic() + timeout_s
-        while not (count := self.drawn(selector, in_frame=in_frame)):
-            if time.monotonic() > deadline:
-                raise AssertionError(f"waited {timeout_s:.0f} s for {what or selector}; the page shows:\n"
-                                     f"{self.text()[:3000]}")
-            time.sleep(0.25)
-        return count
+        return self.wait_for(_drawn_js(selector, in_frame), what=what or selector)
 
     def text(self) -> str:
         return self.evaluate("document.body ? document.body.innerText : ''") or ""
@@ -106,3 +95,11 @@ class Browser:
 
     def close(self) -> None:
         self.driver.quit()  # the driver ends its chromium and the browser's helpers
+
+
+def _drawn_js(selector: str, in_frame: bool) -> str:
+    found = f"querySelectorAll({json.dumps(selector)})"
+    if not in_frame:
+        return f"[...document.{found}].filter({_DRAWN}).length"
+    return (f"[...document.querySelectorAll('iframe')].filter({_DRAWN})"
+            f".flatMap(f => f.contentDocument ? [...f.contentDocument.{found}] : []).filter({_DRAWN}).length")
