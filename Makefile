@@ -20,10 +20,12 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-$(JARS): $(STAMP) hudi_ops/spark/hudi_bundle.py hudi_ops/spark/hudi_java.py $(wildcard hudi_ops/spark/java/*/*.java) hudi_ops/demo/zookeeper_server.py hudi_ops/spark/s3a.py
+# last, the jobs' class-data-sharing archive: each kind of job run once to record the classes it loads
+$(JARS): $(STAMP) hudi_ops/spark/hudi_bundle.py hudi_ops/spark/hudi_java.py $(wildcard hudi_ops/spark/java/*/*.java) hudi_ops/demo/zookeeper_server.py hudi_ops/spark/s3a.py hudi_ops/spark/driver_jvm.py
 	$(PY) -m hudi_ops.spark.hudi_bundle fetch
 	$(PY) -m hudi_ops.demo.zookeeper_server fetch
 	$(PY) -m hudi_ops.spark.s3a fetch
+	$(PY) -m hudi_ops.spark.driver_jvm build
 	touch $(JARS)
 
 # what the tests run from Debian: a headless browser and its WebDriver, Compose's validation of

@@ -34,7 +34,8 @@ RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('/opt/hudi-ops/
 
 # The package itself: the Airflow provider (entry point), operators and the Spark application.
 # Owned by airflow because pip builds in the source tree. Hudi's Spark bundle is fetched with Maven
-# into the image (the jobs' --jars); Maven's own cache is dropped.
+# into the image (the jobs' --jars); Maven's own cache is dropped. The jobs' class-data-sharing archive
+# (hudi_ops/spark/driver_jvm.py) is built last, by the image's own java and Spark.
 ENV HUDI_OPS_JARS_DIR=/opt/hudi-ops/jars
 COPY --chown=airflow:0 . /opt/hudi-ops/src
 RUN pip install --no-cache-dir "apache-airflow[postgres]==${AIRFLOW_VERSION}" "/opt/hudi-ops/src[s3-server]" \
@@ -42,4 +43,5 @@ RUN pip install --no-cache-dir "apache-airflow[postgres]==${AIRFLOW_VERSION}" "/
     && HOME=/opt/hudi-ops/build/maven-home python -m hudi_ops.spark.hudi_bundle fetch \
     && HOME=/opt/hudi-ops/build/maven-home python -m hudi_ops.spark.s3a fetch \
     && rm -rf /opt/hudi-ops/build/maven-home \
-    && spark-submit --version
+    && spark-submit --version \
+    && python -m hudi_ops.spark.driver_jvm build

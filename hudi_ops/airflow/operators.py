@@ -53,6 +53,7 @@ from hudi_ops.job_specs import BackfillSpec, IngestSpec, JobFailure, JobResult, 
 from hudi_ops.job_specs.results import RESULT_FILE_ENV
 from hudi_ops.read.ingest_work import ingest_work
 from hudi_ops.s3_settings import S3Settings
+from hudi_ops.spark import driver_jvm
 from hudi_ops.spark.driver_lifetime import TASK_PROCESS_ENV, task_process
 from hudi_ops.spark.hudi_bundle import hudi_jars
 from hudi_ops.spark.s3a import s3a_conf, s3a_jars
@@ -158,7 +159,8 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         self.env_vars = {**_python_env(), **(self.s3.env() if self.s3 else {}), TASK_PROCESS_ENV: task_process(),
                          **(self.env_vars or {})}
         self.jars = ",".join([*jars, *([self.user_jars] if self.user_jars else [])])
-        self.conf = {**HUDI_SESSION_CONF, **(s3a_conf(self.s3) if self.s3 else {}), **(self.conf or {})}
+        self.conf = {**HUDI_SESSION_CONF, **driver_jvm.driver_conf(), **(s3a_conf(self.s3) if self.s3 else {}),
+                     **(self.conf or {})}
 
     def execute(self, context: Any) -> dict[str, Any] | None:
         self.prepare(context)

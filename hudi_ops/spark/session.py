@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from hudi_ops.errors import ConfigError
+from hudi_ops.spark import driver_jvm
 from hudi_ops.spark.hudi_bundle import JARS_ENV, hudi_jars
 from hudi_ops.spark.hudi_java import with_hudi_ops_classes
 
@@ -44,7 +45,7 @@ def session_builder(app_name: str, *, master: str = "local[2]") -> Any:
     else:  # local mode: nothing needs more than loopback
         submitted = SparkConf(loadDefaults=False)
         builder = builder.master(master).config("spark.jars", ",".join(hudi_jars()))
-        for key, value in {**LOOPBACK_CONF, "spark.ui.enabled": "false"}.items():
+        for key, value in {**LOOPBACK_CONF, "spark.ui.enabled": "false", **driver_jvm.driver_conf()}.items():
             builder = builder.config(key, value)
     if not submitted.contains("spark.app.name"):
         builder = builder.appName(app_name)

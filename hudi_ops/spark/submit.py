@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from hudi_ops.spark import driver_jvm
 from hudi_ops.spark.hudi_bundle import hudi_jars
 from hudi_ops.spark.session import HUDI_SESSION_CONF
 
@@ -19,8 +20,8 @@ def spark_submit_command(
     job_args: Sequence[str], *, master: str = "local[2]", conf: Mapping[str, str] | None = None,
     spark_submit: str = "spark-submit", application: str = APPLICATION, jars: Sequence[str] = (),
 ) -> list[str]:
-    """`jars`: more than Hudi's, e.g. the s3a connector's."""
+    """`jars`: more than Hudi's, e.g. the s3a connector's; `conf` over hudi-ops' driver JVM options."""
     command = [spark_submit, "--master", master, "--jars", ",".join([*hudi_jars(), *jars])]
-    for key, value in {**HUDI_SESSION_CONF, **(conf or {})}.items():
+    for key, value in {**HUDI_SESSION_CONF, **driver_jvm.driver_conf(), **(conf or {})}.items():
         command += ["--conf", f"{key}={value}"]
     return [*command, application, *job_args]

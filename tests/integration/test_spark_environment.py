@@ -12,10 +12,13 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from hudi_ops.job_specs import IngestSpec
 from hudi_ops.locks.occ_options import CONFLICT_RESOLUTION_STRATEGY, PREFER_WRITER
-from hudi_ops.spark import hudi_java
+from hudi_ops.spark import driver_jvm, hudi_java
 from hudi_ops.spark.hudi_bundle import JARS_ENV, SPARK_LINE, hudi_jars, hudi_release, hudi_spark_bundle
 from hudi_ops.spark.session import session_options
+from tests.integration.processes import Job
+from tests.tables import trips, write_source
 
 
 def test_arrow_udf_runs_on_executors(spark):
@@ -62,3 +65,29 @@ def test_the_session_runs_hudis_sql_procedures(spark):
     # the procedures need Hudi's session extension, which hudi_ops.spark.session sets
     (help_text,) = spark.sql("CALL help(cmd => 'show_commits')").first()
     assert "commit_time" in help_text and "total_records_written" in help_text
+
+
+def test_a_jobs_driver_maps_spark_and_hudi_classes_from_the_class_sharing_archive(tmp_path):
+    """`make jars` built the archive; a spark-submit of a job maps most of Spark's and Hudi's classes from it
+    (Hudi's: those its training jobs loaded)."""
+    archive = driver_jvm.archive_path()
+    assert archive.is_file(), "make jars builds it: python -m hudi_ops.spark.driver_jvm build"
+    assert f"-XX:SharedArchiveFile={archive}" in driver_jvm.driver_java_options().split()
+    log = tmp_path / "classes.log"
+    write_source(tmp_path / "landing" / "a.parquet", trips("2026-11-20", range(5), ts=1))
+    options = f"{driver_jvm.driver_java_options()} -Xlog:class+load=info:file={log}"
+    ingest = IngestSpec(base_path=str(tmp_path / "trips"), source_path=str(tmp_path / "landing"), table_name="trips",
+                        record_key_field="trip_id", partition_path_field="dt", ordering_field="ts")
+    code, result = Job.start(ingest.to_argv(), tmp_path / "job.log",
+                             conf={driver_jvm.DRIVER_JAVA_OPTIONS: options}).finish()
+    assert code == 0 and result["inserts"] == 5
+    # classes a JVM generates as it runs (lambdas, proxies, reflection accessors) are not in any archive
+    loads = [line for line in log.read_text().splitlines() if "$$" not in line and "source: __" not in line]
+
+    def shared(prefix):
+        mine = [line for line in loads if f" {prefix}" in line]
+        return sum("shared objects file" in line for line in mine), len(mine)
+
+    for prefix in ("org.apache.spark.", "scala.", "org.apache.hudi."):
+        from_archive, loaded = shared(prefix)
+        assert loaded and from_archive / loaded > 0.5, (prefix, from_archive, loaded)  # most of them
