@@ -54,11 +54,12 @@ demo: $(STAMP) $(JARS)
 up: $(STAMP) $(JARS)
 	$(PY) -m hudi_ops.demo.platform $(if $(PORT),--port $(PORT))
 
-# two workers (pytest-xdist), a test file to each at a time: a module's fixtures (one Airflow stack, one
-# chromium) start once; ends with the 30 slowest tests' times (CI's log keeps them)
+# two workers (pytest-xdist), each taking the next test (slow ones first; a module with a module-scoped
+# fixture, like one Airflow stack or one chromium, as a whole: tests/conftest.py); ends with the 30
+# slowest tests' times (CI's log keeps them)
 test: system-check $(STAMP) $(JARS)
 	$(VENV)/bin/ruff check hudi_ops tests bench dags plugins
-	$(PY) -m pytest -q -n 2 --dist loadfile --durations=30
+	$(PY) -m pytest -q -n 2 --dist loadgroup --no-loadscope-reorder --durations=30
 
 # the 40-commit soaks with Hudi's own triggers, every job a spark-submit of its own (make test runs
 # 16-commit ones with triggers a few commits apart, in one session)

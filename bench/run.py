@@ -23,7 +23,7 @@ BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
 
 #: the benchmarks; the folder's other files are what they start (spark-submit applications) or share
 BENCHMARKS = ("freshness.py", "upsert_hudi_vs_naive.py", "platform_overhead.py", "commit_contention.py",
-              "wasted_work.py", "services_idle_tick.py", "mor_vs_cow.py", "clean_planning.py")
+              "wasted_work.py", "services_idle_tick.py", "mor_vs_cow.py", "clean_planning.py", "job_fixed_cost.py")
 
 
 def _freshness(r: dict) -> list[tuple[str, str]]:
@@ -78,10 +78,19 @@ def _clean(r: dict) -> list[tuple[str, str]]:
     return [(f"incremental clean plan, {last['commits']} commits (last / first)", f"**{last['incremental_plan_s']}**")]
 
 
+def _fixed_cost(r: dict) -> list[tuple[str, str]]:
+    names = {"idle_service": "a service job with nothing to do", "ingest": "a 1,000-row ingest",
+             "ingest_two_at_once": "two 1,000-row ingests at once"}
+    return [(f"{name}: fixed cost with the JVM's defaults / hudi-ops' driver JVM (goal >= 2)",
+             f"**{r[f'{job}_fixed_defaults_over_hudi_ops']}** ({r['jvm_defaults'][job]['fixed_s']} s / "
+             f"{r['hudi_ops'][job]['fixed_s']} s; the whole job {r[f'{job}_total_defaults_over_hudi_ops']})")
+            for job, name in names.items()]
+
+
 ROWS: dict[str, Callable[[dict], list[tuple[str, str]]]] = {
     "freshness": _freshness, "upsert_hudi_vs_naive": _upsert, "platform_overhead": _overhead,
     "commit_contention": _contention, "wasted_work": _wasted, "services_idle_tick": _idle, "mor_vs_cow": _mor,
-    "clean_planning": _clean}
+    "clean_planning": _clean, "job_fixed_cost": _fixed_cost}
 
 
 def table(results: list[dict]) -> str:

@@ -25,23 +25,33 @@ FOLDER_MARKS = {"unit": "unit", "component": "component", "airflow": "airflow"}
 FIXTURE_MARKS = {"spark": "spark", "browser": "browser"}
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Each test marked by its folder and by the expensive fixtures it uses: the session's SparkSession
     (`spark`: the modules that start spark-submit jobs of their own say so with `pytestmark`) and the
-    module's chromium (`browser`)."""
+    module's chromium (`browser`). For `make test`'s two workers (`--dist loadgroup`), the tests of a
+    module with a module-scoped fixture (an Airflow stack, a chromium, a compiled class) are one group,
+    run on one worker in the module's order; every other test goes to whichever worker is free."""
     for item in items:
         if mark := FOLDER_MARKS.get(item.path.parent.name):
             item.add_marker(mark)
         for fixture in set(FIXTURE_MARKS) & set(getattr(item, "fixturenames", ())):
             item.add_marker(FIXTURE_MARKS[fixture])
-    # the modules with slow tests first, then the other Spark ones, the quick ones last: `make test`'s two
-    # workers take a file at a time in this order, so the quick files fill the end instead of one worker
-    # finishing a long module alone (a module's own order is kept)
+        if _uses_a_module_fixture(item):
+            item.add_marker(pytest.mark.xdist_group(str(item.path.relative_to(item.config.rootpath))))
+    # the modules with slow tests first, then the other Spark ones, the quick ones last (the workers take
+    # work in this order, `--no-loadscope-reorder`): the quick tests fill the end instead of one worker
+    # finishing a long test alone (a module's own order is kept)
     rank: dict[Path, int] = {}
     for item in items:
         here = 0 if item.get_closest_marker("slow") else 1 if item.get_closest_marker("spark") else 2
         rank[item.path] = min(rank.get(item.path, 2), here)
     items.sort(key=lambda item: rank[item.path])
+
+
+def _uses_a_module_fixture(item: pytest.Item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    return info is not None and any(d.scope == "module" for defs in info.name2fixturedefs.values() for d in defs)
 
 
 @pytest.fixture(scope="session")

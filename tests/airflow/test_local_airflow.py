@@ -284,8 +284,13 @@ def test_the_restore_dag_waits_for_a_writer_at_work_restores_and_gives_the_write
     restore = airflow.task_instance(RESTORE_DAG, "restore_1", "restore")
     assert ingest["try_number"] == 1 and restore["start_date"] > ingest["end_date"]  # it waited
     assert read_hudi_rs(demo.table_path) == at_savepoint  # ingest_4's commit undone
+    assert not [i for i in MetaClient.open(demo.table_path).timeline().pending if i.action == "restore"]
+    # it paused the writers at work and gave back those alone: the services stay paused, by the demo
+    pushed = airflow.api("GET", f"/api/v2/dags/{RESTORE_DAG}/dagRuns/restore_1/taskInstances/pause_writers/"
+                                "xcomEntries/return_value")
+    assert sorted(pushed["value"]) == sorted([INGEST_DAG, BACKFILL_DAG])
     paused = {d: airflow.client.is_paused(d) for d in (INGEST_DAG, BACKFILL_DAG, SERVICES_DAG)}
-    assert paused == {INGEST_DAG: False, BACKFILL_DAG: False, SERVICES_DAG: True}  # the demo paused the services
+    assert paused == {INGEST_DAG: False, BACKFILL_DAG: False, SERVICES_DAG: True}
 
 
 def _keys(day: str) -> str:

@@ -7,6 +7,7 @@ hudi_ops/spark/hudi_bundle.py) would fail inside Hudi with linkage errors; this 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pyarrow as pa
@@ -81,6 +82,9 @@ def test_a_jobs_driver_maps_spark_and_hudi_classes_from_the_class_sharing_archiv
     code, result = Job.start(ingest.to_argv(), tmp_path / "job.log",
                              conf={driver_jvm.DRIVER_JAVA_OPTIONS: options}).finish()
     assert code == 0 and result["inserts"] == 5
+    # the job's log says where its time went
+    assert re.search(r"hudi_ops.spark: ingest took [\d.]+ s for the JVM and Python to start, [\d.]+ s for the Spark "
+                     r"session, [\d.]+ s for the job", (tmp_path / "job.log").read_text())
     # classes a JVM generates as it runs (lambdas, proxies, reflection accessors) are not in any archive
     loads = [line for line in log.read_text().splitlines() if "$$" not in line and "source: __" not in line]
 

@@ -1,0 +1,104 @@
+"""Where a small job's time goes, with the JVM's defaults and with hudi-ops' driver JVM options
+(hudi_ops/spark/driver_jvm.py: the class-data-sharing archive, the client compiler, the serial
+collector), measured in the same run, alternating.
+
+Two jobs: a compaction schedule that Hudi finds nothing to plan for (a service job with no work) and
+a one-batch ingest of 1,000 rows; each alone, and the ingest also two at once (two tables) as a
+services tick beside an ingest shares two cores. Each job says where its time went
+(hudi_ops.spark.__main__: the JVM and Python starting, the Spark session, the job itself); the rest of
+the wall time is spark-submit's launcher and the JVM's exit. The fixed cost is everything but the job.
+One JSON line: per variant the medians, and default / hudi-ops for the fixed cost and the total.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import common  # bench/, the script's folder
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from hudi_ops.job_specs import CompactSpec, IngestSpec
+from hudi_ops.spark.driver_jvm import DRIVER_JAVA_OPTIONS, SMALL_JOB_FLAGS, archive_path
+from hudi_ops.spark.submit import spark_submit_command
+
+ROUNDS = 5
+ROWS = 1000
+#: the JVM's own defaults; an option that changes nothing, as Spark takes no empty setting
+VARIANTS = {"jvm_defaults": {DRIVER_JAVA_OPTIONS: "-Dhudi_ops.bench=defaults"}, "hudi_ops": {}}
+PHASES = re.compile(r"took ([\d.]+) s for the JVM and Python to start, ([\d.]+) s for the Spark session, "
+                    r"([\d.]+) s for the job")
+
+
+def submit(args: list[str], conf: dict[str, str]) -> dict[str, float]:
+    started = time.perf_counter()
+    done = subprocess.run(spark_submit_command(args, conf={**common.CONF, **conf}, spark_submit=common.SPARK_SUBMIT),
+                          capture_output=True, text=True, check=False)
+    total = time.perf_counter() - started
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    start, session, job = (float(x) for x in PHASES.search(done.stderr).groups())
+    return {"total_s": total, "jvm_and_python_s": start, "session_s": session, "job_s": job,
+            "launch_and_exit_s": total - start - session - job, "fixed_s": total - job}
+
+
+class Table:
+    def __init__(self, root: Path, name: str) -> None:
+        self.base, self.landing, self.files = root / name, root / f"{name}-landing", 0
+        self.landing.mkdir(parents=True)
+
+    def land(self) -> None:
+        self.files += 1
+        pq.write_table(pa.table({"key": [f"k{i}" for i in range(ROWS)], "part": ["a", "b"] * (ROWS // 2),
+                                 "ts": [self.files] * ROWS}), self.landing / f"{self.files}.parquet")
+
+    def ingest(self) -> list[str]:
+        self.land()
+        return IngestSpec(base_path=str(self.base), table_name="t", source_path=str(self.landing),
+                          record_key_field="key", partition_path_field="part", ordering_field="ts",
+                          table_type="MERGE_ON_READ").to_argv()
+
+    def idle_compaction(self) -> list[str]:
+        # one delta commit since the table began: below Hudi's trigger of 5, nothing to plan
+        return CompactSpec(base_path=str(self.base), mode="schedule").to_argv()
+
+
+def medians(runs: list[dict[str, float]]) -> dict[str, float]:
+    return {key: round(statistics.median(r[key] for r in runs), 2) for key in runs[0]}
+
+
+def main() -> None:
+    root = Path(tempfile.mkdtemp(prefix="hudi-ops-bench-"))
+    try:
+        a, b, idle = Table(root, "a"), Table(root, "b"), Table(root, "idle")
+        for table in (a, b, idle):
+            submit(table.ingest(), {})
+        runs: dict[str, dict[str, list]] = {v: {"idle_service": [], "ingest": [], "ingest_two_at_once": []}
+                                            for v in VARIANTS}
+        for _ in range(ROUNDS):
+            for variant, conf in VARIANTS.items():
+                runs[variant]["idle_service"].append(submit(idle.idle_compaction(), conf))
+                runs[variant]["ingest"].append(submit(a.ingest(), conf))
+                with ThreadPoolExecutor(2) as pool:
+                    both = [pool.submit(submit, table.ingest(), conf) for table in (a, b)]
+                    runs[variant]["ingest_two_at_once"] += [f.result() for f in both]
+        figures = {v: {job: medians(r) for job, r in jobs.items()} for v, jobs in runs.items()}
+        ratios = {f"{job}_{what}_defaults_over_hudi_ops": round(
+            figures["jvm_defaults"][job][f"{what}_s"] / figures["hudi_ops"][job][f"{what}_s"], 2)
+            for job in ("idle_service", "ingest", "ingest_two_at_once") for what in ("fixed", "total")}
+        print(json.dumps({"bench": "job_fixed_cost", "rounds": ROUNDS, "rows": ROWS,
+                          "archive_built": archive_path().is_file(), "flags": " ".join(SMALL_JOB_FLAGS),
+                          **figures, **ratios}))
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
