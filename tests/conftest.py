@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from hudi_ops.demo.s3_server import S3Server
+from hudi_ops.local.s3_server import S3Server
 from hudi_ops.spark.session import LOOPBACK_CONF
 from tests.s3_lake import S3Lake
 from tests.shared_data import unzip_fixture
@@ -25,20 +25,23 @@ FOLDER_MARKS = {"unit": "unit", "component": "component", "airflow": "airflow"}
 FIXTURE_MARKS = {"spark": "spark", "browser": "browser"}
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+def pytest_itemcollected(item: pytest.Item) -> None:
+    """The tests of a module with a module-scoped fixture (an Airflow stack, a chromium, a compiled class)
+    are one group for `make test`'s two workers (`--dist loadgroup`): run on one worker in the module's
+    order. Marked as each is collected, before xdist reads the groups."""
+    if _uses_a_module_fixture(item):
+        item.add_marker(pytest.mark.xdist_group(str(item.path.relative_to(item.config.rootpath))))
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Each test marked by its folder and by the expensive fixtures it uses: the session's SparkSession
     (`spark`: the modules that start spark-submit jobs of their own say so with `pytestmark`) and the
-    module's chromium (`browser`). For `make test`'s two workers (`--dist loadgroup`), the tests of a
-    module with a module-scoped fixture (an Airflow stack, a chromium, a compiled class) are one group,
-    run on one worker in the module's order; every other test goes to whichever worker is free."""
+    module's chromium (`browser`). Outside the groups, each test goes to whichever worker is free."""
     for item in items:
         if mark := FOLDER_MARKS.get(item.path.parent.name):
             item.add_marker(mark)
         for fixture in set(FIXTURE_MARKS) & set(getattr(item, "fixturenames", ())):
             item.add_marker(FIXTURE_MARKS[fixture])
-        if _uses_a_module_fixture(item):
-            item.add_marker(pytest.mark.xdist_group(str(item.path.relative_to(item.config.rootpath))))
     # the modules with slow tests first, then the other Spark ones, the quick ones last (the workers take
     # work in this order, `--no-loadscope-reorder`): the quick tests fill the end instead of one worker
     # finishing a long test alone (a module's own order is kept)
@@ -47,6 +50,17 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         here = 0 if item.get_closest_marker("slow") else 1 if item.get_closest_marker("spark") else 2
         rank[item.path] = min(rank.get(item.path, 2), here)
     items.sort(key=lambda item: rank[item.path])
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """On a worker of `--dist loadgroup`, xdist has added each test's group to its id; a pytest whose ids
+    it cannot change (9.2 with xdist 3.8) would spread a module's tests over both workers, each starting
+    the module's fixtures again (two Airflow stacks): refused here, not found in the timings."""
+    if session.config.getoption("loadgroup", False):
+        ungrouped = [i.nodeid for i in session.items if i.get_closest_marker("xdist_group") and "@" not in i.nodeid]
+        if ungrouped:
+            raise pytest.UsageError(f"pytest-xdist did not group {len(ungrouped)} tests (e.g. {ungrouped[0]}): "
+                                    "use the pytest and pytest-xdist releases pyproject.toml pins")
 
 
 def _uses_a_module_fixture(item: pytest.Item) -> bool:
@@ -60,7 +74,7 @@ def zookeeper(tmp_path_factory):
 
     Tests that stop it must start it again (the next test expects it running).
     """
-    from hudi_ops.demo.zookeeper_server import ZookeeperServer
+    from hudi_ops.local.zookeeper_server import ZookeeperServer
 
     server = ZookeeperServer(tmp_path_factory.mktemp("zookeeper"))
     server.start()
