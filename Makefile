@@ -20,12 +20,10 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-# last, the jobs' class-data-sharing archive: each kind of job run once to record the classes it loads
-$(JARS): $(STAMP) hudi_ops/spark/hudi_bundle.py hudi_ops/spark/hudi_java.py $(wildcard hudi_ops/spark/java/*/*.java) hudi_ops/demo/zookeeper_server.py hudi_ops/spark/s3a.py hudi_ops/spark/driver_jvm.py
-	$(PY) -m hudi_ops.spark.hudi_bundle fetch
-	$(PY) -m hudi_ops.demo.zookeeper_server fetch
-	$(PY) -m hudi_ops.spark.s3a fetch
-	$(PY) -m hudi_ops.spark.driver_jvm build
+# every jar (Hudi's bundle and hudi-ops' classes for it, s3a, ZooKeeper), then the jobs' class-data-sharing
+# archive: hudi_ops/jars.py
+$(JARS): $(STAMP) hudi_ops/jars.py hudi_ops/spark/hudi_bundle.py hudi_ops/spark/hudi_java.py $(wildcard hudi_ops/spark/java/*/*.java) hudi_ops/local/zookeeper_server.py hudi_ops/spark/s3a.py hudi_ops/spark/driver_jvm.py
+	$(PY) -m hudi_ops.jars fetch
 	touch $(JARS)
 
 # what the tests run from Debian: a headless browser and its WebDriver, Compose's validation of
@@ -52,7 +50,7 @@ demo: $(STAMP) $(JARS)
 
 # the platform on 127.0.0.1:8080 (PORT=...) with $$HUDI_OPS_TABLES_CONFIG (or an example table), until Ctrl-C
 up: $(STAMP) $(JARS)
-	$(PY) -m hudi_ops.demo.platform $(if $(PORT),--port $(PORT))
+	$(PY) -m hudi_ops.local.platform $(if $(PORT),--port $(PORT))
 
 # two workers (pytest-xdist), each taking the next test (slow ones first; a module with a module-scoped
 # fixture, like one Airflow stack or one chromium, as a whole: tests/conftest.py); ends with the 30

@@ -39,10 +39,10 @@ import common  # bench/, the script's folder
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from hudi_ops.demo.zookeeper_server import ZookeeperServer
 from hudi_ops.errors import TableNotFoundError
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import BackfillSpec, IngestSpec
+from hudi_ops.local.zookeeper_server import ZookeeperServer
 from hudi_ops.spark.submit import spark_submit_command
 
 TODAY = "2026-11-26"

@@ -43,8 +43,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from hudi_ops.demo.s3_server import S3Server
 from hudi_ops.job_specs import IngestSpec
+from hudi_ops.local.s3_server import S3Server
 from hudi_ops.s3_settings import S3Settings
 
 CACHE = Path(__file__).resolve().parents[1] / ".cache" / "bench"

@@ -31,9 +31,9 @@ from pathlib import Path
 
 import common  # bench/, the script's folder
 
-from hudi_ops.demo.zookeeper_server import ZookeeperServer
 from hudi_ops.errors import is_write_conflict
 from hudi_ops.job_specs import CompactSpec
+from hudi_ops.local.zookeeper_server import ZookeeperServer
 from hudi_ops.spark.submit import spark_submit_command
 
 HERE = Path(__file__).parent

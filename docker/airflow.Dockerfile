@@ -40,8 +40,7 @@ ENV HUDI_OPS_JARS_DIR=/opt/hudi-ops/jars
 COPY --chown=airflow:0 . /opt/hudi-ops/src
 RUN pip install --no-cache-dir "apache-airflow[postgres]==${AIRFLOW_VERSION}" "/opt/hudi-ops/src[s3-server]" \
     && python -c "import psycopg2, pyspark, kazoo, hudi, hudi_ops" \
-    && HOME=/opt/hudi-ops/build/maven-home python -m hudi_ops.spark.hudi_bundle fetch \
-    && HOME=/opt/hudi-ops/build/maven-home python -m hudi_ops.spark.s3a fetch \
+    && HOME=/opt/hudi-ops/build/maven-home python -m hudi_ops.jars fetch hudi s3a \
     && rm -rf /opt/hudi-ops/build/maven-home \
     && spark-submit --version \
-    && python -m hudi_ops.spark.driver_jvm build
+    && python -m hudi_ops.jars fetch class-sharing

@@ -9,9 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape
@@ -105,18 +103,3 @@ def _run_maven(goal: list[str], what: str) -> None:
         errors = [line for line in (done.stdout + done.stderr).splitlines() if "ERROR" in line][:3]
         raise ConfigError(f"`{' '.join(command)}` failed (exit {done.returncode}): "
                           f"{' '.join(errors) or 'see Maven output'}")
-
-
-def jars_command(argv: list[str], module: str, fetch: Callable[[], object], classpath: Callable[[], str]) -> int:
-    """`python -m <module> [fetch]`: print the jars (their classpath), fetching them first with `fetch`."""
-    try:
-        if argv == ["fetch"]:
-            fetch()
-        elif argv:
-            print(f"usage: python -m {module} [fetch]", file=sys.stderr)
-            return 2
-        print(classpath())
-        return 0
-    except ConfigError as e:
-        print(f"{module}: error: {e}", file=sys.stderr)
-        return 2

@@ -15,7 +15,7 @@ from typing import Any
 from airflow.sdk import BaseHook
 
 from hudi_ops.locks.lock_state import lock_state
-from hudi_ops.locks.occ_options import CONCURRENCY_MODE, with_lock, zookeeper_lock_options
+from hudi_ops.locks.occ_options import CONCURRENCY_MODE, zookeeper_lock_options
 
 #: the lock the Test button looks at when the hook serves no table (the connection's own lock_key wins)
 _TEST_LOCK_KEY = "connection-test"
@@ -46,9 +46,9 @@ class HudiHook(BaseHook):
                                       self.table_options.get(CONCURRENCY_MODE))
 
     def write_options(self) -> dict[str, str]:
-        """Table options, then the lock's (which win: every pipeline of the table must share them)."""
-        lock = self.lock_options()
-        return with_lock(self.table_options, lock) if lock else dict(self.table_options)
+        """Table options, then the lock's (which win: every pipeline of the table must share them);
+        hudi-ops' defaults go under both (hudi_ops.locks.job_options)."""
+        return {**self.table_options, **self.lock_options()}
 
     def test_connection(self) -> tuple[bool, str]:
         """The connection form's Test button: ZooKeeper answers at the connection's address and the

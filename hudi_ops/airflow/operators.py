@@ -51,6 +51,7 @@ from hudi_ops.errors import (
 )
 from hudi_ops.job_specs import BackfillSpec, IngestSpec, JobFailure, JobResult, JobSpec, ServiceResult, WriteSpec
 from hudi_ops.job_specs.results import RESULT_FILE_ENV
+from hudi_ops.locks.job_options import resolve_job_options
 from hudi_ops.read.ingest_work import ingest_work
 from hudi_ops.s3_settings import S3Settings
 from hudi_ops.spark import driver_jvm
@@ -121,8 +122,10 @@ class HudiSparkJobOperator(SparkSubmitOperator):
                 "login and password empty")
 
     def job_options(self) -> dict[str, str]:
-        return HudiHook(self.table_name, zookeeper_conn_id=self.zookeeper_conn_id,
-                        table_options=self.hoodie_conf).write_options()
+        """What the job runs with (hudi_ops.locks.job_options), resolved here too, so that the `--props`
+        file and the look for work see the options the job will."""
+        return resolve_job_options(self.job, HudiHook(self.table_name, zookeeper_conn_id=self.zookeeper_conn_id,
+                                                      table_options=self.hoodie_conf).write_options())
 
     def job_spec(self, context: Any, options: Mapping[str, str]) -> JobSpec:
         """The run's spec, with `options` as its hoodie.* options; bad values raise InvalidInputError."""

@@ -1,2 +1,1 @@
-"""The demo (`make demo`: the RFC-22 scenario through Airflow) and the local ZooKeeper and Airflow it runs,
-which the tests share."""
+"""The demo (`make demo`): the RFC-22 scenario through Airflow, on the local platform of hudi_ops.local."""

@@ -41,13 +41,13 @@ import yaml
 
 from hudi_ops.airflow.aws_connection import aws_connection
 from hudi_ops.airflow.dag_factory import backfill_dag_id, ingest_dag_id, services_dag_id, services_pool
-from hudi_ops.demo.local_airflow import LocalAirflow
-from hudi_ops.demo.platform import stop_signals
-from hudi_ops.demo.s3_server import S3Server
-from hudi_ops.demo.zookeeper_server import ZookeeperServer, require_zookeeper
 from hudi_ops.errors import ConfigError
 from hudi_ops.format.instant import Action
 from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.local.local_airflow import LocalAirflow
+from hudi_ops.local.platform import stop_signals
+from hudi_ops.local.s3_server import S3Server
+from hudi_ops.local.zookeeper_server import ZookeeperServer, require_zookeeper
 from hudi_ops.locks.held_lock import HeldLock
 from hudi_ops.locks.occ_options import zookeeper_lock_options
 from hudi_ops.read.service_history import CleanSummary, cleans

@@ -41,7 +41,7 @@ from typing import Any
 
 from hudi_ops.airflow.airflow_api import DEFAULT_CONN_ID as AIRFLOW_API_CONN_ID
 from hudi_ops.airflow.airflow_api import AirflowApi, AirflowApiError
-from hudi_ops.demo.ports import free_port
+from hudi_ops.local.ports import free_port
 
 TERMINAL_RUN_STATES = frozenset({"success", "failed"})
 #: in the home: the settings another shell needs to run `airflow` on this instance

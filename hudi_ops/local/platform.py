@@ -1,4 +1,4 @@
-"""`make up` (`python -m hudi_ops.demo.platform`): the platform on one machine, up until Ctrl-C.
+"""`make up` (`python -m hudi_ops.local.platform`): the platform on one machine, up until Ctrl-C.
 
 A ZooKeeper server, then Airflow (api-server, scheduler, dag-processor, triggerer) on 127.0.0.1 with
 the repo's DAGs and timeline view, the tables config `$HUDI_OPS_TABLES_CONFIG` (without one, an
@@ -24,9 +24,9 @@ import yaml
 
 from hudi_ops.airflow.dag_factory import TABLES_CONFIG_ENV, services_pool, table_entries
 from hudi_ops.airflow.tables_config import read_tables_config
-from hudi_ops.demo.local_airflow import LocalAirflow
-from hudi_ops.demo.zookeeper_server import ZookeeperServer, require_zookeeper
 from hudi_ops.errors import ConfigError
+from hudi_ops.local.local_airflow import LocalAirflow
+from hudi_ops.local.zookeeper_server import ZookeeperServer, require_zookeeper
 
 REPO = Path(__file__).resolve().parents[2]
 LOCK_BASE_PATH = "/hudi/locks"
@@ -112,7 +112,7 @@ class Platform:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m hudi_ops.demo.platform", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m hudi_ops.local.platform", description=__doc__.split("\n")[0])
     parser.add_argument("--port", type=int, default=int(os.environ.get("HUDI_OPS_AIRFLOW_PORT", DEFAULT_PORT)),
                         help=f"the api-server's port on 127.0.0.1 (default {DEFAULT_PORT})")
     parser.add_argument("--home", type=Path, default=Path(".demo/up"),

@@ -1,7 +1,7 @@
 """A real ZooKeeper server for the tests and the demo: loopback only, a tmp data dir.
 
 Its jars: `$HUDI_OPS_ZOOKEEPER_CLASSPATH` when set; else ZooKeeper's server and what it needs at run time,
-fetched from Maven into hudi-ops' jar cache (`python -m hudi_ops.demo.zookeeper_server fetch`, which
+fetched from Maven into hudi-ops' jar cache (`python -m hudi_ops.jars fetch zookeeper`, which
 make runs); else Debian's `zookeeper` package.
 
 `stop()` ends the process (SIGTERM, then SIGKILL) and `start()` brings it back on the same port and data
@@ -15,16 +15,15 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 from kazoo.client import KazooClient
 
-from hudi_ops.demo.ports import free_port
 from hudi_ops.errors import ConfigError
-from hudi_ops.maven import MavenArtifact, fetch_with_dependencies, fetched, jars_command, jars_dir
+from hudi_ops.local.ports import free_port
+from hudi_ops.maven import MavenArtifact, fetched, jars_dir
 
 CLASSPATH_ENV = "HUDI_OPS_ZOOKEEPER_CLASSPATH"
 MAIN_CLASS = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
@@ -63,8 +62,8 @@ def require_zookeeper() -> str:
         raise ConfigError("starting ZooKeeper needs `java` (17) on PATH")
     classpath = zookeeper_classpath()
     if classpath is None:
-        raise ConfigError("ZooKeeper's jars are not fetched: run `python -m hudi_ops.demo.zookeeper_server "
-                          f"fetch` (make does), install Debian's `zookeeper`, or set {CLASSPATH_ENV}")
+        raise ConfigError("ZooKeeper's jars are not fetched: run `python -m hudi_ops.jars fetch zookeeper` "
+                          f"(make does), install Debian's `zookeeper`, or set {CLASSPATH_ENV}")
     return classpath
 
 
@@ -158,12 +157,3 @@ class ZookeeperServer:
     def cleanup(self) -> None:
         self.stop()
         shutil.rmtree(self.root, ignore_errors=True)
-
-
-def main(argv: list[str]) -> int:
-    return jars_command(argv, "hudi_ops.demo.zookeeper_server",
-                        lambda: fetch_with_dependencies(SERVER_ARTIFACTS, maven_jars_dir()), require_zookeeper)
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

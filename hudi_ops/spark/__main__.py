@@ -23,6 +23,7 @@ from typing import Any
 from hudi_ops.errors import EXIT_FAILED, EXIT_OK, HudiOpsError, exit_code
 from hudi_ops.job_specs import JOBS, JobSpec, parse_argv
 from hudi_ops.job_specs.results import JobFailure, JobResult, ServiceResult, report
+from hudi_ops.locks.job_options import resolve_job_options
 from hudi_ops.spark.driver_lifetime import end_with_spark_submit_and_task
 
 #: when this driver's Python came up (under spark-submit, after the JVM that started it)
@@ -38,7 +39,7 @@ def main(argv: Sequence[str] | None = None, *, spark: Any | None = None) -> int:
     try:
         spec = parse_argv(argv)
         with _Session(spark, job) as session:
-            result = _run(spec, spec.options(), session)
+            result = _run(spec, resolve_job_options(spec.JOB, spec.options()), session)
         report(result)
         return EXIT_OK
     except Exception as e:  # every failure ends with the JSON line: the operator reads it

@@ -3,12 +3,12 @@ GC settings for small jobs.
 
 Most of a small job's time is its JVM, not its data: tens of thousands of Spark, Scala and Hudi classes
 loaded and verified, and the JIT's optimising compiler busy on code that runs a few times. Java's
-class-data sharing (CDS) maps classes from an archive instead; `python -m hudi_ops.spark.driver_jvm
-build` (`make jars` runs it) writes one beside Hudi's bundle by running each kind of hudi-ops job once
-in a JVM that dumps the classes it loaded at exit. The archive is named after what it depends on (the
-`java` spark-submit starts, Spark's folder and release, Hudi's jars), so a change to any of them means a new name,
-and a job without a matching archive runs as before. A mismatch the name cannot see (a JDK updated in
-place) costs the sharing, not the job: the JVM says so on stdout and loads its classes itself.
+class-data sharing (CDS) maps classes from an archive instead; `python -m hudi_ops.jars fetch class-sharing`
+(`make jars` runs it) writes one beside Hudi's bundle by running each kind of hudi-ops job once in a JVM
+that dumps the classes it loaded at exit. The archive is named after what it depends on (the `java`
+spark-submit starts, Spark's folder and release, Hudi's jars), so a change to any of them means a new
+name, and a job without a matching archive runs as before. A mismatch the name cannot see (a JDK updated
+in place) costs the sharing, not the job: the JVM says so on stdout and loads its classes itself.
 
 The small-job settings are the client compiler alone (`-XX:TieredStopAtLevel=1`) and the serial
 collector, which keep a short job's JVM from spending the machine's cores on optimising compilation
@@ -34,7 +34,6 @@ from hudi_ops.spark.hudi_bundle import hudi_jars
 
 DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 SMALL_JOB_FLAGS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
-_TRAIN = "train"
 
 
 def archive_path() -> Path:
@@ -67,7 +66,7 @@ def build() -> Path:
         dump = Path(work) / target.name
         options = " ".join([f"-XX:ArchiveClassesAtExit={dump}", *SMALL_JOB_FLAGS])
         conf = {**LOOPBACK_CONF, "spark.ui.enabled": "false", DRIVER_JAVA_OPTIONS: options}
-        command = spark_submit_command([_TRAIN, work], master="local[1]", spark_submit=_spark_submit(),
+        command = spark_submit_command([work], master="local[1]", spark_submit=_spark_submit(),
                                        application=__file__, conf=conf)
         env = {**os.environ, "PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON", sys.executable)}
         done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
@@ -138,22 +137,5 @@ def _train(work: Path) -> None:
         raise SystemExit(f"training jobs failed: {failed}")
 
 
-def _main(argv: list[str]) -> int:
-    if argv[:1] == [_TRAIN] and len(argv) == 2:
-        _train(Path(argv[1]))
-        return 0
-    try:
-        if argv == ["build"]:
-            build()
-        elif argv:
-            print("usage: python -m hudi_ops.spark.driver_jvm [build]", file=sys.stderr)
-            return 2
-        print(driver_java_options())
-        return 0
-    except ConfigError as e:
-        print(f"hudi_ops.spark.driver_jvm: error: {e}", file=sys.stderr)
-        return 2
-
-
-if __name__ == "__main__":
-    sys.exit(_main(sys.argv[1:]))
+if __name__ == "__main__":  # the training run, as build() submits it
+    _train(Path(sys.argv[1]))

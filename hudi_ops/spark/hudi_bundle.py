@@ -4,21 +4,18 @@ Every SparkSession, spark-submit, test and the docker image takes its jars from 
 `$HUDI_OPS_HUDI_JARS` (comma-separated jars, e.g. a cluster's own Hudi) when set, else the bundle of
 the release `$HUDI_OPS_HUDI_VERSION` names (default `DEFAULT_RELEASE`) in the jar cache
 (`$HUDI_OPS_JARS_DIR`, by default `.cache/jars` in a source checkout and `~/.cache/hudi-ops/jars`
-otherwise), which `python -m hudi_ops.spark.hudi_bundle fetch` fills with Maven, so every run after
-the first is offline. hudi-ops' own Java classes for the release sit beside its bundle
-(hudi_ops.spark.hudi_java), built by the same `fetch`.
-
-`python -m hudi_ops.spark.hudi_bundle` prints the jars, `... fetch` fetches the bundle first.
+otherwise), which `python -m hudi_ops.jars fetch hudi` fills with Maven, so every run after the first
+is offline. hudi-ops' own Java classes for the release sit beside its bundle (hudi_ops.spark.hudi_java),
+built by the same command; `python -m hudi_ops.jars hudi` prints the jars.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 from hudi_ops.errors import ConfigError
-from hudi_ops.maven import MavenArtifact, fetch_jar, jars_command, jars_dir
+from hudi_ops.maven import MavenArtifact, jars_dir
 from hudi_ops.spark import hudi_java
 
 #: The Spark line of the bundle; pyspark in pyproject.toml is pinned to a release of it.
@@ -65,27 +62,10 @@ def hudi_jars() -> tuple[str, ...]:
     bundle = jars_dir() / artifact.jar_name
     if not bundle.is_file():
         raise ConfigError(f"Hudi's Spark bundle {artifact.coordinates} is not in {bundle.parent}; fetch it "
-                          "with `python -m hudi_ops.spark.hudi_bundle fetch` (make does), or set "
+                          "with `python -m hudi_ops.jars fetch hudi` (make does), or set "
                           f"{JARS_ENV} to the jars of a Hudi you already have")
     ours = hudi_java.hudi_ops_jar(bundle.parent, release)
     if not ours.is_file():
         raise ConfigError(f"hudi-ops' Java classes for Hudi {release} are not built in {bundle.parent}; build "
-                          "them with `python -m hudi_ops.spark.hudi_bundle fetch` (make does)")
+                          "them with `python -m hudi_ops.jars fetch hudi` (make does)")
     return (str(bundle.resolve()), str(ours.resolve()))
-
-
-def fetch() -> Path:
-    """The chosen Hudi bundle in the jar cache, copied from Maven unless already there, with hudi-ops'
-    Java classes for its release built beside it."""
-    release = hudi_release()
-    bundle = fetch_jar(hudi_spark_bundle(release), jars_dir())
-    hudi_java.build(bundle, release)
-    return bundle
-
-
-def main(argv: list[str]) -> int:
-    return jars_command(argv, "hudi_ops.spark.hudi_bundle", fetch, lambda: ",".join(hudi_jars()))
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

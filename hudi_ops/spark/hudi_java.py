@@ -116,7 +116,7 @@ def with_hudi_ops_classes(spark: Any, options: Mapping[str, str]) -> dict[str, s
             chosen[key] = ours.name
         elif ours.releases is None or _hudi_version(spark) in ours.releases:
             print(f"hudi_ops.spark: warning: Hudi {_hudi_version(spark)} runs {value} without hudi-ops' "
-                  f"{ours.name}, so {ours.missing}: pass every jar `python -m hudi_ops.spark.hudi_bundle` "
+                  f"{ours.name}, so {ours.missing}: pass every jar `python -m hudi_ops.jars hudi` "
                   "prints", file=sys.stderr, flush=True)
     return chosen
 

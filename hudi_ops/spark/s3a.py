@@ -1,20 +1,16 @@
 """Hadoop's s3a connector for Spark 3.5 (Hadoop 3.3.4): the jars that let Hudi's writer reach
 `s3a://` tables, and the Spark settings of an S3 endpoint.
 
-The connector must match pyspark's Hadoop client (`hadoop-client-api-3.3.4`), and the AWS SDK
-bundle is the one hadoop-aws 3.3.4 was built against. Both are fetched once with Maven into the jar
-cache, like Hudi's bundle. Credentials are never Spark settings (they would be on spark-submit's
-command line): s3a reads them from the environment (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`).
-
-`python -m hudi_ops.spark.s3a` prints the jars, `... fetch` fetches them first.
-"""
+The connector must match pyspark's Hadoop client (`hadoop-client-api-3.3.4`), and the AWS SDK bundle is
+the one hadoop-aws 3.3.4 was built against. Both are fetched once with Maven into the jar cache, like
+Hudi's bundle (`python -m hudi_ops.jars fetch s3a`). Credentials are never Spark settings (they would be
+on spark-submit's command line): s3a reads them from the environment (`AWS_ACCESS_KEY_ID`,
+`AWS_SECRET_ACCESS_KEY`). """
 
 from __future__ import annotations
 
-import sys
-
 from hudi_ops.errors import ConfigError
-from hudi_ops.maven import MavenArtifact, fetch_jar, jars_command, jars_dir
+from hudi_ops.maven import MavenArtifact, jars_dir
 from hudi_ops.s3_settings import S3Settings
 
 HADOOP_AWS = MavenArtifact("org.apache.hadoop", "hadoop-aws", "3.3.4")
@@ -28,7 +24,7 @@ def s3a_jars() -> tuple[str, ...]:
     missing = [j.name for j in jars if not j.is_file()]
     if missing:
         raise ConfigError(f"the s3a connector's jars {', '.join(missing)} are not in {jars_dir()}; fetch them "
-                          "with `python -m hudi_ops.spark.s3a fetch` (make does)")
+                          "with `python -m hudi_ops.jars fetch s3a` (make does)")
     return tuple(str(j.resolve()) for j in jars)
 
 
@@ -43,16 +39,3 @@ def s3a_conf(s3: S3Settings) -> dict[str, str]:
     if s3.path_style:
         conf["spark.hadoop.fs.s3a.path.style.access"] = "true"
     return conf
-
-
-def fetch() -> None:
-    for artifact in ARTIFACTS:
-        fetch_jar(artifact, jars_dir())
-
-
-def main(argv: list[str]) -> int:
-    return jars_command(argv, "hudi_ops.spark.s3a", fetch, lambda: ",".join(s3a_jars()))
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

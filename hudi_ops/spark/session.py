@@ -83,6 +83,6 @@ def require_hudi(session: Any) -> None:
     except Py4JJavaError:
         raise ConfigError(
             f"Apache Hudi is not on this Spark session's classpath ({_HUDI_DATASOURCE} is missing): pass Hudi's "
-            f"Spark bundle with --jars (`python -m hudi_ops.spark.hudi_bundle` prints it; {JARS_ENV} overrides it)"
+            f"Spark bundle with --jars (`python -m hudi_ops.jars hudi` prints them; {JARS_ENV} overrides them)"
         ) from None
     jvm.java.lang.Class.forName(_METADATA_PAYLOAD, True, loader)

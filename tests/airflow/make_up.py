@@ -1,4 +1,4 @@
-"""`make up` (`python -m hudi_ops.demo.platform`) as a user starts it: a process of its own, read from its
+"""`make up` (`python -m hudi_ops.local.platform`) as a user starts it: a process of its own, read from its
 output, reached through its REST API and CLI, stopped with Ctrl-C (SIGINT)."""
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hudi_ops.airflow.dag_factory import TABLES_CONFIG_ENV
-from hudi_ops.demo.local_airflow import LocalAirflow
-from hudi_ops.demo.ports import free_port
+from hudi_ops.local.local_airflow import LocalAirflow
+from hudi_ops.local.ports import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -44,7 +44,7 @@ class MakeUp:
         self.marker = f"HUDI_OPS_TEST_PLATFORM={self.port}"
         env["HUDI_OPS_TEST_PLATFORM"] = str(self.port)  # inherited by every process it starts: found again
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "hudi_ops.demo.platform", "--port", str(self.port), "--home", str(home)],
+            [sys.executable, "-m", "hudi_ops.local.platform", "--port", str(self.port), "--home", str(home)],
             cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
         self.seen: list[str] = []
         self._lines: queue.Queue[str] = queue.Queue()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from hudi_ops.airflow.dag_factory import TABLES_CONFIG_ENV, dags_from_file
 from hudi_ops.airflow.tables_config import read_tables_config
-from hudi_ops.demo.platform import Platform, chosen_tables_config, example_tables_config
+from hudi_ops.local.platform import Platform, chosen_tables_config, example_tables_config
 
 
 def test_without_a_tables_config_make_up_makes_an_example_table_with_its_folders(tmp_path, monkeypatch):

@@ -15,8 +15,8 @@ import time
 import pytest
 
 from hudi_ops.airflow.airflow_api import AirflowApi, AirflowApiError
-from hudi_ops.demo.ports import free_port
 from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.local.ports import free_port
 from hudi_ops.read.savepoints import savepointed
 from hudi_ops.spark.__main__ import main
 from tests.airflow.conftest import HOME, SPARK_CONF, dag_in_folder, repo_dags, run_states

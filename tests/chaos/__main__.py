@@ -14,7 +14,7 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-from hudi_ops.demo.zookeeper_server import ZookeeperServer
+from hudi_ops.local.zookeeper_server import ZookeeperServer
 from tests.chaos.run import DURING_COMMIT, ChaosFailure, ChaosRun, ChaosSize
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from hudi_ops.config import HoodieConfig
 from hudi_ops.format.meta_client import MetaClient
-from hudi_ops.locks.occ_options import CONCURRENCY_MODE, with_lock, zookeeper_lock_options
+from hudi_ops.locks.occ_options import CONCURRENCY_MODE, zookeeper_lock_options
 from hudi_ops.read.heartbeats import live_writes
 
 #: a failed writer's instant expires 6 s after its last beat (Hudi: 60 s x 2 misses); a live writer on two
@@ -30,12 +30,12 @@ def await_stopped_writes_expired(table: Path | str, timeout_s: float = 60) -> No
 def occ_options(zookeeper_url: str, table: str | None = None,
                 table_options: Mapping[str, str] | None = None) -> dict[str, str]:
     """A fresh lock znode per table, so tests sharing one server never wait on each other; with the
-    table's own `table_options` as the hook adds them."""
+    table's own `table_options` as the hook adds them (the job puts hudi-ops' defaults under them)."""
     host, port = zookeeper_url.rsplit(":", 1)
     table_options = dict(table_options or {})
     lock = zookeeper_lock_options(host, int(port), {"base_path": "/hudi-ops-tests", "session_timeout_ms": "10000"},
                                   table or f"t-{uuid.uuid4().hex[:12]}", table_options.get(CONCURRENCY_MODE))
-    return {**with_lock(table_options, lock), **HEARTBEAT}
+    return {**table_options, **lock, **HEARTBEAT}
 
 
 def as_flags(options: dict[str, str]) -> list[str]:

@@ -72,7 +72,7 @@ def test_a_jobs_driver_maps_spark_and_hudi_classes_from_the_class_sharing_archiv
     """`make jars` built the archive; a spark-submit of a job maps most of Spark's and Hudi's classes from it
     (Hudi's: those its training jobs loaded)."""
     archive = driver_jvm.archive_path()
-    assert archive.is_file(), "make jars builds it: python -m hudi_ops.spark.driver_jvm build"
+    assert archive.is_file(), "make jars builds it: python -m hudi_ops.jars fetch class-sharing"
     assert f"-XX:SharedArchiveFile={archive}" in driver_jvm.driver_java_options().split()
     log = tmp_path / "classes.log"
     write_source(tmp_path / "landing" / "a.parquet", trips("2026-11-20", range(5), ts=1))

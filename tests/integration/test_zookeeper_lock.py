@@ -19,8 +19,8 @@ import pytest
 from kazoo.client import KazooClient
 
 from hudi_ops.config import HoodieConfig
-from hudi_ops.demo.ports import free_port
 from hudi_ops.errors import ConfigError, LockAcquisitionError
+from hudi_ops.local.ports import free_port
 from hudi_ops.locks.zookeeper import (
     LOCK_NUM_RETRIES,
     LOCK_RETRY_MAX_WAIT_MS,

@@ -20,7 +20,6 @@ from hudi_ops.errors import InvalidInputError, TableNotFoundError
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import BackfillSpec
 from hudi_ops.job_specs.results import ALREADY_COMMITTED, JobResult
-from hudi_ops.locks.occ_options import backfill_defaults, writer_defaults
 from hudi_ops.read.pipeline_metadata import BACKFILL_CHECKPOINT_KEY, backfill_checkpoint, backfill_days
 from hudi_ops.sources import source_files
 from hudi_ops.spark.jobs import hudi_write
@@ -34,7 +33,6 @@ from hudi_ops.storage import Storage
 
 def run(spec: BackfillSpec, options: dict[str, str], spark: Callable[[], Any]) -> JobResult:
     """`spark` starts the session, called only when there is work."""
-    options = {**options, **writer_defaults(options), **backfill_defaults(options)}
     with TableCreation(spec.base_path, options, spec.table_name or "table") as creation:
         return _backfill(spec, options, spark, creation)
 

@@ -19,7 +19,6 @@ from typing import Any
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import IngestSpec
 from hudi_ops.job_specs.results import ALREADY_COMMITTED, JobResult
-from hudi_ops.locks.occ_options import writer_defaults
 from hudi_ops.read.ingest_work import IngestWork, ingest_work
 from hudi_ops.read.pipeline_metadata import INGEST_CHECKPOINT_KEY, ingest_checkpoints
 from hudi_ops.read.table_overview import commit_stats_of
@@ -34,7 +33,6 @@ from hudi_ops.storage import Storage
 
 def run(spec: IngestSpec, options: dict[str, str], spark: Callable[[], Any]) -> JobResult:
     """`spark` starts the session, called only when there is work."""
-    options = {**options, **writer_defaults(options)}
     source = Storage.for_uri(spec.source_path)
     name = spec.table_name or "table"
     with BatchFence(spec.base_path, options, name, ingest_batch(source.table_id), spec.wait_seconds) as fence, \

@@ -1,0 +1,87 @@
+"""The `hoodie.*` options a hudi-ops job runs with: one resolver, one precedence, however the job started
+(an Airflow task, a spark-submit of the application, `python -m hudi_ops.spark`).
+
+Lowest first:
+1. Hudi's defaults, for every key nothing below sets;
+2. the table's properties (`.hoodie/hoodie.properties`): its fixed settings, which a job's options may
+   repeat but never contradict (hudi_ops.spark.jobs.target refuses them);
+3. hudi-ops' defaults (`hudi_ops_defaults`), which depend on the job and on the options alone;
+4. the tables config: its `defaults`, the table's `hoodie_conf`, then the service's own section (merged
+   by hudi_ops.airflow.tables_config and the DAG factory), and the lock's keys from the table's
+   ZooKeeper connection, which every pipeline of the table shares;
+5. the job's flags: `--props`, then `--hoodie-conf` (hudi_ops.job_specs).
+
+The caller merges 4 and 5 into `options`; `resolve_job_options` puts 3 under them, and Hudi's writer
+and client apply 1 and 2. Resolving twice changes nothing, so the operator resolves (its `--props`
+file and its check for work see what the job will run) and the job resolves again, for a spark-submit
+of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from hudi_ops.locks.job_locks import has_zookeeper_lock
+from hudi_ops.locks.occ_options import (
+    CLUSTERING_UPDATES_STRATEGY,
+    CONCURRENCY_MODE,
+    CONFLICT_RESOLUTION_STRATEGY,
+    INDEX_TYPE,
+    OPTIMISTIC,
+    PREFER_WRITER,
+    ZOOKEEPER_LOCK_PROVIDER,
+)
+
+LOCK_PROVIDER = "hoodie.write.lock.provider"
+FAILED_WRITES_POLICY = "hoodie.cleaner.policy.failed.writes"
+#: What a ZooKeeper url implies: Hudi's ZooKeeper lock, optimistic concurrency, and failed writes rolled
+#: back by a later job once their heartbeat expired (LAZY), never eagerly by a writer that cannot know
+#: whether another is still at work.
+LOCK_IMPLIES = {LOCK_PROVIDER: ZOOKEEPER_LOCK_PROVIDER, CONCURRENCY_MODE: OPTIMISTIC, FAILED_WRITES_POLICY: "LAZY"}
+#: Hudi's lock manager retries a lock it did not get 50 more times, 5 s apart, each try waiting
+#: `hoodie.write.lock.wait_time_ms`: almost an hour before a job fails. Under Airflow the task's
+#: retries (with backoff, and visible) do that job, so the wait is one try:
+#: `hoodie.write.lock.wait_time_ms` is how long a writer waits before it exits 4.
+LOCK_WAIT = {"hoodie.write.lock.client.num_retries": "0"}
+#: Ingestion first: Hudi's default refuses a write that updates a file group a pending clustering plan
+#: rewrites, so a table service held writers back. Allowed, the update goes to the file group as it
+#: is, and the clustering checks at its commit (PreferWriter: Hudi 1.1 runs that check for clustering
+#: and log compaction, not for compaction) for writes to its file groups since it was planned; it
+#: yields, and hudi-ops withdraws its plan (hudi_ops.spark.jobs.plan_execution) for the next tick to
+#: plan again. A write under a pending compaction plan was never refused: it goes to the next slice.
+#: On Hudi 1.1.1 the jobs run hudi-ops' fix of that check (hudi_ops.spark.hudi_java). A bucket index
+#: keeps Hudi's own choices: the conflict check it infers, by bucket (two writers' first files of one
+#: bucket conflict), and its own clustering update strategy.
+INGESTION_FIRST = {
+    CLUSTERING_UPDATES_STRATEGY: "org.apache.hudi.client.clustering.update.strategy.SparkAllowUpdateStrategy",
+    CONFLICT_RESOLUTION_STRATEGY: PREFER_WRITER,
+}
+#: A backfill beside other writers puts its inserts into file groups of its own instead of filling the
+#: partition's small files (Hudi's default, under 100 MB): those are the file groups the ingest writes
+#: into, and two writers' inserts into one small file group are a write conflict for one of them. The
+#: clustering service later merges the backfill's smaller files.
+BACKFILL_APART = {"hoodie.parquet.small.file.limit": "0"}
+#: A table without a lock has one writer, whose failed writes Hudi rolls back at the next write (EAGER)
+#: by default, keeping no heartbeat. hudi-ops keeps Hudi's heartbeats there too (LAZY: a later clean or
+#: rollback-failed rolls a failed write back once its heartbeat expired), so that a second attempt of a
+#: batch tells the first, still at work, from a dead one (hudi_ops.spark.jobs.batch_fence). A failed
+#: attempt's heartbeat looks alive until it expires, and its retry waits that long: beats every 15 s
+#: (Hudi's 60) let the retry after Airflow's second backoff through. Every job of the table runs them,
+#: so its services judge heartbeats as its writers beat.
+SINGLE_WRITER_HEARTBEATS = {FAILED_WRITES_POLICY: "LAZY", "hoodie.client.heartbeat.interval_in_ms": "15000"}
+
+
+def hudi_ops_defaults(job: str, options: Mapping[str, str]) -> dict[str, str]:
+    """hudi-ops' defaults for `job` (a job_specs JOB name) that `options` leave unset."""
+    if has_zookeeper_lock(options):
+        bucket = str(options.get(INDEX_TYPE, "")).strip().upper() == "BUCKET"
+        defaults = {**LOCK_IMPLIES, **LOCK_WAIT, **({} if bucket else INGESTION_FIRST),
+                    **(BACKFILL_APART if job == "backfill" else {})}
+    else:
+        defaults = SINGLE_WRITER_HEARTBEATS
+    return {k: v for k, v in defaults.items() if k not in options}
+
+
+def resolve_job_options(job: str, options: Mapping[str, str]) -> dict[str, str]:
+    """`options` (the tables config and the job's flags) over hudi-ops' defaults for `job`."""
+    return {**hudi_ops_defaults(job, options), **options}
