@@ -52,12 +52,15 @@ def test_the_package_registers_its_zookeeper_connection_type():
 
 def test_the_zookeeper_connection_becomes_the_lock_options_of_every_pipeline_of_the_table(monkeypatch):
     from hudi_ops.airflow.hook import HudiHook
+    from hudi_ops.locks.job_options import resolve_job_options
 
     monkeypatch.setenv("AIRFLOW_CONN_HUDI_ZOOKEEPER_DEFAULT", json.dumps(
         {"conn_type": "hudi_zookeeper", "host": "zk1,zk2:2182", "port": 2181, "extra": {"lock_key": "trips-lock"}}
     ))
-    options = HudiHook("trips", table_options={"hoodie.write.lock.zookeeper.url": "elsewhere",
-                                               "hoodie.index.type": "BLOOM"}).write_options()
+    def job_options(table_options):  # as every task of the table runs them
+        return resolve_job_options("ingest", HudiHook("trips", table_options=table_options).write_options())
+
+    options = job_options({"hoodie.write.lock.zookeeper.url": "elsewhere", "hoodie.index.type": "BLOOM"})
     assert options["hoodie.write.lock.zookeeper.url"] == "zk1:2181,zk2:2182"
     assert options["hoodie.write.lock.provider"].endswith("ZookeeperBasedLockProvider")
     assert (options["hoodie.write.lock.zookeeper.base_path"], options["hoodie.write.lock.zookeeper.lock_key"]) == \
@@ -67,10 +70,10 @@ def test_the_zookeeper_connection_becomes_the_lock_options_of_every_pipeline_of_
     assert options["hoodie.clustering.updates.strategy"].endswith(".SparkAllowUpdateStrategy")
     assert options["hoodie.write.lock.conflict.resolution.strategy"].endswith(".PreferWriterConflictResolutionStrategy")
     reject = "org.apache.hudi.client.clustering.update.strategy.SparkRejectUpdateStrategy"
-    chosen = HudiHook("trips", table_options={"hoodie.clustering.updates.strategy": reject}).write_options()
+    chosen = job_options({"hoodie.clustering.updates.strategy": reject})
     assert chosen["hoodie.clustering.updates.strategy"] == reject
     # a bucket index keeps the conflict check by bucket that Hudi infers for it
-    bucket = HudiHook("trips", table_options={"hoodie.index.type": "BUCKET"}).write_options()
+    bucket = job_options({"hoodie.index.type": "BUCKET"})
     assert "hoodie.write.lock.conflict.resolution.strategy" not in bucket
     # a table may choose Hudi's other multi-writer mode, which takes the same lock
     non_blocking = HudiHook("trips", table_options={"hoodie.index.type": "BUCKET", "hoodie.write.concurrency.mode":

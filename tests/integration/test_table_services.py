@@ -364,7 +364,8 @@ def test_a_table_of_non_blocking_writers_compacts_and_reads_the_model(spark, tmp
 
 def test_an_update_under_a_pending_clustering_commits_first_and_the_clustering_yields_then_replans(
         spark, tmp_path, capsys, zookeeper):
-    """Ingestion first (hudi-ops' defaults for tables with several writers): an update to file groups a
+    """Ingestion first (hudi-ops' defaults for tables with several writers, which the job adds to the lock's
+    options alone, as a spark-submit of the application passes them): an update to file groups a
     pending clustering plan rewrites commits on its first try; the plan's execution then finds the write
     at its commit, yields, and its plan is withdrawn (rolled back, nothing of it visible), so the next
     schedule plans again over the updated files. No update is lost."""
