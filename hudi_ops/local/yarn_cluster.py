@@ -11,6 +11,7 @@ YARN's default executor; a container's logs stay in the NodeManager's log folder
 from __future__ import annotations
 
 import atexit
+import hashlib
 import json
 import os
 import shutil
@@ -29,8 +30,10 @@ from hudi_ops.local.ports import free_port
 from hudi_ops.maven import MavenArtifact, fetched, jars_dir
 
 HADOOP_RELEASE = "3.3.4"
+#: the ResourceManager's web services reach into the timeline service's classes, whatever its settings
 ARTIFACTS = tuple(MavenArtifact("org.apache.hadoop", a, HADOOP_RELEASE) for a in (
-    "hadoop-yarn-server-resourcemanager", "hadoop-yarn-server-nodemanager", "hadoop-common"))
+    "hadoop-yarn-server-resourcemanager", "hadoop-yarn-server-nodemanager", "hadoop-yarn-server-timelineservice",
+    "hadoop-common"))
 RESOURCE_MANAGER = "org.apache.hadoop.yarn.server.resourcemanager.ResourceManager"
 NODE_MANAGER = "org.apache.hadoop.yarn.server.nodemanager.NodeManager"
 #: the daemons' web apps build their routes with Guice 4's cglib, which Java 17 allows only with these
@@ -39,7 +42,9 @@ _OPENS = [f"--add-opens=java.base/{p}=ALL-UNNAMED" for p in (
 
 
 def hadoop_jars_dir() -> Path:
-    return jars_dir() / f"hadoop-yarn-{HADOOP_RELEASE}"
+    """Named after the artifacts, so that another list is fetched anew."""
+    digest = hashlib.sha256(" ".join(a.coordinates for a in ARTIFACTS).encode()).hexdigest()[:8]
+    return jars_dir() / f"hadoop-yarn-{HADOOP_RELEASE}-{digest}"
 
 
 def require_hadoop() -> str:
@@ -100,6 +105,11 @@ class YarnCluster:
             "yarn.nodemanager.disk-health-checker.max-disk-utilization-per-disk-percentage": "100.0",
             "yarn.log-aggregation-enable": "false",
         })
+        # the daemons log to their own files (the root's *.log), warnings and up
+        (self.conf_dir / "log4j.properties").write_text(
+            "log4j.rootLogger=WARN,console\nlog4j.appender.console=org.apache.log4j.ConsoleAppender\n"
+            "log4j.appender.console.layout=org.apache.log4j.PatternLayout\n"
+            "log4j.appender.console.layout.ConversionPattern=%d{ISO8601} %p %c{2}: %m%n\n")
         self._processes: list[subprocess.Popen[bytes]] = []
         atexit.register(self.stop)
 
