@@ -2,14 +2,12 @@
 (hudi_ops/spark/driver_jvm.py: the class-data-sharing archive, the client compiler, the serial
 collector), measured in the same run, alternating.
 
-Two jobs: a compaction schedule with nothing due (a service job with no work, which finds so in Python
-before it starts a Spark session: a JVM and Python alone) and a one-batch ingest of 1,000 rows; each
-alone, and the ingest also two at once (two tables) as a services tick beside an ingest shares two
-cores. Each job says where its time went (hudi_ops.spark.__main__: the JVM and Python starting, the
-Spark session, the job itself); the rest of the wall time is spark-submit's launcher and the JVM's exit.
-The fixed cost is everything but the job. One JSON line: per variant the medians, and default / hudi-ops
-for the fixed cost and the total.
-"""
+Two jobs: a compaction schedule that Hudi finds nothing to plan for (a service job with no work) and a
+one-batch ingest of 1,000 rows; each alone, and the ingest also two at once (two tables) as a services
+tick beside an ingest shares two cores. Each job says where its time went (hudi_ops.spark.__main__: the
+JVM and Python starting, the Spark session, the job itself); the rest of the wall time is spark-submit's
+launcher and the JVM's exit. The fixed cost is everything but the job. One JSON line: per variant the
+medians, and default / hudi-ops for the fixed cost and the total. """
 
 from __future__ import annotations
 
