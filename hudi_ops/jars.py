@@ -12,7 +12,8 @@ Parts, in the order they are fetched:
   (hudi_ops.spark.driver_jvm; needs `hudi`).
 
 The modules named above only look their jars up, and each error for a missing jar names the command
-here. `python -m hudi_ops.jars` prints each part's jars.
+here. `python -m hudi_ops.jars` prints each part's jars (`PART: jars`); `python -m hudi_ops.jars PART`
+prints that part's alone, as `--jars` takes them.
 """
 
 from __future__ import annotations
@@ -67,12 +68,13 @@ def main(argv: list[str]) -> int:
     unknown = [p for p in parts if p not in PARTS]
     if unknown:
         parser.error(f"unknown part(s) {', '.join(unknown)}; use some of {', '.join(PARTS)}")
+    chosen = [p for p in PARTS if p in parts] if parts else list(PARTS)  # in their order: class-sharing last
     try:
-        for part in parts or PARTS:
+        for part in chosen:
             fetch, jars = PARTS[part]
             if fetching:
                 fetch()
-            print(f"{part}: {jars()}")
+            print(jars() if len(chosen) == 1 else f"{part}: {jars()}")
         return 0
     except ConfigError as e:
         print(f"hudi_ops.jars: error: {e}", file=sys.stderr)

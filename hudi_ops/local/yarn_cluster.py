@@ -17,7 +17,6 @@ import os
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -67,8 +66,9 @@ def java_home() -> str:
 class YarnCluster:
     """`with YarnCluster(root) as yarn:` a ResourceManager and a NodeManager until the block ends."""
 
-    def __init__(self, root: Path | None = None, *, memory_mb: int = 6144, vcores: int = 4) -> None:
-        self.root = Path(root) if root is not None else Path(tempfile.mkdtemp(prefix="hudi-ops-yarn-"))
+    def __init__(self, root: Path, *, memory_mb: int = 6144, vcores: int = 4) -> None:
+        """`root`: the cluster's configuration, local and log folders (the caller's to remove)."""
+        self.root = Path(root)
         self.conf_dir = self.root / "conf"
         self.classpath = require_hadoop()
         self.java_home = java_home()
@@ -157,25 +157,14 @@ class YarnCluster:
                 raise RuntimeError(f"timed out waiting for {what}:\n{self.log_tail()}")
             time.sleep(0.5)
 
-    def api(self, path: str, *, method: str = "GET", body: dict[str, Any] | None = None) -> dict[str, Any]:
+    def api(self, path: str) -> dict[str, Any]:
         """The ResourceManager's REST API (`/ws/v1/cluster/...`), as JSON."""
-        data = json.dumps(body).encode() if body is not None else None
-        request = urllib.request.Request(self.web_url + path, data=data, method=method,
-                                         headers={"Accept": "application/json", "Content-Type": "application/json"})
+        request = urllib.request.Request(self.web_url + path, headers={"Accept": "application/json"})
         with urllib.request.urlopen(request, timeout=10) as response:
             return json.load(response)
 
-    def application(self, app_id: str) -> dict[str, Any]:
-        return self.api(f"/ws/v1/cluster/apps/{app_id}")["app"]
-
     def applications(self) -> list[dict[str, Any]]:
         return (self.api("/ws/v1/cluster/apps").get("apps") or {}).get("app", [])
-
-    def container_logs(self, app_id: str) -> dict[str, str]:
-        """Each container's stdout and stderr, by `<container>/<file>`."""
-        folder = self.root / "logs" / app_id
-        return {str(p.relative_to(folder)): p.read_text(errors="replace")
-                for p in sorted(folder.glob("*/std*")) if p.is_file()}
 
     def stop(self, grace_s: float = 15.0) -> None:
         processes, self._processes = self._processes, []

@@ -7,9 +7,10 @@ Lowest first:
    repeat but never contradict (hudi_ops.spark.jobs.target refuses them);
 3. hudi-ops' defaults (`hudi_ops_defaults`), which depend on the job and on the options alone;
 4. the tables config: its `defaults`, the table's `hoodie_conf`, then the service's own section (merged
-   by hudi_ops.airflow.tables_config and the DAG factory), and the lock's keys from the table's
-   ZooKeeper connection, which every pipeline of the table shares;
+   by hudi_ops.airflow.tables_config and the DAG factory);
 5. the job's flags: `--props`, then `--hoodie-conf` (hudi_ops.job_specs).
+Under Airflow the lock's keys from the table's ZooKeeper connection win over 4 and 5: every pipeline
+of the table shares them (hudi_ops.airflow.hook).
 
 The caller merges 4 and 5 into `options`; `resolve_job_options` puts 3 under them, and Hudi's writer
 and client apply 1 and 2. Resolving twice changes nothing, so the operator resolves (its `--props`
@@ -24,20 +25,13 @@ from collections.abc import Mapping
 from hudi_ops.locks.job_locks import has_zookeeper_lock
 from hudi_ops.locks.occ_options import (
     CLUSTERING_UPDATES_STRATEGY,
-    CONCURRENCY_MODE,
     CONFLICT_RESOLUTION_STRATEGY,
+    FAILED_WRITES_POLICY,
     INDEX_TYPE,
-    OPTIMISTIC,
+    LOCK_IMPLIES,
     PREFER_WRITER,
-    ZOOKEEPER_LOCK_PROVIDER,
 )
 
-LOCK_PROVIDER = "hoodie.write.lock.provider"
-FAILED_WRITES_POLICY = "hoodie.cleaner.policy.failed.writes"
-#: What a ZooKeeper url implies: Hudi's ZooKeeper lock, optimistic concurrency, and failed writes rolled
-#: back by a later job once their heartbeat expired (LAZY), never eagerly by a writer that cannot know
-#: whether another is still at work.
-LOCK_IMPLIES = {LOCK_PROVIDER: ZOOKEEPER_LOCK_PROVIDER, CONCURRENCY_MODE: OPTIMISTIC, FAILED_WRITES_POLICY: "LAZY"}
 #: Hudi's lock manager retries a lock it did not get 50 more times, 5 s apart, each try waiting
 #: `hoodie.write.lock.wait_time_ms`: almost an hour before a job fails. Under Airflow the task's
 #: retries (with backoff, and visible) do that job, so the wait is one try:
@@ -66,9 +60,11 @@ BACKFILL_APART = {"hoodie.parquet.small.file.limit": "0"}
 #: rollback-failed rolls a failed write back once its heartbeat expired), so that a second attempt of a
 #: batch tells the first, still at work, from a dead one (hudi_ops.spark.jobs.batch_fence). A failed
 #: attempt's heartbeat looks alive until it expires, and its retry waits that long: beats every 15 s
-#: (Hudi's 60) let the retry after Airflow's second backoff through. Every job of the table runs them,
-#: so its services judge heartbeats as its writers beat.
+#: (Hudi's 60) let the retry after Airflow's second backoff through. The writers alone: a table without
+#: a lock may have writers outside hudi-ops (Hudi's EAGER default, no heartbeats), whose commits in
+#: flight a LAZY clean of hudi-ops' would take for failed ones.
 SINGLE_WRITER_HEARTBEATS = {FAILED_WRITES_POLICY: "LAZY", "hoodie.client.heartbeat.interval_in_ms": "15000"}
+WRITERS = ("ingest", "backfill")
 
 
 def hudi_ops_defaults(job: str, options: Mapping[str, str]) -> dict[str, str]:
@@ -78,7 +74,7 @@ def hudi_ops_defaults(job: str, options: Mapping[str, str]) -> dict[str, str]:
         defaults = {**LOCK_IMPLIES, **LOCK_WAIT, **({} if bucket else INGESTION_FIRST),
                     **(BACKFILL_APART if job == "backfill" else {})}
     else:
-        defaults = SINGLE_WRITER_HEARTBEATS
+        defaults = SINGLE_WRITER_HEARTBEATS if job in WRITERS else {}
     return {k: v for k, v in defaults.items() if k not in options}
 
 

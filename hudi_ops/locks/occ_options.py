@@ -18,6 +18,12 @@ CONFLICT_RESOLUTION_STRATEGY = "hoodie.write.lock.conflict.resolution.strategy"
 PREFER_WRITER = "org.apache.hudi.client.transaction.PreferWriterConflictResolutionStrategy"
 INDEX_TYPE = "hoodie.index.type"
 BUCKET_ENGINE = "hoodie.index.bucket.engine"
+LOCK_PROVIDER = "hoodie.write.lock.provider"
+FAILED_WRITES_POLICY = "hoodie.cleaner.policy.failed.writes"
+#: What a table's ZooKeeper lock implies: Hudi's ZooKeeper lock provider, optimistic concurrency, and
+#: failed writes rolled back by a later job once their heartbeat expired (LAZY), never eagerly by a
+#: writer that cannot know whether another is still at work.
+LOCK_IMPLIES = {LOCK_PROVIDER: ZOOKEEPER_LOCK_PROVIDER, CONCURRENCY_MODE: OPTIMISTIC, FAILED_WRITES_POLICY: "LAZY"}
 
 
 def is_simple_bucket_index(options: Mapping[str, str]) -> bool:
@@ -51,11 +57,8 @@ def zookeeper_lock_options(
     # separate port key, which Hudi would ignore)
     url = ",".join(h if ":" in h or port is None else f"{h}:{port}" for h in hosts)
     return {
+        **LOCK_IMPLIES,
         CONCURRENCY_MODE: mode,
-        # with several writers a failed write is rolled back by the next writer once its heartbeat
-        # expires (LAZY), never eagerly by a writer that cannot know whether it is still running
-        "hoodie.cleaner.policy.failed.writes": "LAZY",
-        "hoodie.write.lock.provider": ZOOKEEPER_LOCK_PROVIDER,
         "hoodie.write.lock.zookeeper.url": url,
         "hoodie.write.lock.zookeeper.base_path": str(extra.get("base_path") or DEFAULT_LOCK_BASE_PATH),
         "hoodie.write.lock.zookeeper.lock_key": str(extra.get("lock_key") or table_name),

@@ -94,16 +94,24 @@ class _Session:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.started is not None:
+        if self.started is None:
+            return
+        try:
+            if "PYSPARK_GATEWAY_PORT" in os.environ:  # spark-submit's JVM started this Python, not the reverse
+                self._say_where_the_time_went()
+        finally:
+            self.started.stop()
+
+    def _say_where_the_time_went(self) -> None:
+        """For the job's log and bench/job_fixed_cost.py; never in the way of the job's own outcome."""
+        try:
             runtime = self.started.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()
             jvm_started, done = runtime.getStartTime() / 1000, time.time()
-            self.started.stop()
-            if "PYSPARK_GATEWAY_PORT" in os.environ:  # spark-submit's JVM started this Python, not the reverse
-                # where a job's time went, for its log and bench/job_fixed_cost.py
-                print(f"hudi_ops.spark: {self.job} took {_PYTHON_STARTED - jvm_started:.2f} s for the JVM and Python "
-                      f"to start, {self.ready - _PYTHON_STARTED:.2f} s for the Spark session, "
-                      f"{done - self.ready:.2f} s for the job (Hudi's client and the work)",
-                      file=sys.stderr, flush=True)
+        except Exception:  # a JVM gone with the job's failure: that failure is what the log must say
+            return
+        print(f"hudi_ops.spark: {self.job} took {_PYTHON_STARTED - jvm_started:.2f} s for the JVM and Python "
+              f"to start, {self.ready - _PYTHON_STARTED:.2f} s for the Spark session, "
+              f"{done - self.ready:.2f} s for the job (Hudi's client and the work)", file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":

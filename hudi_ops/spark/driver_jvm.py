@@ -12,8 +12,10 @@ in place) costs the sharing, not the job: the JVM says so on stdout and loads it
 
 The small-job settings are the client compiler alone (`-XX:TieredStopAtLevel=1`) and the serial
 collector, which keep a short job's JVM from spending the machine's cores on optimising compilation
-and parallel GC threads. A job that works through much data sets `spark.driver.extraJavaOptions` in
-its table's `spark_conf`, which replaces all of these. docs/benchmarks.md has the measurements.
+and parallel GC threads. They go in `spark.driver.defaultJavaOptions`, which Spark puts before the
+user's `spark.driver.extraJavaOptions`: a flag there wins (a job that works through much data in local
+mode may want `-XX:TieredStopAtLevel=4 -XX:+UseParallelGC` in its table's `spark_conf`), and setting
+`spark.driver.defaultJavaOptions` itself replaces them all. docs/benchmarks.md has the measurements.
 """
 
 from __future__ import annotations
@@ -26,27 +28,37 @@ import sys
 import tempfile
 from pathlib import Path
 
-import pyspark
-
 from hudi_ops.errors import ConfigError
 from hudi_ops.maven import jars_dir
 from hudi_ops.spark.hudi_bundle import hudi_jars
 
-DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
+DRIVER_JAVA_OPTIONS = "spark.driver.defaultJavaOptions"
 SMALL_JOB_FLAGS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
+#: what the archive was trained on: another training run or other flags means another archive
+_FORMAT = "jobs-1"
 
 
 def archive_path() -> Path:
-    """Where the archive for this machine's Java, Spark and Hudi jars is (or would be)."""
-    key = "\n".join([_java(), _spark_home(), pyspark.__version__,
+    """Where the archive for this machine's Java, Spark and Hudi jars is (or would be). Java checks the jars
+    of Spark's class path by size and time, so their folder's time is part of the name."""
+    import pyspark
+
+    spark_home = _spark_home()
+    key = "\n".join([_FORMAT, *SMALL_JOB_FLAGS, _java(), spark_home, pyspark.__version__,
+                     str(os.stat(Path(spark_home) / "jars").st_mtime_ns),
                      *(f"{Path(j).name}:{Path(j).stat().st_size}" for j in hudi_jars())])
     return jars_dir() / f"hudi-ops-jobs-{hashlib.sha256(key.encode()).hexdigest()[:12]}.jsa"
 
 
 def driver_java_options() -> str:
-    """The driver's JVM options for a hudi-ops job: the archive, when built, and the small-job flags."""
-    archive = archive_path()
-    return " ".join([*([f"-XX:SharedArchiveFile={archive}"] if archive.is_file() else []), *SMALL_JOB_FLAGS])
+    """The driver's JVM options for a hudi-ops job: the archive, when built, and the small-job flags. A
+    machine where the archive cannot be named (no `java` found here, jars elsewhere) runs without it."""
+    try:
+        archive: Path | None = archive_path()
+    except (ConfigError, OSError):
+        archive = None
+    shared = [f"-XX:SharedArchiveFile={archive}"] if archive is not None and archive.is_file() else []
+    return " ".join([*shared, *SMALL_JOB_FLAGS])
 
 
 def driver_conf() -> dict[str, str]:
@@ -89,6 +101,8 @@ def _java() -> str:
 
 def _spark_home() -> str:
     """Where Spark's jars are (its launch scripts' class path): $SPARK_HOME, else pip's pyspark."""
+    import pyspark
+
     return os.path.abspath(os.environ.get("SPARK_HOME") or Path(pyspark.__file__).parent)
 
 

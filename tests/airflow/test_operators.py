@@ -52,13 +52,14 @@ def test_the_package_registers_its_zookeeper_connection_type():
 
 def test_the_zookeeper_connection_becomes_the_lock_options_of_every_pipeline_of_the_table(monkeypatch):
     from hudi_ops.airflow.hook import HudiHook
-    from hudi_ops.locks.job_options import resolve_job_options
+    from hudi_ops.airflow.operators import HudiIngestOperator
 
     monkeypatch.setenv("AIRFLOW_CONN_HUDI_ZOOKEEPER_DEFAULT", json.dumps(
         {"conn_type": "hudi_zookeeper", "host": "zk1,zk2:2182", "port": 2181, "extra": {"lock_key": "trips-lock"}}
     ))
-    def job_options(table_options):  # as every task of the table runs them
-        return resolve_job_options("ingest", HudiHook("trips", table_options=table_options).write_options())
+    def job_options(table_options):  # what the table's ingest task runs with
+        return HudiIngestOperator(task_id="ingest", base_path="/t", table_name="trips", record_key_field="id",
+                                  source_path="/in", hoodie_conf=table_options).job_options()
 
     options = job_options({"hoodie.write.lock.zookeeper.url": "elsewhere", "hoodie.index.type": "BLOOM"})
     assert options["hoodie.write.lock.zookeeper.url"] == "zk1:2181,zk2:2182"
@@ -88,6 +89,7 @@ def test_the_zookeeper_connection_becomes_the_lock_options_of_every_pipeline_of_
 
 def test_a_backfill_operator_submits_the_hudi_ops_application_with_hudis_jars_and_its_rendered_window():
     from hudi_ops.airflow.operators import HudiBackfillOperator
+    from hudi_ops.spark.driver_jvm import DRIVER_JAVA_OPTIONS, driver_java_options
     from hudi_ops.spark.hudi_bundle import hudi_jars
     from hudi_ops.spark.session import HUDI_SESSION_CONF
     from hudi_ops.spark.submit import APPLICATION
@@ -104,6 +106,13 @@ def test_a_backfill_operator_submits_the_hudi_ops_application_with_hudis_jars_an
     assert cmd[cmd.index("--jars") + 1] == ",".join(hudi_jars())
     confs = {cmd[i + 1] for i, arg in enumerate(cmd) if arg == "--conf"}
     assert {f"{k}={v}" for k, v in HUDI_SESSION_CONF.items()} | {"spark.ui.enabled=false"} <= confs
+    assert f"{DRIVER_JAVA_OPTIONS}={driver_java_options()}" in confs  # the small-job driver JVM
+    own = HudiBackfillOperator(task_id="own", base_path="/data/trips", table_name="trips", record_key_field="id",
+                               source_path="/in", start="2026-01-01", end="2026-01-01", zookeeper_conn_id=None,
+                               conf={DRIVER_JAVA_OPTIONS: "-Xss4m"})
+    own.prepare({})
+    assert own.conf[DRIVER_JAVA_OPTIONS] == "-Xss4m"  # a DAG's own choice wins
+    shutil.rmtree(own._folder)
     assert cmd[cmd.index(APPLICATION) + 1:][:1] == ["backfill"]
     assert cmd[cmd.index("--start") + 1] == "2026-01-01" and cmd[cmd.index("--end") + 1] == "2026-01-31"
     # the hoodie.* options travel in a properties file only the task's user can read, off the command line

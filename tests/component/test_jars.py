@@ -15,6 +15,12 @@ def test_it_lists_each_parts_jars_from_the_cache_make_filled(capsys):
     assert listed["zookeeper"].endswith("/*")
 
 
+def test_one_part_alone_is_printed_as_spark_submits_jars_flag_takes_it(capsys):
+    assert main(["s3a"]) == 0
+    (jars,) = capsys.readouterr().out.splitlines()
+    assert jars.split(",")[0].endswith("hadoop-aws-3.3.4.jar") and ": " not in jars
+
+
 def test_an_unknown_part_is_refused_naming_the_parts(capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["fetch", "hadoop-3"])

@@ -76,11 +76,12 @@ def test_a_jobs_driver_maps_spark_and_hudi_classes_from_the_class_sharing_archiv
     assert f"-XX:SharedArchiveFile={archive}" in driver_jvm.driver_java_options().split()
     log = tmp_path / "classes.log"
     write_source(tmp_path / "landing" / "a.parquet", trips("2026-11-20", range(5), ts=1))
-    options = f"{driver_jvm.driver_java_options()} -Xlog:class+load=info:file={log}"
+    # the job's own driver options (Spark's extraJavaOptions) leave hudi-ops' in place
+    options = f"-Xlog:class+load=info:file={log}"
     ingest = IngestSpec(base_path=str(tmp_path / "trips"), source_path=str(tmp_path / "landing"), table_name="trips",
                         record_key_field="trip_id", partition_path_field="dt", ordering_field="ts")
     code, result = Job.start(ingest.to_argv(), tmp_path / "job.log",
-                             conf={driver_jvm.DRIVER_JAVA_OPTIONS: options}).finish()
+                             conf={"spark.driver.extraJavaOptions": options}).finish()
     assert code == 0 and result["inserts"] == 5
     # the job's log says where its time went
     assert re.search(r"hudi_ops.spark: ingest took [\d.]+ s for the JVM and Python to start, [\d.]+ s for the Spark "

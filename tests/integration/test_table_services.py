@@ -298,15 +298,13 @@ def test_rollback_failed_waits_for_the_heartbeat_then_rolls_the_failed_write_bac
 
 
 def test_rollback_failed_is_refused_unless_failed_writes_are_cleaned_lazily(spark, tmp_path, capsys):
-    """hudi-ops runs every job LAZY (a table without a lock too); a job told EAGER, Hudi's own default,
-    would roll back running writes as well."""
     table, source = tmp_path / "trips", tmp_path / "landing"
     write_source(source / "a.parquet", trips(DAY1, range(5), ts=1))
     assert run(capsys, ingest_args(table, source), spark)[0] == 0
-    eager = {"hoodie.cleaner.policy.failed.writes": "EAGER"}
-    code, result = run(capsys, service(RollbackFailedSpec, table, hoodie_conf=eager), NoSpark())
+    code, result = run(capsys, service(RollbackFailedSpec, table), NoSpark())  # EAGER, Hudi's default
     assert code == 2 and "hoodie.cleaner.policy.failed.writes=LAZY" in result["message"]
-    code, result = run(capsys, service(RollbackFailedSpec, table), NoSpark())
+    lazy = {"hoodie.cleaner.policy.failed.writes": "LAZY"}
+    code, result = run(capsys, service(RollbackFailedSpec, table, hoodie_conf=lazy), NoSpark())
     assert code == 0 and result["reason"] == "no pending write"
 
 

@@ -25,7 +25,7 @@ def test_without_an_archive_a_job_gets_the_small_job_flags_alone(tmp_path, monke
     assert driver_jvm.driver_java_options().split() == list(driver_jvm.SMALL_JOB_FLAGS)
 
 
-def test_a_built_archive_is_mapped_by_every_submitted_job_unless_the_job_sets_its_own_options(tmp_path, monkeypatch):
+def test_a_built_archive_is_mapped_by_every_submitted_job_beside_the_jobs_own_options(tmp_path, monkeypatch):
     archive = _machine(tmp_path, monkeypatch)
     archive.parent.mkdir()
     archive.write_bytes(b"archive")
@@ -33,9 +33,20 @@ def test_a_built_archive_is_mapped_by_every_submitted_job_unless_the_job_sets_it
     assert driver_jvm.driver_java_options() == options
     command = spark_submit_command(["clean", "--base-path", "/t"])
     assert f"{driver_jvm.DRIVER_JAVA_OPTIONS}={options}" in command
-    own = spark_submit_command(["clean"], conf={driver_jvm.DRIVER_JAVA_OPTIONS: "-XX:+UseG1GC"})
-    assert [c for c in own if c.startswith(driver_jvm.DRIVER_JAVA_OPTIONS)] == [
-        f"{driver_jvm.DRIVER_JAVA_OPTIONS}=-XX:+UseG1GC"]
+    # the job's own options come after ours (Spark's extraJavaOptions): theirs win, ours stay
+    own = spark_submit_command(["clean"], conf={"spark.driver.extraJavaOptions": "-XX:+UseParallelGC"})
+    assert {f"{driver_jvm.DRIVER_JAVA_OPTIONS}={options}", "spark.driver.extraJavaOptions=-XX:+UseParallelGC"} \
+        <= set(own)
+    # setting spark.driver.defaultJavaOptions itself replaces them all
+    replaced = spark_submit_command(["clean"], conf={driver_jvm.DRIVER_JAVA_OPTIONS: "-Xss4m"})
+    assert [c for c in replaced if c.startswith(driver_jvm.DRIVER_JAVA_OPTIONS)] == [
+        f"{driver_jvm.DRIVER_JAVA_OPTIONS}=-Xss4m"]
+
+
+def test_a_machine_where_the_archive_cannot_be_named_runs_jobs_without_it(tmp_path, monkeypatch):
+    _machine(tmp_path, monkeypatch)
+    monkeypatch.setenv(JARS_ENV, str(tmp_path / "missing.jar"))  # e.g. jars on another machine
+    assert driver_jvm.driver_java_options().split() == list(driver_jvm.SMALL_JOB_FLAGS)
 
 
 def test_another_java_or_other_hudi_jars_name_another_archive(tmp_path, monkeypatch):

@@ -5,13 +5,12 @@ from __future__ import annotations
 from hudi_ops.locks.job_options import (
     BACKFILL_APART,
     INGESTION_FIRST,
-    LOCK_IMPLIES,
     LOCK_WAIT,
     SINGLE_WRITER_HEARTBEATS,
     hudi_ops_defaults,
     resolve_job_options,
 )
-from hudi_ops.locks.occ_options import CONFLICT_RESOLUTION_STRATEGY, zookeeper_lock_options
+from hudi_ops.locks.occ_options import CONFLICT_RESOLUTION_STRATEGY, LOCK_IMPLIES, zookeeper_lock_options
 
 SMALL_FILE_LIMIT = "hoodie.parquet.small.file.limit"
 URL = {"hoodie.write.lock.zookeeper.url": "127.0.0.1:2181"}
@@ -46,8 +45,11 @@ def test_a_bucket_index_keeps_hudis_own_conflict_check_and_update_strategy():
     assert not INGESTION_FIRST.keys() & resolved.keys() and LOCK_WAIT.items() <= resolved.items()
 
 
-def test_every_job_of_a_table_without_a_lock_beats_and_rolls_failed_writes_back_lazily():
-    for job in ("ingest", "backfill", "clean", "rollback-failed", "compact"):
+def test_the_writers_of_a_table_without_a_lock_beat_and_leave_failed_writes_to_a_lazy_rollback():
+    for job in ("ingest", "backfill"):
         assert resolve_job_options(job, {}) == SINGLE_WRITER_HEARTBEATS
     eager = {"hoodie.cleaner.policy.failed.writes": "EAGER"}
-    assert resolve_job_options("clean", eager)["hoodie.cleaner.policy.failed.writes"] == "EAGER"
+    assert resolve_job_options("ingest", eager)["hoodie.cleaner.policy.failed.writes"] == "EAGER"
+    # its services keep Hudi's defaults: a writer outside hudi-ops beats no heartbeat for them to judge
+    for job in ("clean", "rollback-failed", "compact", "cluster", "archive"):
+        assert resolve_job_options(job, {}) == {}
