@@ -11,7 +11,7 @@ from hudi_ops.locks.occ_options import CONCURRENCY_MODE, zookeeper_lock_options
 from hudi_ops.spark.session import LOOPBACK_CONF
 
 SPARK_SUBMIT = str(Path(sys.executable).parent / "spark-submit")
-CONF = {"spark.ui.enabled": "false", **LOOPBACK_CONF, "spark.sql.shuffle.partitions": "2"}
+CONF = {**LOOPBACK_CONF, "spark.sql.shuffle.partitions": "2"}
 LOCK_BASE_PATH = "/bench"
 #: a writer in a benchmark waits for the lock as long as it takes: the figures are its waits
 PATIENT = {"hoodie.write.lock.wait_time_ms": "600000"}

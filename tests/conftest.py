@@ -98,7 +98,7 @@ def fixture_table(tmp_path_factory):
 
 
 #: loopback only, no UI: for the shared session and every spark-submit the tests start
-SPARK_TEST_CONF = {"spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false", **LOOPBACK_CONF,
+SPARK_TEST_CONF = {"spark.ui.showConsoleProgress": "false", **LOOPBACK_CONF,
                    "spark.sql.shuffle.partitions": "2"}
 
 

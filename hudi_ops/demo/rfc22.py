@@ -61,7 +61,7 @@ INGEST_DAG, BACKFILL_DAG, SERVICES_DAG = ingest_dag_id(TABLE), backfill_dag_id(T
 LOCK_BASE_PATH = "/hudi/locks"
 #: with --s3: the bucket of the table, and the aws connection its DAGs reach it with
 S3_BUCKET, S3_CONN_ID = "lake", "hudi_ops_s3"
-SPARK_CONF = {"spark.ui.enabled": "false", **LOOPBACK_CONF,
+SPARK_CONF = {**LOOPBACK_CONF,
               "spark.driver.memory": "768m"}
 SEED_DAYS = ("2026-11-20", "2026-11-21")
 NEW_DAY = "2026-11-22"

@@ -124,13 +124,13 @@ class LocalAirflow:
         self._airflow("db", "migrate")
         self.port = self.port or free_port()
         self.execution_port = free_port()
-        self.settings.update({"AIRFLOW__API__PORT": str(self.port), "AIRFLOW__API__BASE_URL": self.url,
-                         "AIRFLOW__CORE__EXECUTION_API_SERVER_URL":
-                             f"http://127.0.0.1:{self.execution_port}/execution/",
-                         # tasks that pause DAGs (the restore DAG) call this api-server as the admin
-                         f"AIRFLOW_CONN_{AIRFLOW_API_CONN_ID.upper()}": json.dumps(
-                             {"conn_type": "http", "host": "127.0.0.1", "port": self.port, "login": self.USER,
-                              "password": self.password})})
+        self.settings.update({
+            "AIRFLOW__API__PORT": str(self.port), "AIRFLOW__API__BASE_URL": self.url,
+            "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"http://127.0.0.1:{self.execution_port}/execution/",
+            # tasks that pause DAGs (the restore DAG) call this api-server as the admin
+            f"AIRFLOW_CONN_{AIRFLOW_API_CONN_ID.upper()}": json.dumps(
+                {"conn_type": "http", "host": "127.0.0.1", "port": self.port, "login": self.USER,
+                 "password": self.password})})
         try:
             for name, args in self._components():
                 with open(self.home / f"{name}.log", "ab") as log:

@@ -77,7 +77,7 @@ def build() -> Path:
     with tempfile.TemporaryDirectory(prefix="hudi-ops-class-sharing-") as work:
         dump = Path(work) / target.name
         options = " ".join([f"-XX:ArchiveClassesAtExit={dump}", *SMALL_JOB_FLAGS])
-        conf = {**LOOPBACK_CONF, "spark.ui.enabled": "false", DRIVER_JAVA_OPTIONS: options}
+        conf = {**LOOPBACK_CONF, DRIVER_JAVA_OPTIONS: options}
         command = spark_submit_command([work], master="local[1]", spark_submit=_spark_submit(),
                                        application=__file__, conf=conf)
         env = {**os.environ, "PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON", sys.executable)}

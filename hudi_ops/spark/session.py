@@ -18,8 +18,9 @@ HUDI_SESSION_CONF = {
     "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.hudi.catalog.HoodieCatalog",
     "spark.kryo.registrator": "org.apache.spark.HoodieSparkKryoRegistrar",
 }
-#: a driver that talks to no one but itself (local mode, tests, the demo): nothing on other interfaces
-LOOPBACK_CONF = {"spark.driver.bindAddress": "127.0.0.1", "spark.driver.host": "127.0.0.1"}
+#: a driver that talks to no one but itself (local mode, tests, the demo): nothing on other interfaces,
+#: and no web UI (it would listen on all of them)
+LOOPBACK_CONF = {"spark.driver.bindAddress": "127.0.0.1", "spark.driver.host": "127.0.0.1", "spark.ui.enabled": "false"}
 _HUDI_DATASOURCE = "org.apache.hudi.DefaultSource"
 #: Initialised before anything touches the metadata table. Hudi 1.2.0's metadata-table appends take a
 #: fast path only when the write schema is the very object this class interned when it was loaded
@@ -45,7 +46,7 @@ def session_builder(app_name: str, *, master: str = "local[2]") -> Any:
     else:  # local mode: nothing needs more than loopback
         submitted = SparkConf(loadDefaults=False)
         builder = builder.master(master).config("spark.jars", ",".join(hudi_jars()))
-        for key, value in {**LOOPBACK_CONF, "spark.ui.enabled": "false", **driver_jvm.driver_conf()}.items():
+        for key, value in {**LOOPBACK_CONF, **driver_jvm.driver_conf()}.items():
             builder = builder.config(key, value)
     if not submitted.contains("spark.app.name"):
         builder = builder.appName(app_name)

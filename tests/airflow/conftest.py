@@ -40,7 +40,7 @@ os.environ.update({
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 #: Spark settings for every job the tests submit: no UI, loopback only
-SPARK_CONF = {"spark.ui.enabled": "false", **LOOPBACK_CONF}
+SPARK_CONF = dict(LOOPBACK_CONF)
 
 
 @pytest.fixture
