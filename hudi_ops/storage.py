@@ -94,6 +94,29 @@ class Storage:
         info = self.fs.get_file_info(self.full_path(rel))
         return _mtime_ms(info) if info.type != pafs.FileType.NotFound else 0
 
+    def write_file(self, rel: str, data: bytes) -> None:
+        """Create or replace the file whole: a reader sees the old file or the new one, never a part
+        (a local file is written beside and renamed; an object store's PUT is whole by itself)."""
+        path = self.full_path(rel)
+        try:
+            self.fs.create_dir(posixpath.dirname(path), recursive=True)
+            target = f"{path}.partial" if self.is_local else path
+            with self.fs.open_output_stream(target) as f:
+                f.write(data)
+            if target != path:
+                self.fs.move(target, path)
+        except OSError as e:
+            raise StorageError(f"cannot write {self.uri_of(rel)}: {e}") from e
+
+    def delete_file(self, rel: str) -> None:
+        """Remove the file at `rel`, if there is one."""
+        try:
+            self.fs.delete_file(self.full_path(rel))
+        except FileNotFoundError:
+            pass
+        except OSError as e:
+            raise StorageError(f"cannot remove {self.uri_of(rel)}: {e}") from e
+
     def delete_dir(self, rel: str) -> None:
         """Remove the folder and everything in it (only for what no commit refers to)."""
         try:

@@ -14,10 +14,13 @@ properties file (`--props`, readable by the task's user only), so neither keys n
 command line the task log prints and `ps` lists.
 
 Only the provider's public API is used: the job writes its final line to a file the operator names
-($HUDI_OPS_RESULT_FILE; the driver runs here, in client mode), the exit code is the one that line
-reports (a job killed before it wrote one fails with the provider's error and Airflow's retries), and
-the provider's `on_kill`, which signals spark-submit's JVM, is enough because the PySpark driver ends
-with that JVM, and with this task process when it dies hard (hudi_ops.spark.driver_lifetime).
+($HUDI_OPS_RESULT_FILE), the exit code is the one that line reports (a job killed before it wrote one
+fails with the provider's error and Airflow's retries). In client mode (Spark's default) the driver
+runs here: the file is local, and the provider's `on_kill`, which signals spark-submit's JVM, is enough
+because the PySpark driver ends with that JVM, and with this task process when it dies hard
+(hudi_ops.spark.driver_lifetime). In cluster mode (`deploy-mode` in the Spark connection's extra, or
+the operator's `deploy_mode`) the options, the package and the result travel with the job
+(hudi_ops.spark.cluster_mode) and `on_kill` also asks YARN's ResourceManager to kill the application.
 """
 
 from __future__ import annotations
@@ -35,7 +38,12 @@ from typing import Any
 
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 from airflow.sdk import Asset, AssetAlias, BaseHook
-from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowSkipException
+from airflow.sdk.exceptions import (
+    AirflowException,
+    AirflowFailException,
+    AirflowNotFoundException,
+    AirflowSkipException,
+)
 
 from hudi_ops.airflow.aws_connection import table_s3
 from hudi_ops.airflow.hook import HudiHook
@@ -50,16 +58,25 @@ from hudi_ops.errors import (
     is_write_conflict,
 )
 from hudi_ops.job_specs import BackfillSpec, IngestSpec, JobFailure, JobResult, JobSpec, ServiceResult, WriteSpec
-from hudi_ops.job_specs.results import RESULT_FILE_ENV
+from hudi_ops.job_specs.results import RESULT_FILE_ENV, read_result_file
 from hudi_ops.locks.job_options import resolve_job_options
 from hudi_ops.read.ingest_work import ingest_work
 from hudi_ops.s3_settings import S3Settings
 from hudi_ops.spark import driver_jvm
+from hudi_ops.spark.cluster_mode import (
+    PROPS_NAME,
+    Deployment,
+    application_tag,
+    cluster_conf,
+    package_zip,
+    result_uri,
+)
 from hudi_ops.spark.driver_lifetime import TASK_PROCESS_ENV, task_process
 from hudi_ops.spark.hudi_bundle import hudi_jars
 from hudi_ops.spark.s3a import s3a_conf, s3a_jars
 from hudi_ops.spark.session import HUDI_SESSION_CONF
 from hudi_ops.spark.submit import APPLICATION
+from hudi_ops.spark.yarn_applications import kill_tagged, resource_manager_url
 from hudi_ops.storage import Storage
 
 RETRY_DEFAULTS = {"retries": 3, "retry_delay": dt.timedelta(seconds=15), "retry_exponential_backoff": True,
@@ -98,10 +115,14 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         self.hoodie_conf = dict(hoodie_conf or {})
         self.zookeeper_conn_id = zookeeper_conn_id
         self.aws_conn_id = aws_conn_id  # an S3 table's store (and an S3 source's)
-        self.user_jars = kwargs.get("jars")  # Hudi's go in front of them when the task runs
+        # what the task adds its own to when it runs: Hudi's jars; in cluster mode the options and the package
+        self.user_jars, self.user_files, self.user_py_files = (kwargs.get(k) for k in ("jars", "files", "py_files"))
+        self.deploy_mode = kwargs.get("deploy_mode")  # None: the Spark connection's `deploy-mode` extra
         self.spark_conn_id = kwargs.get("conn_id", "spark_default")  # the provider keeps it private
         self._spec: JobSpec | None = None  # the run's, once `prepare` made it
         self._folder: Path | None = None  # its options file and result file, from `prepare` to the end
+        self._result_file = ""  # where the job writes its final line: a path here, or a URI on the table's storage
+        self._tag = ""  # a cluster-mode YARN application's, for on_kill
         self._submitting = False
         self._killed = False
 
@@ -110,13 +131,27 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         """How the control plane and the job reach the table on S3; None: not on S3, or from the environment."""
         return table_s3(self.aws_conn_id)
 
+    @cached_property
+    def deployment(self) -> Deployment:
+        """Where spark-submit sends the job, read from the Spark connection as the provider reads it."""
+        master, extra_mode = "yarn", None  # the provider's defaults without a connection
+        if self.spark_conn_id:
+            try:
+                conn = BaseHook.get_connection(self.spark_conn_id)
+            except AirflowNotFoundException:
+                pass
+            else:
+                master = f"{conn.host}:{conn.port}" if conn.port else (conn.host or "")
+                extra_mode = conn.extra_dejson.get("deploy-mode")
+        return Deployment(master, self.deploy_mode or extra_mode)
+
     def _check_keys_stay_off_the_command_line(self) -> None:
         if not (self.s3 and self.s3.access_key_id):
             return
-        master = (BaseHook.get_connection(self.spark_conn_id).host or "").lower() if self.spark_conn_id else ""
-        if master.startswith(("yarn", "k8s")):
+        if self.deployment.is_yarn or self.deployment.is_kubernetes:
             raise ConfigError(
-                f"the connection {self.aws_conn_id!r} holds S3 keys, and on {master} the Spark provider would put "
+                f"the connection {self.aws_conn_id!r} holds S3 keys, and on {self.deployment.master} the Spark "
+                "provider would put "
                 "them on spark-submit's command line (as the driver's environment); give the cluster's nodes "
                 "their S3 access (an instance role, or fs.s3a.* in core-site.xml) and leave the connection's "
                 "login and password empty")
@@ -154,22 +189,32 @@ class HudiSparkJobOperator(SparkSubmitOperator):
             self.log.info("%s is reached through connection %s: %s", self.base_path, self.aws_conn_id, self.s3)
         self._spec = spec
         self._folder = Path(tempfile.mkdtemp(prefix="hudi-ops-job-"))  # the task's user's alone
-        props = self._folder / "hoodie.properties"
+        on_cluster = self.deployment.is_cluster
+        props = self._folder / (PROPS_NAME if on_cluster else "hoodie.properties")
         props.touch(mode=0o600)
         props.write_text(options_file)
-        self.application_args = dataclasses.replace(spec, props=str(props), hoodie_conf={}).to_argv()
-        # the driver ends with this task process (client mode): a retry never runs beside an orphan
-        self.env_vars = {**_python_env(), **(self.s3.env() if self.s3 else {}), TASK_PROCESS_ENV: task_process(),
-                         **(self.env_vars or {})}
-        self.jars = ",".join([*jars, *([self.user_jars] if self.user_jars else [])])
-        self.conf = {**HUDI_SESSION_CONF, **driver_jvm.driver_conf(), **(s3a_conf(self.s3) if self.s3 else {}),
-                     **(self.conf or {})}
+        conf = {**HUDI_SESSION_CONF, **(s3a_conf(self.s3) if self.s3 else {})}
+        env = self.s3.env() if self.s3 else {}
+        if on_cluster:  # everything the driver needs travels with the job (hudi_ops.spark.cluster_mode)
+            self._result_file, self._tag = result_uri(self.base_path), application_tag()
+            self.files = _joined(str(props), self.user_files)
+            self.py_files = _joined(str(package_zip(self._folder)), self.user_py_files)
+            conf = {**conf, **cluster_conf(self.deployment, self._tag, self.conf or {})}
+            props_arg = PROPS_NAME  # in the driver's working directory
+        else:
+            self._result_file = str(self._folder / "result.json")
+            # the driver ends with this task process (client mode): a retry never runs beside an orphan
+            env = {**_python_env(), **env, TASK_PROCESS_ENV: task_process()}
+            conf = {**conf, **driver_jvm.driver_conf(), **(self.conf or {})}
+            props_arg = str(props)
+        self.application_args = dataclasses.replace(spec, props=props_arg, hoodie_conf={}).to_argv()
+        self.env_vars = {**env, **(self.env_vars or {}), RESULT_FILE_ENV: self._result_file}
+        self.jars = _joined(",".join(jars), self.user_jars)
+        self.conf = conf
 
     def execute(self, context: Any) -> dict[str, Any] | None:
         self.prepare(context)
         assert self._folder is not None
-        result_file = self._folder / "result.json"
-        self.env_vars = {**self.env_vars, RESULT_FILE_ENV: str(result_file)}
         try:
             if self._killed:  # while it looked for work: spark-submit never starts
                 raise AirflowException("the task was killed before spark-submit started")
@@ -177,8 +222,8 @@ class HudiSparkJobOperator(SparkSubmitOperator):
             try:
                 super().execute(context)
             except AirflowException as e:
-                raise self._failure(e, self._outcome(result_file)) from e
-            outcome = self._outcome(result_file)
+                raise self._failure(e, self._outcome()) from e
+            outcome = self._outcome()
         finally:
             shutil.rmtree(self._folder, ignore_errors=True)
         result = outcome.to_dict() if isinstance(outcome, JobResult | ServiceResult) else None
@@ -189,16 +234,37 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         # the provider's on_kill builds its hook from the fields as they are; before `prepare` has set
         # them, that hook would be the one spark-submit then starts from
         self._killed = True
-        if self._submitting:
+        if not self._submitting:
+            return
+        if self._tag and self.deployment.is_yarn:  # the driver is on the cluster: ending spark-submit leaves it
+            self._kill_yarn_application()
+        try:
             super().on_kill()
+        except FileNotFoundError as e:  # the provider's `yarn application -kill`: no Hadoop client here
+            self.log.info("the Spark provider could not run %s; the ResourceManager was asked instead", e.filename)
 
-    def _outcome(self, result_file: Path) -> JobResult | ServiceResult | JobFailure | None:
+    def _kill_yarn_application(self) -> None:
+        rm = resource_manager_url({**os.environ, **(self.env_vars or {})})
+        if rm is None:
+            self.log.warning("no yarn-site.xml in $HADOOP_CONF_DIR or $YARN_CONF_DIR: the YARN application "
+                             "tagged %s is left to the provider's `yarn application -kill`", self._tag)
+            return
+        try:
+            killed = kill_tagged(rm, self._tag)
+        except (OSError, ValueError) as e:
+            self.log.warning("the ResourceManager at %s did not kill the application tagged %s: %s", rm, self._tag, e)
+            return
+        self.log.info("the ResourceManager at %s killed %s", rm, ", ".join(killed) or "nothing (it had ended)")
+
+    def _outcome(self) -> JobResult | ServiceResult | JobFailure | None:
         """What the job's final line said; None when it wrote none (it was killed, or Spark failed first)."""
         assert self._spec is not None
         try:
-            return self._spec.parse_result(result_file.read_text())
-        except OSError:
+            line = read_result_file(self._result_file, s3=self.s3, remove=self.deployment.is_cluster)
+        except (OSError, HudiOpsError) as e:
+            self.log.warning("could not read the job's result at %s: %s", self._result_file, e)
             return None
+        return self._spec.parse_result(line) if line is not None else None
 
     def announce(self, context: Any, result: Mapping[str, Any]) -> None:
         """What a successful run tells Airflow besides its result (writers: an Asset event)."""
@@ -316,6 +382,11 @@ def run_identity(context: Any) -> str | None:
     run_id = context.get("run_id")
     cleared = getattr(context.get("dag_run"), "clear_number", 0) or 0
     return f"{run_id}#cleared-{cleared}" if run_id and cleared else run_id
+
+
+def _joined(ours: str, theirs: str | None) -> str:
+    """A spark-submit list (--jars, --files, --py-files): ours, then the task's own."""
+    return ",".join([ours, *([theirs] if theirs else [])])
 
 
 def _python_env() -> dict[str, str]:

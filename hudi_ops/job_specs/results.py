@@ -10,15 +10,19 @@ import os
 import sys
 import time
 from dataclasses import asdict, dataclass, field, fields
-from pathlib import Path
 from typing import Any, Protocol
+
+from hudi_ops.errors import HudiOpsError
+from hudi_ops.s3_settings import S3Settings
+from hudi_ops.storage import Storage
 
 OK, FAILED = "ok", "failed"
 #: a writer's outcomes
 COMMITTED, ALREADY_COMMITTED = "committed", "already committed"
 
 #: a file the job also writes its final line to, when set: the operators read it there rather than
-#: from spark-submit's output, which the Spark provider keeps to itself
+#: from spark-submit's output, which the Spark provider keeps to itself. A path on the Airflow worker
+#: in client mode; a URI on the table's storage when the driver runs on the cluster.
 RESULT_FILE_ENV = "HUDI_OPS_RESULT_FILE"
 
 
@@ -115,14 +119,31 @@ def report(outcome: JobResult | ServiceResult | JobFailure) -> None:
     file is replaced whole, so a reader never sees half a line; failing to write it is logged, not
     raised: it must not turn a committed write into a failed job."""
     line = json.dumps(outcome.to_dict())
-    if path := os.environ.get(RESULT_FILE_ENV):
+    if target := os.environ.get(RESULT_FILE_ENV):
         try:
-            partial = Path(f"{path}.partial")
-            partial.write_text(line + "\n")
-            os.replace(partial, path)
-        except OSError as e:
+            folder, name = _split(target)
+            folder.write_file(name, (line + "\n").encode())
+        except (OSError, HudiOpsError) as e:
             print(f"hudi_ops: could not write the result to ${RESULT_FILE_ENV} ({e})", file=sys.stderr, flush=True)
     print(line, flush=True)
+
+
+def read_result_file(target: str, *, s3: S3Settings | None = None, remove: bool = False) -> str | None:
+    """The line a job wrote to `target` (a path or a URI), None when it wrote none; `remove`: and
+    remove the file."""
+    folder, name = _split(target, s3)
+    try:
+        text = folder.read_bytes(name).decode()
+    except FileNotFoundError:
+        return None
+    if remove:
+        folder.delete_file(name)
+    return text
+
+
+def _split(target: str, s3: S3Settings | None = None) -> tuple[Storage, str]:
+    head, _, name = target.rstrip("/").rpartition("/")
+    return Storage.for_uri(head or "/", s3=s3), name
 
 
 def parse_result_line(line: str, job: str, result_type: type[JobResult] | type[ServiceResult],

@@ -76,7 +76,7 @@ class YarnCluster:
             "rm", "scheduler", "tracker", "admin", "rm_web", "nm", "localizer", "nm_web")}
         self.web_url = f"http://127.0.0.1:{ports['rm_web']}"
         self.rm_address = f"127.0.0.1:{ports['rm']}"
-        for folder in ("conf", "local", "logs", "tmp"):
+        for folder in ("conf", "local", "logs", "tmp", "staging"):
             (self.root / folder).mkdir(parents=True, exist_ok=True)
         _write_site(self.conf_dir / "core-site.xml", {
             "fs.defaultFS": "file:///", "hadoop.tmp.dir": str(self.root / "tmp")})
@@ -123,6 +123,18 @@ class YarnCluster:
     def env(self) -> dict[str, str]:
         """What a spark-submit to this cluster needs in its environment."""
         return {"HADOOP_CONF_DIR": str(self.conf_dir), "JAVA_HOME": self.java_home}
+
+    def spark_conf(self, python: str) -> dict[str, str]:
+        """What a spark-submit to this cluster adds, as a gateway's spark-defaults.conf would: Spark's own
+        jars taken from the node (pip's pyspark, so no 300 MB upload per job), the staging folder on the
+        file system the node shares, `python` as the nodes' interpreter, and containers sized for a
+        laptop (a driver and one executor of 768 MB each)."""
+        import pyspark  # only the caller of this needs Spark
+
+        spark_jars = Path(pyspark.__file__).parent / "jars"
+        return {"spark.yarn.jars": f"local:{spark_jars}/*", "spark.yarn.stagingDir": (self.root / "staging").as_uri(),
+                "spark.pyspark.python": python, "spark.driver.memory": "768m", "spark.executor.memory": "768m",
+                "spark.executor.instances": "1"}
 
     def start(self, timeout_s: float = 120.0) -> None:
         deadline = time.monotonic() + timeout_s

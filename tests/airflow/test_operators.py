@@ -355,6 +355,58 @@ def test_an_ingest_into_an_s3_table_takes_its_store_from_an_aws_connection_and_n
     assert sorted(rows.column("id").to_pylist()) == [1, 2, 3]
 
 
+@pytest.mark.parametrize("master", ["yarn", "k8s://https://127.0.0.1:6443"])
+def test_in_cluster_mode_the_options_package_and_result_travel_with_the_job_never_on_its_command_line(
+    master, monkeypatch, tmp_path
+):
+    """The contract of cluster deploy mode, for YARN (run for real in test_cluster_mode.py) and Kubernetes
+    (not run here: no cluster): what spark-submit is given."""
+    import zipfile
+
+    from hudi_ops.airflow.operators import HudiBackfillOperator
+    from hudi_ops.config import parse_props_file
+    from hudi_ops.job_specs.results import RESULT_FILE_ENV
+    from hudi_ops.spark.cluster_mode import PROPS_NAME, RESULTS_FOLDER
+    from hudi_ops.spark.driver_jvm import DRIVER_JAVA_OPTIONS
+
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_CLUSTER", json.dumps(
+        {"conn_type": "spark", "host": master, "extra": {"deploy-mode": "cluster", "namespace": "lake"}}))
+    conf = {"spark.yarn.tags": "team-a"} if master == "yarn" else {
+        "spark.kubernetes.container.image": "hudi-ops:0.1", "spark.kubernetes.file.upload.path": "s3a://lake/up"}
+    op = HudiBackfillOperator(
+        task_id="backfill", conn_id="spark_cluster", base_path=str(tmp_path / "trips"), table_name="trips",
+        record_key_field="id", source_path="/in", start="2026-01-01", end="2026-01-02", zookeeper_conn_id=None,
+        conf=conf, hoodie_conf={"hoodie.upsert.shuffle.parallelism": "3"})
+    op.prepare({})
+    cmd = op._get_hook()._build_spark_submit_command(op.application)
+    confs = dict(cmd[i + 1].split("=", 1) for i, arg in enumerate(cmd) if arg == "--conf")
+    assert cmd[cmd.index("--deploy-mode") + 1] == "cluster"
+    # the options: a file Spark puts in the driver's working directory, readable by the task's user alone
+    props = Path(cmd[cmd.index("--files") + 1])
+    assert props.name == PROPS_NAME and cmd[cmd.index("--props") + 1] == PROPS_NAME
+    assert parse_props_file(props.read_text())["hoodie.upsert.shuffle.parallelism"] == "3"
+    assert props.stat().st_mode & 0o077 == 0
+    assert not any("hoodie." in arg for arg in cmd)
+    # the package, from the installed one, on the driver's Python path
+    with zipfile.ZipFile(cmd[cmd.index("--py-files") + 1]) as package:
+        assert {"hudi_ops/__init__.py", "hudi_ops/spark/__main__.py", "hudi_ops/spark/jobs/backfill.py"} <= set(
+            package.namelist())
+    # the result: on the table's storage, named to the driver by its environment
+    env = "spark.yarn.appMasterEnv." if master == "yarn" else "spark.kubernetes.driverEnv."
+    result = confs.pop(f"{env}{RESULT_FILE_ENV}")
+    assert result.startswith(f"{tmp_path / 'trips' / RESULTS_FOLDER}/") and result.endswith(".json")
+    # nothing of this worker's: its interpreter, PATH, process, or the driver JVM options made for it
+    assert not [key for key in confs if key.startswith(env)] and DRIVER_JAVA_OPTIONS not in confs
+    if master == "yarn":  # one attempt (Airflow retries), spark-submit waits, a tag of ours beside theirs
+        assert confs["spark.yarn.maxAppAttempts"] == "1" and confs["spark.yarn.submit.waitAppCompletion"] == "true"
+        ours, theirs = confs["spark.yarn.tags"].split(",")
+        assert ours.startswith("hudi-ops-") and theirs == "team-a"
+    else:
+        assert cmd[1:3] == ["--master", master] and confs["spark.kubernetes.namespace"] == "lake"
+        assert confs["spark.kubernetes.file.upload.path"] == "s3a://lake/up"
+    shutil.rmtree(op._folder)
+
+
 def test_s3_keys_are_refused_where_the_spark_provider_would_put_them_on_the_command_line(monkeypatch):
     """On YARN and Kubernetes the provider passes the environment as --conf settings: keys must come from
     the cluster's nodes there, and the task fails at once saying so."""

@@ -152,10 +152,23 @@ def test_the_final_line_goes_whole_into_the_operators_result_file_and_to_stdout(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["result.json"]  # no partial file left
 
 
+def test_a_result_file_goes_to_a_folder_made_for_it_and_reads_back_once(tmp_path, monkeypatch, capsys):
+    from hudi_ops.job_specs.results import RESULT_FILE_ENV, parse_result_line, read_result_file, report
+
+    target = tmp_path / "table" / ".hudi-ops" / "results" / "run.json"  # a cluster-mode job's, on the table's storage
+    monkeypatch.setenv(RESULT_FILE_ENV, target.as_uri())
+    outcome = JobResult(job="ingest", instant="20261125101010101", commits=1)
+    report(outcome)
+    line = read_result_file(target.as_uri(), remove=True)
+    assert parse_result_line(line, "ingest", JobResult) == outcome
+    assert not target.exists() and read_result_file(target.as_uri()) is None
+
+
 def test_a_result_file_that_cannot_be_written_does_not_fail_the_job(tmp_path, monkeypatch, capsys):
     from hudi_ops.job_specs.results import RESULT_FILE_ENV, parse_result_line, report
 
-    monkeypatch.setenv(RESULT_FILE_ENV, str(tmp_path / "missing" / "result.json"))
+    (tmp_path / "a-file").write_text("")  # no folder can be made where a file is
+    monkeypatch.setenv(RESULT_FILE_ENV, str(tmp_path / "a-file" / "result.json"))
     outcome = JobResult(job="ingest", instant="20261125101010101", commits=1)
     report(outcome)  # the commit is done: the line still reaches stdout
     out, err = capsys.readouterr()

@@ -1,0 +1,83 @@
+"""What travels with a job whose driver runs on the cluster (`--deploy-mode cluster` on YARN or Kubernetes).
+
+Such a driver sees nothing of the Airflow worker's: not its files, its interpreter, nor its
+site-packages. So, the way Spark documents for Python applications:
+- the job's options go as a file Spark ships into the driver's working directory (`--files`), named
+  `PROPS_NAME`, and the job reads it from there (`--props PROPS_NAME`): never on a command line;
+- hudi-ops itself goes as a zip on the driver's Python path (`--py-files`), built from the installed
+  package; its compiled dependencies (pyarrow, fastavro, kazoo) are the cluster Python's, or a packed
+  environment's shipped with `--archives` (README, "Running on your cluster");
+- the job's final line is written to the table's storage (`RESULTS_FOLDER`, a hidden folder of the
+  base path that Hudi's listings and readers skip), where the task reads it back and removes it;
+- YARN makes one attempt (`spark.yarn.maxAppAttempts=1`): Airflow's retries decide what runs again, as
+  in client mode; spark-submit waits for the application to end; a tag names the application for the
+  task's `on_kill`.
+hudi-ops' driver JVM options (hudi_ops.spark.driver_jvm) are the worker's and stay out.
+"""
+
+from __future__ import annotations
+
+import uuid
+import zipfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import hudi_ops
+from hudi_ops.storage import Storage
+
+PROPS_NAME = "hudi-ops-job.properties"
+RESULTS_FOLDER = ".hudi-ops/results"
+PACKAGE_ZIP = "hudi_ops.zip"
+#: YARN keeps tags in lower case
+TAG_PREFIX = "hudi-ops-"
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """Where spark-submit sends a job: the master URL and the deploy mode (None: Spark's default, client)."""
+
+    master: str
+    deploy_mode: str | None = None
+
+    @property
+    def is_cluster(self) -> bool:
+        return (self.deploy_mode or "client").strip().lower() == "cluster"
+
+    @property
+    def is_yarn(self) -> bool:
+        return self.master.strip().lower().startswith("yarn")
+
+    @property
+    def is_kubernetes(self) -> bool:
+        return self.master.strip().lower().startswith("k8s://")
+
+
+def package_zip(folder: Path) -> Path:
+    """hudi-ops' Python modules as the zip `--py-files` puts on the driver's path (built in milliseconds,
+    so always from the package this task runs)."""
+    package = Path(hudi_ops.__file__).parent
+    target = folder / PACKAGE_ZIP
+    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as zf:
+        for module in sorted(package.rglob("*.py")):
+            zf.write(module, Path("hudi_ops") / module.relative_to(package))
+    return target
+
+
+def result_uri(base_path: str) -> str:
+    """A new result file's URI on the table's storage, for one run of one job."""
+    return Storage.for_uri(base_path).uri_of(f"{RESULTS_FOLDER}/{uuid.uuid4().hex}.json")
+
+
+def application_tag() -> str:
+    return f"{TAG_PREFIX}{uuid.uuid4().hex}"
+
+
+def cluster_conf(deployment: Deployment, tag: str, conf: Mapping[str, str]) -> dict[str, str]:
+    """hudi-ops' settings for a cluster-mode job under `conf` (the job's and the table's win)."""
+    if not deployment.is_yarn:
+        return dict(conf)
+    tags = ",".join(t for t in (tag, conf.get("spark.yarn.tags", "")) if t)  # theirs beside ours
+    # spark-submit waits for the application: the task reads its result when it ends
+    return {"spark.yarn.maxAppAttempts": "1", **conf, "spark.yarn.tags": tags,
+            "spark.yarn.submit.waitAppCompletion": "true"}
