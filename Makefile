@@ -14,10 +14,11 @@ export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
 .PHONY: venv jars system-check demo up test soak chaos contention lint bench clean
 
-$(STAMP): pyproject.toml
+# pyproject.toml's ranges, at the versions constraints.txt names (the ones the suite runs)
+$(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e '.[dev]' -c constraints.txt
 	touch $(STAMP)
 
 # every jar (Hudi's bundle and hudi-ops' classes for it, s3a, ZooKeeper, YARN), then the jobs' class-data-sharing
@@ -56,7 +57,7 @@ up: $(STAMP) $(JARS)
 # fixture, like one Airflow stack or one chromium, as a whole: tests/conftest.py); ends with the 30
 # slowest tests' times (CI's log keeps them)
 test: system-check $(STAMP) $(JARS)
-	$(VENV)/bin/ruff check hudi_ops tests bench dags plugins
+	$(VENV)/bin/ruff check hudi_ops tests bench dags
 	$(PY) -m pytest -q -n 2 --dist loadgroup --no-loadscope-reorder --durations=30
 
 # the 40-commit soaks with Hudi's own triggers, every job a spark-submit of its own (make test runs

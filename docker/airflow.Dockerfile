@@ -2,7 +2,7 @@
 # The PySpark driver runs in the Airflow scheduler (LocalExecutor, client mode), and Spark executors
 # must run the same Python minor version with the same packages, so the Spark services use this
 # image too (apache/spark ships Python 3.10; hudi-ops needs 3.11+).
-# Keep in step with the apache-airflow pin in pyproject.toml (pip fails loudly if they differ).
+# Within the apache-airflow range of pyproject.toml (pip fails loudly if it is not).
 ARG AIRFLOW_VERSION=3.3.2
 FROM apache/airflow:${AIRFLOW_VERSION}-python3.11
 
@@ -24,7 +24,7 @@ RUN mkdir -p /opt/hudi-ops/data/hudi /opt/hudi-ops/data/landing /opt/hudi-ops/da
     && chmod -R g+rwX /opt/hudi-ops /opt/airflow/auth
 USER airflow
 
-# Dependencies first, from the pins in pyproject.toml, so that a code change does not reinstall
+# Dependencies first, from the ranges in pyproject.toml, so that a code change does not reinstall
 # PySpark. apache-airflow is named with the image's version (the base image sets AIRFLOW_VERSION), as
 # Airflow's docs advise, so pip cannot move it; [postgres] keeps the driver of `postgresql+psycopg2://`.
 COPY --chown=airflow:0 pyproject.toml /opt/hudi-ops/build/pyproject.toml

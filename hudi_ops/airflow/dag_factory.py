@@ -27,8 +27,8 @@ a time; backfill runs may run side by side: Airflow backfills (`airflow backfill
 day of a daily timetable that schedules nothing by itself) or manual runs with a window (Params
 validated by JSON schema). The other DAGs refuse Airflow backfills, their description naming the
 backfill DAG. The
-services DAG schedules and executes each service as separate tasks in the table's pool
-(`hudi_services__<table>`, create it with one slot), and the table's writers then leave those
+services DAG schedules and executes each service as separate tasks, one task at a time and one run at
+a time (nothing to set up in Airflow), and the table's writers then leave those
 services to it instead of running them inline; it also archives (after the others), and nothing
 else does: archival deletes instant files that a concurrent job may be reading. A
 `hudi_restore__<table>` DAG (triggered with the savepoint as a Param) pauses the table's writer
@@ -107,11 +107,6 @@ def restore_dag_id(table: str) -> str:
     return RESTORE_DAG_PREFIX + table
 
 
-def services_pool(table: str) -> str:
-    """The pool every service task of the table runs in: one slot, so services never pile up."""
-    return SERVICES_DAG_PREFIX + table
-
-
 def table_of_dag(dag_id: str) -> str | None:
     """The table a generated DAG serves, from its id; None for other DAGs."""
     for prefix in (INGEST_DAG_PREFIX, BACKFILL_DAG_PREFIX, SERVICES_DAG_PREFIX, RESTORE_DAG_PREFIX):
@@ -143,7 +138,7 @@ def dags_from_file(path: str | Path) -> dict[str, DAG]:
 
 def dags_from_config(config: TablesConfig | Mapping[str, Any], *, origin: str = "tables config") -> dict[str, DAG]:
     """The DAGs of every table the config accepts; `config` is the model or its YAML data (checked here). A
-    refused table gets none, and a warning in the parse's log (dags/hudi_ops_tables_refused.py makes its
+    refused table gets none, and a warning in the parse's log (hudi_ops.airflow.dag_files makes its
     refusal an import error Airflow shows)."""
     model = config if isinstance(config, TablesConfig) else parse_tables_config(config, origin)
     for reason in model.refused.values():
@@ -270,13 +265,14 @@ class _Table:
         if not self.has_services_dag():
             return None
         base_conf = self._inline_off(self.config.hoodie_conf)
-        args = {**self._job_args(services), "pool": services_pool(self.name)}
+        args = self._job_args(services)
         asset = table_asset(self.config.base_path)
         cron = services.schedule
         schedule = AssetOrTimeSchedule(timetable=CronTriggerTimetable(cron, timezone="UTC"), assets=[asset]) \
             if cron else [asset]
         with DAG(
-            services_dag_id(self.name), schedule=schedule, max_active_runs=1, catchup=False,
+            # one service job of the table at a time: services never pile up, on a table or on the cluster
+            services_dag_id(self.name), schedule=schedule, max_active_runs=1, max_active_tasks=1, catchup=False,
             allowed_run_types=NO_BACKFILLS, tags=["hudi", self.name, "services"],
             description=self._no_backfills(f"Hudi's table services on {self.name}."),
             doc_md=f"Hudi's table services on `{self.name}`: {', '.join(services.runs)}; "

@@ -10,7 +10,6 @@ Hudi's own: its `ZookeeperBasedLockProvider` takes the lock in every Spark job.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from airflow.sdk import BaseHook
 
@@ -65,12 +64,3 @@ class HudiHook(BaseHook):
         if state.error:
             return False, f"ZooKeeper at {url} did not answer: {state.error}"
         return True, f"ZooKeeper at {url} answered; {state.describe()}"
-
-    @classmethod
-    def get_ui_field_behaviour(cls) -> dict[str, Any]:
-        return {
-            "hidden_fields": ["schema", "login", "password"],
-            "relabeling": {"host": "ZooKeeper host(s), comma separated", "port": "ZooKeeper port"},
-            "placeholders": {"host": "zk1,zk2,zk3", "port": "2181",
-                             "extra": '{"base_path": "/hudi/locks", "lock_key": "trips"}'},
-        }

@@ -2,7 +2,7 @@
 groups and table services (pending plans with their file groups, cleans, savepoints, and the slices
 the next clean removes under the table's cleaner settings).
 
-A FastAPI app that Airflow's api-server mounts (see `plugins/hudi_ops_timeline.py`). Every route needs
+A FastAPI app that Airflow's api-server mounts (through hudi_ops.airflow.plugin). Every route needs
 an Airflow login: a Bearer token or the UI's session cookie, so the page works inside the UI's iframe.
 A table is shown to users who may read one of its DAGs (`hudi_ingest__<t>`, `hudi_backfill__<t>`):
 401 without a login, 403 without that permission.

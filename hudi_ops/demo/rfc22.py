@@ -40,7 +40,7 @@ import pyarrow.parquet as pq
 import yaml
 
 from hudi_ops.airflow.aws_connection import aws_connection
-from hudi_ops.airflow.dag_factory import backfill_dag_id, ingest_dag_id, services_dag_id, services_pool
+from hudi_ops.airflow.dag_factory import backfill_dag_id, ingest_dag_id, services_dag_id
 from hudi_ops.errors import ConfigError
 from hudi_ops.format.instant import Action
 from hudi_ops.format.meta_client import MetaClient
@@ -213,7 +213,7 @@ class Rfc22Demo:
 
     def airflow(self, zookeeper: ZookeeperServer) -> LocalAirflow:
         config = self.write_tables_config()
-        return LocalAirflow(self.root / "airflow", dags_folder=REPO / "dags", plugins_folder=REPO / "plugins", env={
+        return LocalAirflow(self.root / "airflow", dags_folder=REPO / "dags", env={
             "HUDI_OPS_TABLES_CONFIG": str(config),
             "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[1]"}),
             "AIRFLOW_CONN_HUDI_ZOOKEEPER_DEFAULT": json.dumps(
@@ -231,7 +231,6 @@ class Rfc22Demo:
         airflow.wait_for_dags([INGEST_DAG, BACKFILL_DAG, SERVICES_DAG])
         # the services wait for step 3, so that the writers' overlap is RFC-22's alone
         airflow.client.set_paused(SERVICES_DAG, True)
-        airflow.ensure_pool(services_pool(TABLE), 1, f"Hudi table services of {TABLE}")
 
         self.say(f"1. {INGEST_DAG}: the first landing file ({len(s.seed)} trips of {', '.join(SEED_DAYS)})")
         seed = ("ingest (first file)", INGEST_DAG, "ingest_1")

@@ -60,7 +60,7 @@ class AirflowError(RuntimeError):
 class LocalAirflow:
     USER = "admin"
 
-    def __init__(self, home: Path, *, dags_folder: Path, plugins_folder: Path | None = None,
+    def __init__(self, home: Path, *, dags_folder: Path,
                  env: Mapping[str, str] | None = None, parallelism: int = 4, port: int | None = None,
                  triggerer: bool = False) -> None:
         self.home = Path(home)
@@ -77,7 +77,7 @@ class LocalAirflow:
             "PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON", sys.executable),
             "AIRFLOW_HOME": str(self.home),
             "AIRFLOW__CORE__DAGS_FOLDER": str(dags_folder),
-            "AIRFLOW__CORE__PLUGINS_FOLDER": str(plugins_folder or self.home / "plugins"),
+            "AIRFLOW__CORE__PLUGINS_FOLDER": str(self.home / "plugins"),  # hudi-ops' own comes by its entry point
             "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
             "AIRFLOW__CORE__EXECUTOR": "LocalExecutor",
             "AIRFLOW__CORE__PARALLELISM": str(parallelism),  # each task may be a Spark JVM: few at once
@@ -253,14 +253,6 @@ class LocalAirflow:
                         raise AirflowError(f"DAG {dag_id} was not parsed in {timeout_s:g}s; "
                                            f"import errors: {errors}") from None
                     time.sleep(1)
-
-    def ensure_pool(self, name: str, slots: int, description: str) -> None:
-        """The pool, made unless it is there (from an earlier start, or another's)."""
-        try:
-            self.api("POST", "/api/v2/pools", {"name": name, "slots": slots, "description": description})
-        except AirflowApiError as e:
-            if "409" not in str(e):
-                raise
 
     def trigger(self, dag_id: str, run_id: str, conf: Mapping[str, Any] | None = None) -> None:
         self.api("POST", f"/api/v2/dags/{dag_id}/dagRuns",

@@ -4,7 +4,7 @@ A ZooKeeper server, then Airflow (api-server, scheduler, dag-processor, triggere
 the repo's DAGs and timeline view, the tables config `$HUDI_OPS_TABLES_CONFIG` (without one, an
 example table `trips` whose folders are made under the platform's home), and the connections its
 DAGs use: `hudi_zookeeper_default` (this ZooKeeper), `spark_default` (Spark in local mode) and
-`hudi_ops_airflow_api` (this api-server, for the restore DAG). Each table gets its services pool.
+`hudi_ops_airflow_api` (this api-server, for the restore DAG).
 The admin password is printed once. SIGINT (Ctrl-C) or SIGTERM stops everything it started; the
 home (Airflow's database, ZooKeeper's data, the example table) stays for the next start.
 """
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import yaml
 
-from hudi_ops.airflow.dag_factory import TABLES_CONFIG_ENV, services_pool, table_entries
+from hudi_ops.airflow.dag_factory import TABLES_CONFIG_ENV, table_entries
 from hudi_ops.airflow.tables_config import read_tables_config
 from hudi_ops.errors import ConfigError
 from hudi_ops.local.local_airflow import LocalAirflow
@@ -71,7 +71,7 @@ class Platform:
         self.tables = table_entries(config, origin=str(self.tables_config))
         self.refused = config.refused  # no DAGs, and an import error in Airflow; the other tables run
         self.zookeeper = ZookeeperServer(self.home / "zookeeper")
-        self.airflow = LocalAirflow(self.home / "airflow", dags_folder=REPO / "dags", plugins_folder=REPO / "plugins",
+        self.airflow = LocalAirflow(self.home / "airflow", dags_folder=REPO / "dags",
                                     port=port, triggerer=True, env={
                                         TABLES_CONFIG_ENV: str(self.tables_config),
                                         # the connection form's Test button (HudiHook.test_connection)
@@ -87,8 +87,6 @@ class Platform:
                 {"conn_type": "hudi_zookeeper", "host": self.zookeeper.host, "port": self.zookeeper.port,
                  "extra": {"base_path": LOCK_BASE_PATH}})
             self.airflow.start()
-            for name in self.tables:
-                self.airflow.ensure_pool(services_pool(name), 1, f"Hudi table services of {name}")
         except BaseException:
             self.stop()
             raise

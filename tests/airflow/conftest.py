@@ -32,8 +32,6 @@ os.environ.update({
     "AIRFLOW_HOME": str(HOME),
     "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
     "AIRFLOW__CORE__DAGS_FOLDER": str(DAGS),
-    # the repo's plugins: the backfill DAGs' timetable, which serializing them needs (dag.test())
-    "AIRFLOW__CORE__PLUGINS_FOLDER": str(REPO_DAGS.parent / "plugins"),
     "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{HOME}/airflow.db",
     "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[1]"}),
 })

@@ -33,12 +33,13 @@ def test_a_table_with_services_gets_a_services_dag_and_its_writers_leave_those_s
 
     bag = DagBag(dag_folder=str(REPO_DAGS))
     services = bag.get_dag("hudi_services__trips")
-    assert services.max_active_runs == 1 and isinstance(services.timetable, AssetOrTimeSchedule)
+    assert (services.max_active_runs, services.max_active_tasks) == (1, 1)  # no pool to set up by hand
+    assert isinstance(services.timetable, AssetOrTimeSchedule)
     assert [a.uri for a in services.timetable.asset_condition.objects] == \
         ["file:///opt/hudi-ops/data/hudi/trips"]  # every commit of the table's writers triggers a run
     tasks = {t.task_id: t for t in services.tasks}
     assert set(tasks) == {"schedule_clustering", "execute_clustering", "clean", "archive"}
-    assert {t.pool for t in tasks.values()} == {"hudi_services__trips"}
+    assert {t.pool for t in tasks.values()} == {"default_pool"}
     assert tasks["execute_clustering"].plan_task_id == "schedule_clustering"
     assert tasks["clean"].upstream_task_ids == {"execute_clustering"}
     assert tasks["archive"].upstream_task_ids == {"clean"}
@@ -288,7 +289,7 @@ def test_under_airflows_dag_processor_a_bad_table_is_an_import_error_and_the_oth
         "rides": {**table, "backfill": {"source_path": "/history"}}}}))
     env = {**os.environ, "AIRFLOW_HOME": str(home), "AIRFLOW__CORE__DAGS_FOLDER": str(home / "dags"),
            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home}/airflow.db", "HUDI_OPS_TABLES_CONFIG": str(config),
-           "AIRFLOW__CORE__PLUGINS_FOLDER": str(REPO_DAGS.parent / "plugins")}
+           }
 
     def airflow(*args: str, exit_code: int = 0) -> str:
         done = subprocess.run([sys.executable, "-m", "airflow", *args], env=env, capture_output=True, text=True)

@@ -20,7 +20,7 @@ import urllib.request
 import pytest
 
 from hudi_ops.airflow.airflow_api import AirflowApiError
-from hudi_ops.airflow.dag_factory import restore_dag_id, services_pool
+from hudi_ops.airflow.dag_factory import restore_dag_id, services_dag_id
 from hudi_ops.demo.rfc22 import (
     BACKFILL_DAG,
     INGEST_DAG,
@@ -78,8 +78,9 @@ def test_make_up_serves_the_tables_dags_on_loopback_with_every_component_healthy
     components = ("metadatabase", "scheduler", "dag_processor", "triggerer")
     assert {c: health[c]["status"] for c in components} == dict.fromkeys(components, "healthy")
     up.airflow.wait_for_dags([INGEST_DAG, BACKFILL_DAG, SERVICES_DAG, RESTORE_DAG])
-    pools = {p["name"]: p["slots"] for p in up.airflow.api("GET", "/api/v2/pools")["pools"]}
-    assert pools[services_pool(TABLE)] == 1  # made by `make up` for each table
+    # one service job of a table at a time, with nothing made by hand
+    services = up.airflow.api("GET", f"/api/v2/dags/{services_dag_id(TABLE)}/details")
+    assert (services["max_active_runs"], services["max_active_tasks"]) == (1, 1)
     assert len(up.started()) >= 5  # ZooKeeper and the Airflow components, at least
     # what another shell needs to run `airflow` on it, readable by its user only, as the admin's password
     for private in (ENV_FILE, PASSWORDS_FILE):
@@ -168,7 +169,7 @@ def test_the_timeline_view_needs_an_airflow_login(scenario):
     assert f"<h2>{TABLE}</h2>" in html and "<svg" in html
     assert f"/hudi/locks/{TABLE}: free" in html  # the lock every pipeline of the table shares, read live
     plugins = airflow.api("GET", "/api/v2/plugins")["plugins"]
-    (plugin,) = [p for p in plugins if p["name"] == "hudi_ops_timeline"]
+    (plugin,) = [p for p in plugins if p["name"] == "hudi_ops"]
     assert {v["name"] for v in plugin["external_views"]} == {"Hudi tables", "Hudi timeline"}
 
 

@@ -43,11 +43,27 @@ def _trips(ids, city="sf") -> pa.Table:
     return pa.table({"id": ids, "ts": [1] * len(ids), "city": [city] * len(ids), "fare": [1.5] * len(ids)})
 
 
-def test_the_package_registers_its_zookeeper_connection_type():
+def test_the_package_registers_its_connection_type_with_its_form_and_its_hooks_operators_and_sensors():
+    from airflow.providers_manager import ProvidersManager
+
     (ep,) = [e for e in entry_points(group="apache_airflow_provider") if e.value.startswith("hudi_ops.")]
     info = ep.load()()
-    assert {"hook-class-name": "hudi_ops.airflow.hook.HudiHook", "connection-type": "hudi_zookeeper"} in \
-        info["connection-types"]
+    assert {m for kind in ("hooks", "operators", "sensors") for entry in info[kind] for m in entry["python-modules"]} \
+        == {"hudi_ops.airflow.hook", "hudi_ops.airflow.operators", "hudi_ops.airflow.service_operators",
+            "hudi_ops.airflow.writer_pause", "hudi_ops.airflow.sensors"}
+    # the form as Airflow 3.2+ reads it from the provider's info, without the hook's deprecated methods
+    from hudi_ops.airflow.hook import HudiHook
+
+    manager = ProvidersManager()
+    assert "hudi-ops" in manager.providers
+    behaviour = manager.field_behaviours["hudi_zookeeper"]
+    assert behaviour["hidden_fields"] == ["schema", "login", "password"]
+    assert behaviour["relabeling"]["host"] == "ZooKeeper host(s), comma separated"
+    fields = {k.removeprefix("extra__hudi_zookeeper__"): w.field for k, w in manager.connection_form_widgets.items()
+              if k.startswith("extra__hudi_zookeeper__")}
+    assert set(fields) == {"base_path", "lock_key", "session_timeout_ms", "connection_timeout_ms"}
+    assert (fields["base_path"]["schema"]["title"], fields["base_path"]["value"]) == ("Lock base path", "/hudi/locks")
+    assert "get_ui_field_behaviour" not in vars(HudiHook)  # deprecated since Airflow 3.2
 
 
 def test_the_zookeeper_connection_becomes_the_lock_options_of_every_pipeline_of_the_table(monkeypatch):

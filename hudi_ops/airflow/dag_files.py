@@ -1,0 +1,29 @@
+"""What a deployment's DAG files call, so that each is one line (README, "Installing into your Airflow").
+
+`tables_dags(__file__)` in one file gives the DAGs of every table the tables config accepts;
+`raise_refused_tables(__file__)` in another makes the refused tables that file's import error, which
+Airflow shows in its UI while the first file's DAGs load (an import error would mark every DAG of its
+file broken). The tables config is `$HUDI_OPS_TABLES_CONFIG`, else `tables.yaml` beside the files.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from airflow.sdk import DAG
+
+from hudi_ops.airflow.dag_factory import dags_from_file, tables_config_path
+from hudi_ops.airflow.tables_config import read_tables_config
+from hudi_ops.errors import ConfigError
+
+
+def tables_dags(dag_file: str) -> dict[str, DAG]:
+    return dags_from_file(tables_config_path(Path(dag_file).parent))
+
+
+def raise_refused_tables(dag_file: str) -> None:
+    try:
+        config = read_tables_config(tables_config_path(Path(dag_file).parent))
+    except ConfigError:
+        return  # no config at all: the DAGs' file's import error says why, once
+    config.raise_refused()
