@@ -125,6 +125,9 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         self._tag = ""  # a cluster-mode YARN application's, for on_kill
         self._submitting = False
         self._killed = False
+        #: what the run came to, for its lineage: the job's final line, or why it did nothing
+        self._outcome_seen: JobResult | ServiceResult | JobFailure | None = None
+        self._idle: str | None = None
 
     @cached_property
     def s3(self) -> S3Settings | None:
@@ -184,6 +187,7 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         except HudiOpsError as e:  # the table or the source could not be read just now: try again
             raise AirflowException(f"cannot tell whether there is work, retried with backoff: {e}") from e
         if idle:
+            self._idle = idle
             raise AirflowSkipException(idle)
         if self.s3:
             self.log.info("%s is reached through connection %s: %s", self.base_path, self.aws_conn_id, self.s3)
@@ -222,8 +226,9 @@ class HudiSparkJobOperator(SparkSubmitOperator):
             try:
                 super().execute(context)
             except AirflowException as e:
-                raise self._failure(e, self._outcome()) from e
-            outcome = self._outcome()
+                self._outcome_seen = self._outcome()
+                raise self._failure(e, self._outcome_seen) from e
+            outcome = self._outcome_seen = self._outcome()
         finally:
             shutil.rmtree(self._folder, ignore_errors=True)
         result = outcome.to_dict() if isinstance(outcome, JobResult | ServiceResult) else None
@@ -268,6 +273,32 @@ class HudiSparkJobOperator(SparkSubmitOperator):
 
     def announce(self, context: Any, result: Mapping[str, Any]) -> None:
         """What a successful run tells Airflow besides its result (writers: an Asset event)."""
+
+    def lineage_sources(self) -> tuple[str, ...]:
+        """What the job reads besides the table (a writer's source folder); none: it reads the table."""
+        return ()
+
+    # OpenLineage (hudi_ops.airflow.lineage), called by Airflow's OpenLineage provider when it is installed
+    def get_openlineage_facets_on_start(self) -> Any:
+        from hudi_ops.airflow.lineage import lineage
+
+        return lineage(job=self.job, table=self.base_path, sources=self.lineage_sources(), s3=self.s3,
+                       with_facets=False)
+
+    def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
+        from hudi_ops.airflow.lineage import lineage
+
+        outcome = self._outcome_seen
+        result = outcome.to_dict() if isinstance(outcome, JobResult | ServiceResult) else None
+        return lineage(job=self.job, table=self.base_path, sources=self.lineage_sources(), result=result,
+                       skipped=self._idle, s3=self.s3)
+
+    def get_openlineage_facets_on_failure(self, task_instance: Any) -> Any:
+        from hudi_ops.airflow.lineage import lineage
+
+        failure = self._outcome_seen if isinstance(self._outcome_seen, JobFailure) else None
+        return lineage(job=self.job, table=self.base_path, sources=self.lineage_sources(), failure=failure,
+                       s3=self.s3)
 
     @staticmethod
     def _failure(error: AirflowException, outcome: object) -> AirflowException:
@@ -316,6 +347,9 @@ class HudiWriteOperator(HudiSparkJobOperator):
     def batch_flags(self, context: Any) -> dict[str, Any]:
         """The job's own flags of what the run writes."""
         return {}
+
+    def lineage_sources(self) -> tuple[str, ...]:
+        return (self.source_path,)
 
     def announce(self, context: Any, result: Mapping[str, Any]) -> None:
         if result.get("instant"):

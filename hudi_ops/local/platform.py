@@ -71,6 +71,8 @@ class Platform:
         self.tables = table_entries(config, origin=str(self.tables_config))
         self.refused = config.refused  # no DAGs, and an import error in Airflow; the other tables run
         self.zookeeper = ZookeeperServer(self.home / "zookeeper")
+        self.lineage_file = self.home / "lineage" / "events.jsonl"
+        self.lineage_file.parent.mkdir(parents=True, exist_ok=True)
         self.airflow = LocalAirflow(self.home / "airflow", dags_folder=REPO / "dags",
                                     port=port, triggerer=True, env={
                                         TABLES_CONFIG_ENV: str(self.tables_config),
@@ -78,6 +80,12 @@ class Platform:
                                         "AIRFLOW__CORE__TEST_CONNECTION": "Enabled",
                                         "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps(
                                             {"conn_type": "spark", "host": "local[2]"}),
+                                        # every task's OpenLineage events, one JSON line each (with
+                                        # Airflow's OpenLineage provider: `pip install hudi-ops[openlineage]`)
+                                        "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(
+                                            {"type": "file", "log_file_path": str(self.lineage_file),
+                                             "append": True}),
+                                        "AIRFLOW__OPENLINEAGE__NAMESPACE": "hudi-ops",
                                     })
 
     def start(self) -> Platform:
@@ -156,6 +164,7 @@ def _ready(platform: Platform) -> None:
         *(f"  table {name}: {entry.base_path}   timeline view: {airflow.url}/hudi-ops/tables/{name}"
           for name, entry in platform.tables.items()),
         *(f"  refused, no DAGs: {reason}" for reason in platform.refused.values()),
+        f"OpenLineage events of every task: {platform.lineage_file}",
         "Ctrl-C stops everything.",
     ]
     print("\n".join(lines), flush=True)

@@ -11,6 +11,7 @@ everything `make up` started.
 
 from __future__ import annotations
 
+import json
 import re
 import signal
 import time
@@ -121,6 +122,41 @@ def test_an_ingest_and_a_backfill_on_the_same_file_groups_both_succeed_one_after
     assert sorted(report.writers.values()) == ["backfill of 2026-11-10", "backfill of 2026-11-11",
                                                "backfill of 2026-11-20", "backfill of 2026-11-21", "ingest", "ingest"]
     assert sum(s.action == "deltacommit" and s.status == COMPLETED for s in spans) == 6  # MERGE_ON_READ
+
+
+def test_openlineage_events_name_each_tasks_source_and_table_with_the_commits_statistics(platform, scenario):
+    """Airflow's OpenLineage provider, with the file transport `make up` configures, in real DAG runs."""
+    _, up = platform
+    demo, _, report = scenario
+    events = [json.loads(line) for line in (up.home / "lineage" / "events.jsonl").read_text().splitlines()]
+
+    def of(task, kind="COMPLETE"):
+        return [e for e in events if e["job"]["name"] == task and e["eventType"] == kind]
+
+    table = {"namespace": "file", "name": str(demo.table_path)}
+    ingests = of(f"{INGEST_DAG}.ingest")
+    assert len(ingests) == 2 and all(e["job"]["namespace"] == "hudi-ops" for e in ingests)
+    for event in ingests:
+        ((source,), (output,)) = event["inputs"], event["outputs"]
+        assert {k: source[k] for k in table} == {"namespace": "file", "name": str(demo.landing)}
+        assert {k: output[k] for k in table} == table
+        hudi, stats = event["run"]["facets"]["hudi"], output["outputFacets"]["outputStatistics"]
+        assert (hudi["job"], hudi["outcome"]) == ("ingest", "committed")
+        assert output["facets"]["version"]["datasetVersion"] == hudi["instant"]  # Hudi's commit, as the version
+        assert report.writers[hudi["instant"]] == "ingest" and stats["rowCount"] > 0 and stats["fileCount"] > 0
+        assert set(COLUMNS) <= {f["name"] for f in output["facets"]["schema"]["fields"]}
+    # the compaction reads and writes the table; its commit is the table's new version
+    (compaction,) = of(f"{SERVICES_DAG}.execute_compaction")
+    assert [{k: d[k] for k in table} for d in (*compaction["inputs"], *compaction["outputs"])] == [table, table]
+    (output,) = compaction["outputs"]
+    assert output["facets"]["version"]["datasetVersion"] == report.services.compaction
+    stats = output["outputFacets"]["outputStatistics"]
+    assert stats["rowCount"] > 0 and stats["fileCount"] > 0 and stats["size"] > 0
+    # the write that lost Hudi's conflict check: its failed try names the instant that committed first
+    (loser,) = [r for r in report.runs if r.conflicts]
+    failed = [e["run"]["facets"]["hudi"] for e in events if e["eventType"] == "FAIL"]
+    won = re.search(r"overlaps instant (\d{17})", loser.conflicts[0]).group(1)
+    assert [(f["exitCode"], f["conflictingInstant"]) for f in failed] == [(3, won)]
 
 
 def test_the_services_dag_compacts_the_logs_then_cleans_the_slices_the_compaction_superseded(scenario):
