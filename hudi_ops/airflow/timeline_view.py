@@ -33,7 +33,7 @@ from hudi_ops.airflow.dag_factory import (
 from hudi_ops.airflow.lock_state import table_lock_state
 from hudi_ops.airflow.tables_config import read_tables_config
 from hudi_ops.airflow.timeline_chart import timeline_svg
-from hudi_ops.errors import HudiOpsError
+from hudi_ops.errors import HudiOpsError, TableNotFoundError
 from hudi_ops.locks.lock_state import LockState
 from hudi_ops.read.table_overview import InstantSpan, TableOverview
 
@@ -45,7 +45,7 @@ body { font-family: sans-serif; margin: 16px; color: #222; }
 table { border-collapse: collapse; margin: 8px 0 24px; font-size: 13px; }
 th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: right; }
 th { background: #f3f3f3; } td.text, th.text { text-align: left; white-space: nowrap; }
-.meta { color: #555; } .error { color: #b00020; }
+.meta { color: #555; } .error { color: #b00020; } .empty { color: #555; font-style: italic; }
 """
 
 
@@ -72,6 +72,14 @@ def _entry(user: object, name: str) -> TableEntry:
     if not _may_read(user, name):
         raise HTTPException(403, f"reading table {name!r} needs read access to its DAGs")
     return tables[name]
+
+
+def not_created_yet(entry: TableEntry) -> str:
+    """The page of a table that its writers have not created yet."""
+    return (f"<p class='empty'>No commits yet: {escape(entry.base_path)} becomes a Hudi table with its first "
+            f"ingest ({escape(ingest_dag_id(entry.name))}, when a file lands in its source folder) or "
+            f"backfill ({escape(backfill_dag_id(entry.name))}). Its timeline, file groups and latest commits "
+            "show here from then on.</p>")
 
 
 def _overview(entry: TableEntry) -> TableOverview:
@@ -174,6 +182,8 @@ def create_app() -> FastAPI:
         entry = _entry(user, name)
         try:
             overview = _overview(entry)
+        except TableNotFoundError:  # configured, not written yet: how it will be, not an error
+            return _page(name, f"<h2>{escape(name)}</h2>" + not_created_yet(entry))
         except HudiOpsError as e:
             return _page(name, f"<h2>{escape(name)}</h2><p class='error'>{escape(str(e))}</p>")
         lock = table_lock_state(name, entry.zookeeper_conn_id)

@@ -26,12 +26,15 @@ from hudi_ops.airflow.dag_factory import TABLES_CONFIG_ENV, table_entries
 from hudi_ops.airflow.tables_config import read_tables_config
 from hudi_ops.errors import ConfigError
 from hudi_ops.local.local_airflow import LocalAirflow
+from hudi_ops.local.sample_trips import SampleFeed
 from hudi_ops.local.zookeeper_server import ZookeeperServer, require_zookeeper
 
 REPO = Path(__file__).resolve().parents[2]
 LOCK_BASE_PATH = "/hudi/locks"
 DEFAULT_PORT = 8080
 _CHECK_EVERY_S = 2.0
+#: the example table's ingest: each tick takes the sample files landed since the last (hudi_ops.local.sample_trips)
+EXAMPLE_INGEST_SCHEDULE = "*/5 * * * *"
 
 
 def example_tables_config(home: Path) -> Path:
@@ -44,7 +47,7 @@ def example_tables_config(home: Path) -> Path:
         "tables": {"trips": {
             "base_path": str(data / "hudi" / "trips"), "record_key": "trip_id", "partition_field": "dt",
             "ordering_field": "ts", "table_type": "MERGE_ON_READ",
-            "ingest": {"source_path": str(data / "landing" / "trips"), "schedule": "*/10 * * * *"},
+            "ingest": {"source_path": str(data / "landing" / "trips"), "schedule": EXAMPLE_INGEST_SCHEDULE},
             "backfill": {"source_path": str(data / "history" / "trips")},
             "services": {"compaction": {}, "clean": {"hoodie.cleaner.commits.retained": "10"}},
         }},
@@ -134,13 +137,24 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     stop = stop_signals()
     print(f"starting ZooKeeper and Airflow in {home} ...", flush=True)
+    # the example table is live: sample files land in its source folder while the platform is up
+    feed = None if os.environ.get(TABLES_CONFIG_ENV) else SampleFeed(home / "data" / "landing" / "trips")
     with platform:
         _ready(platform)
-        while not stop.wait(_CHECK_EVERY_S):
-            dead = platform.dead_component()
-            if dead:
-                print(f"the {dead} exited; stopping everything (its log is in {home})", file=sys.stderr, flush=True)
-                return 1
+        if feed is not None:
+            feed.start()
+            print(f"example table trips: a file of sample trips lands in {feed.landing} every "
+                  f"{feed.every_s / 60:g} minutes; its ingest runs on `{EXAMPLE_INGEST_SCHEDULE}`", flush=True)
+        try:
+            while not stop.wait(_CHECK_EVERY_S):
+                dead = platform.dead_component()
+                if dead:
+                    print(f"the {dead} exited; stopping everything (its log is in {home})", file=sys.stderr,
+                          flush=True)
+                    return 1
+        finally:
+            if feed is not None:
+                feed.stop()
         print("stopping ...", flush=True)
     print("stopped", flush=True)
     return 0

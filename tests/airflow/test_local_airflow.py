@@ -88,6 +88,12 @@ def test_make_up_serves_the_tables_dags_on_loopback_with_every_component_healthy
         assert (up.home / "airflow" / private).stat().st_mode & 0o077 == 0
     listed = up.airflow.cli("dags", "list")
     assert listed.returncode == 0 and INGEST_DAG in listed.stdout, listed.stderr[-2000:]
+    # before its first write the table's page says how it will be, not an error
+    signed_in = urllib.request.Request(f"{up.url}/hudi-ops/tables/{TABLE}",
+                                       headers={"Authorization": f"Bearer {up.airflow.token()}"})
+    with urllib.request.urlopen(signed_in, timeout=30) as page:
+        html = page.read().decode()
+    assert "No commits yet" in html and f"first ingest ({INGEST_DAG}" in html and "class='error'" not in html
 
 
 def test_an_ingest_and_a_backfill_on_the_same_file_groups_both_succeed_one_after_a_retried_conflict(scenario):

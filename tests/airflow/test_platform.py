@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from hudi_ops.airflow.dag_factory import TABLES_CONFIG_ENV, dags_from_file
 from hudi_ops.airflow.tables_config import read_tables_config
-from hudi_ops.local.platform import Platform, chosen_tables_config, example_tables_config
+from hudi_ops.local.platform import EXAMPLE_INGEST_SCHEDULE, Platform, chosen_tables_config, example_tables_config
+from hudi_ops.local.sample_trips import TRIPS_PER_FILE, SampleFeed
 
 
 def test_without_a_tables_config_make_up_makes_an_example_table_with_its_folders(tmp_path, monkeypatch):
@@ -28,3 +29,26 @@ def test_make_up_serves_the_tables_config_it_is_given(tmp_path, monkeypatch):
     given = tmp_path / "mine.yaml"
     monkeypatch.setenv(TABLES_CONFIG_ENV, str(given))
     assert chosen_tables_config(tmp_path / "home") == given and not (tmp_path / "home").exists()
+
+
+def test_the_example_tables_landing_folder_gets_new_trips_and_corrections_of_the_last_files(tmp_path):
+    import datetime as dt
+
+    import pyarrow.parquet as pq
+
+    landing = tmp_path / "landing"
+    feed = SampleFeed(landing)
+    first = pq.read_table(feed.land(dt.datetime(2026, 11, 26, 23, 59, tzinfo=dt.UTC))).to_pylist()
+    second = pq.read_table(feed.land(dt.datetime(2026, 11, 27, 0, 2, tzinfo=dt.UTC))).to_pylist()
+    assert len(first) == TRIPS_PER_FILE and len({r["trip_id"] for r in first}) == TRIPS_PER_FILE
+    earlier = {r["trip_id"]: r for r in first}
+    corrected = [r for r in second if r["trip_id"] in earlier]
+    assert len(second) == TRIPS_PER_FILE + len(corrected) and len(corrected) == TRIPS_PER_FILE // 10
+    # a correction keeps its trip's day (its partition) and comes later, so it wins by the ordering field
+    assert all(r["dt"] == earlier[r["trip_id"]]["dt"] == "2026-11-26" and r["ts"] > earlier[r["trip_id"]]["ts"]
+               for r in corrected)
+    assert sorted(p.name for p in landing.iterdir()) == ["trips-000000.parquet", "trips-000001.parquet"]
+    assert SampleFeed(landing).landed == 2  # a restart of make up goes on from the files there
+    # the example's ingest takes, every few minutes, the files landed since its last run
+    config = read_tables_config(example_tables_config(tmp_path / "home"))
+    assert config.tables["trips"].ingest.schedule == EXAMPLE_INGEST_SCHEDULE == "*/5 * * * *"
