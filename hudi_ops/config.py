@@ -314,9 +314,3 @@ class FailedWritesConfig:
     POLICY = str_key("hoodie.cleaner.policy.failed.writes", "EAGER", choices=("EAGER", "LAZY", "NEVER"))
 
 
-#: what a writer stops doing inline when a separate job (the services DAG) runs the service
-INLINE_SERVICE_OFF = {"compaction": {"hoodie.compact.inline": "false", "hoodie.compact.schedule.inline": "false"},
-                      "clustering": {"hoodie.clustering.inline": "false", "hoodie.clustering.schedule.inline": "false"},
-                      "clean": {"hoodie.clean.automatic": "false"},
-                      # archival deletes instant files that concurrent jobs may be reading: in one place
-                      "archive": {"hoodie.archive.automatic": "false"}}

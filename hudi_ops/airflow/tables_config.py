@@ -34,9 +34,9 @@ from pydantic import (
 
 from hudi_ops.airflow.airflow_api import DEFAULT_CONN_ID as AIRFLOW_API_CONN_ID
 from hudi_ops.airflow.hook import HudiHook
-from hudi_ops.config import INLINE_SERVICE_OFF
 from hudi_ops.errors import ConfigError
 from hudi_ops.job_specs.writes import OPERATIONS, TABLE_TYPES
+from hudi_ops.locks.job_options import INLINE_SERVICE_OFF
 from hudi_ops.locks.occ_options import (
     BUCKET_ENGINE,
     CONCURRENCY_MODE,

@@ -32,6 +32,13 @@ from hudi_ops.locks.occ_options import (
     PREFER_WRITER,
 )
 
+#: what a writer stops doing inline when a separate job (the services DAG) runs the service: the tables
+#: config's part (4 above), which the DAG factory adds to the writers' options
+INLINE_SERVICE_OFF = {"compaction": {"hoodie.compact.inline": "false", "hoodie.compact.schedule.inline": "false"},
+                      "clustering": {"hoodie.clustering.inline": "false", "hoodie.clustering.schedule.inline": "false"},
+                      "clean": {"hoodie.clean.automatic": "false"},
+                      # archival deletes instant files that concurrent jobs may be reading: in one place
+                      "archive": {"hoodie.archive.automatic": "false"}}
 #: Hudi's lock manager retries a lock it did not get 50 more times, 5 s apart, each try waiting
 #: `hoodie.write.lock.wait_time_ms`: almost an hour before a job fails. Under Airflow the task's
 #: retries (with backoff, and visible) do that job, so the wait is one try:

@@ -45,7 +45,6 @@ from typing import Any
 
 import pyarrow as pa
 
-from hudi_ops.config import INLINE_SERVICE_OFF
 from hudi_ops.errors import TableNotFoundError
 from hudi_ops.format import meta_client
 from hudi_ops.format.file_names import BaseFileName
@@ -62,6 +61,7 @@ from hudi_ops.job_specs import (
     ServiceSpec,
     WriteSpec,
 )
+from hudi_ops.locks.job_options import INLINE_SERVICE_OFF
 from hudi_ops.read.pending_plans import CLUSTERING, COMPACTION, pending_plans, pending_writes
 from hudi_ops.read.pipeline_metadata import BACKFILL_CHECKPOINT_KEY, INGEST_CHECKPOINT_KEY
 from hudi_ops.read.service_work import archive_work, clean_work, clustering_schedule_work, compaction_schedule_work

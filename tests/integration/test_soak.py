@@ -23,10 +23,10 @@ from typing import Any
 
 import pytest
 
-from hudi_ops.config import INLINE_SERVICE_OFF
 from hudi_ops.format.instant import Action
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import ClusterSpec, CompactSpec, ServiceSpec
+from hudi_ops.locks.job_options import INLINE_SERVICE_OFF
 from hudi_ops.spark.__main__ import main
 from tests.integration.lock_options import occ_options
 from tests.integration.processes import run_job
