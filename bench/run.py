@@ -1,9 +1,9 @@
 """Run every benchmark; each prints one JSON line of figures and ratios measured in the same run.
 
 `make bench` runs them all, keeps their lines in `bench/results.jsonl` (each with the day it was
-measured) and writes the README's table (between its `bench:begin` and `bench:end` markers) from them;
-a benchmark that fails keeps its last line. `--only NAME ...` runs some;
-`--table-only` rewrites the table from the kept lines.
+measured) and writes the table of docs/benchmarks.md (between its `bench:begin` and `bench:end` markers)
+from them; a benchmark that fails keeps its last line. `--only NAME ...` runs some; `--table-only`
+rewrites the table from the kept lines.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from pathlib import Path
 
 HERE = Path(__file__).parent
 RESULTS = HERE / "results.jsonl"
-README = HERE.parent / "README.md"
+#: the document whose markers hold the table `make bench` writes
+TABLE_DOC = HERE.parent / "docs" / "benchmarks.md"
 BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
 
 #: the benchmarks; the folder's other files are what they start (spark-submit applications) or share
@@ -107,16 +108,16 @@ def kept_results() -> list[dict]:
     return [kept[n.removesuffix(".py")] for n in BENCHMARKS if n.removesuffix(".py") in kept]
 
 
-def readme_table(text: str) -> str:
-    """What the README holds between its markers."""
+def doc_table(text: str) -> str:
+    """What the document holds between its markers."""
     return text.split(BEGIN, 1)[1].split(END, 1)[0].strip()
 
 
-def write_readme(results: list[dict]) -> None:
-    text = README.read_text()
+def write_doc(results: list[dict]) -> None:
+    text = TABLE_DOC.read_text()
     head, rest = text.split(BEGIN, 1)
     _, tail = rest.split(END, 1)
-    README.write_text(f"{head}{BEGIN}\n{table(results)}\n{END}{tail}")
+    TABLE_DOC.write_text(f"{head}{BEGIN}\n{table(results)}\n{END}{tail}")
 
 
 def main() -> int:
@@ -143,7 +144,7 @@ def main() -> int:
                 continue
             kept[name] = {**json.loads(lines[-1]), "measured": dt.date.today().isoformat()}
         RESULTS.write_text("".join(json.dumps(kept[n]) + "\n" for n in names if n in kept))
-    write_readme(kept_results())
+    write_doc(kept_results())
     return failed
 
 

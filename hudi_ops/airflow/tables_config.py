@@ -1,5 +1,5 @@
 """The tables config (`tables.yaml`) as a typed model: what the DAG factory, the timeline view and `make up`
-read. Its fields are the README's config reference. A bad table is refused alone, with the table, the key
+read. Its fields are docs/tables-config.md's reference. A bad table is refused alone, with the table, the key
 and the fix (`TablesConfig.refused`), so that every other table keeps its DAGs; a file Python cannot
 read as a config at all fails as a whole.
 
@@ -328,7 +328,7 @@ def _describe(error: ValidationError) -> str:
         where = ".".join(str(p) for p in e["loc"])
         given = f" (given: {e['input']!r})" if e["type"] not in ("missing", "value_error") else ""
         if e["type"] == "extra_forbidden":
-            out.append(f"unknown key `{where}`; see 'Adding a table' in the README")
+            out.append(f"unknown key `{where}`; every key is in docs/tables-config.md")
         elif e["type"] == "missing":
             out.append(f"`{where}` is missing; add it")
         else:

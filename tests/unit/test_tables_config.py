@@ -66,7 +66,7 @@ def test_a_dag_section_in_the_defaults_is_refused_rather_than_given_to_every_tab
     ({**TABLE, "backfill": {"operation": "MERGE"}}, "`backfill.operation`: Input should be 'UPSERT'"),
     ({**TABLE, "backfill": {"max_active_runs": 0}}, "`backfill.max_active_runs`: Input should be greater than 0"),
     ({**TABLE, "table_type": "cow"}, "`table_type`: Input should be 'COPY_ON_WRITE' or 'MERGE_ON_READ'"),
-    ({**TABLE, "recordkey": "id"}, "unknown key `recordkey`; see 'Adding a table' in the README"),
+    ({**TABLE, "recordkey": "id"}, "unknown key `recordkey`; every key is in docs/tables-config.md"),
     ({**TABLE, "services": {"spark_conf": {"spark.cores.max": "1"}}},
      "`services.spark_conn_id` and `.spark_conf` set the services DAG's Spark, and that DAG runs only with one of"),
     ({**TABLE, "spark_conn_id": ""}, "`spark_conn_id`: String should have at least 1 character"),
@@ -167,7 +167,7 @@ def test_what_users_write_loosely_means_what_they_meant():
     assert trips.hoodie_conf == {} and trips.restore.wait_timeout_minutes == 60  # an empty section is the default
 
 
-def test_the_readme_config_reference_names_every_key_of_the_model_and_no_other():
+def test_the_config_reference_names_every_key_of_the_model_and_no_other():
     from pydantic import BaseModel
 
     from hudi_ops.airflow.tables_config import TableConfig
@@ -180,13 +180,13 @@ def test_the_readme_config_reference_names_every_key_of_the_model_and_no_other()
             out |= keys(section, f"{prefix}{name}.") if section else {prefix + name}
         return out
 
-    readme = (REPO / "README.md").read_text()
-    table = readme.split("| key | what it is | when left out |")[1].split("\n\n")[0]
+    reference = (REPO / "docs" / "tables-config.md").read_text()
+    table = reference.split("| key | what it is | when left out |")[1].split("\n\n")[0]
     documented = set()
     for row in table.splitlines()[2:]:
         full = ""
         for name in re.findall(r"`([\w.]+)`", row.split("|")[1]):
             full = full.rsplit(".", 1)[0] + name if name.startswith(".") else name
             documented.add(full)
-    # services.compaction/.clustering/.clean/.archive are option maps: the model's keys, the README's rows
+    # services.compaction/.clustering/.clean/.archive are option maps: the model's keys, the reference's rows
     assert documented == keys(TableConfig)
