@@ -14,7 +14,7 @@ LAYERS = [
     {"job_specs"},  # the contract between Airflow and the Spark jobs
     {"format"},
     {"read", "locks"},
-    {"spark"},
+    {"spark", "fleet"},  # the fleet ranks what read measures; the Spark jobs run what it picks
     {"airflow"},
 ]
 

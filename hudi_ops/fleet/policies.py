@@ -1,0 +1,69 @@
+"""Policies that pick, at a tick, which due (table, service) pairs of a services group run, at most the
+group's budget of them.
+
+- `cron`: per-table cron, hudi-ops' behaviour before groups: a table's services run when its own
+  schedule fires (and find work, as each task checks); the budget takes them in table order.
+- `balanced`: the longest since its table was last serviced first (Apache Amoro's "balanced").
+- `quota`: the lowest quota occupation first: the share of the group's recent service runs a table had,
+  over its quota (Amoro's "quota").
+- `need`: hudi-ops' own: the most needed first, need weighted by the table's priority and aged by the
+  ticks it has waited, so that a table with little need is still serviced within a bounded wait.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+POLICIES = ("cron", "balanced", "quota", "need")
+#: how much a tick of waiting adds to a due pair's need, per unit of need: a pair waiting 1 / AGING
+#: ticks ranks as if its need had doubled
+AGING = 0.5
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A due (table, service) pair at a tick, with what the policies rank it by."""
+
+    table: str
+    service: str
+    need: float  # how far past its trigger: 1.0 at the trigger (hudi_ops.fleet.need)
+    priority: float = 1.0  # the table's weight in the group
+    quota: float = 1.0  # the table's share of the group's budget
+    waited: int = 0  # ticks it has been due without running
+    since_serviced: int = 0  # ticks since any service of its table last ran
+    recent_runs: int = 0  # its table's service runs in the group's recent window
+    cron_due: bool = True  # its table's own schedule fires at this tick
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.table, self.service
+
+
+def pick(policy: str, candidates: Sequence[Candidate], budget: int) -> list[Candidate]:
+    """The pairs to run now, best first: at most `budget`, at most one per table (a table's services run
+    one at a time, as its own services DAG runs them)."""
+    if policy not in RANKS:
+        raise ValueError(f"unknown services-group policy {policy!r}; use one of {', '.join(POLICIES)}")
+    chosen: list[Candidate] = []
+    tables: set[str] = set()
+    for candidate in sorted((c for c in candidates if policy != "cron" or c.cron_due), key=RANKS[policy]):
+        if len(chosen) == budget:
+            break
+        if candidate.table not in tables:
+            chosen.append(candidate)
+            tables.add(candidate.table)
+    return chosen
+
+
+def urgency(c: Candidate) -> float:
+    """The need policy's score: need times priority, grown by the wait."""
+    return c.need * c.priority * (1 + AGING * c.waited)
+
+
+RANKS: dict[str, Callable[[Candidate], tuple]] = {
+    "cron": lambda c: (c.table, c.service),
+    "balanced": lambda c: (-c.since_serviced, -c.need, c.table),
+    "quota": lambda c: (c.recent_runs / c.quota if c.quota > 0 else float("inf"), -c.need, c.table),
+    "need": lambda c: (-urgency(c), c.table),
+}

@@ -1,0 +1,79 @@
+"""How much a table needs each of its services, measured in one look at it (one timeline listing, one
+file-system view: the metadata table's `files` partition when it has one), without a JVM.
+
+A fleet's scheduler (hudi_ops.fleet) ranks tables by it. The figures are what a user would watch:
+log files per file slice (what a MERGE_ON_READ read merges), the share of small base files (what
+clustering rewrites), what the next clean removes, instants past archival, plans left pending; each
+service's due/idle verdict is the operators' own (hudi_ops.read.service_work), on the same look.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from hudi_ops.config import ClusteringConfig, HoodieConfig
+from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.read.pending_plans import CLUSTERING, COMPACTION, pending_plans
+from hudi_ops.read.service_work import (
+    ServiceWork,
+    archive_work,
+    clean_work,
+    clustering_schedule_work,
+    compaction_schedule_work,
+    plan_execution_work,
+)
+
+#: the services a fleet schedules, in the order a table's tick runs them (hudi_ops.airflow.dag_factory's)
+SERVICES = ("compaction", "clustering", "clean", "archive")
+
+
+@dataclass(frozen=True)
+class TableNeed:
+    """One table's state as its services see it; `work` holds each asked service's verdict."""
+
+    log_files: tuple[int, ...] = ()  # per latest file slice (MERGE_ON_READ; empty otherwise)
+    small_files: int = 0  # latest slices whose base file is under the clustering's small-file limit
+    slices: int = 0
+    pending_plans: int = 0  # compaction and clustering plans scheduled, not yet executed
+    work: dict[str, ServiceWork] = field(default_factory=dict)
+
+    def due(self) -> tuple[str, ...]:
+        return tuple(s for s in SERVICES if s in self.work and self.work[s].due)
+
+    @property
+    def max_log_files(self) -> int:
+        return max(self.log_files, default=0)
+
+    @property
+    def small_file_share(self) -> float:
+        return self.small_files / self.slices if self.slices else 0.0
+
+
+def measure(meta: MetaClient, options: Mapping[str, Mapping[str, str]], *, now: dt.datetime | None = None,
+            ) -> TableNeed:
+    """The table's need; `options` maps each service the table runs to its hoodie.* options (a service not
+    named is not asked about)."""
+    view = meta.fs_view()  # the one look every check below shares (MetaClient keeps it)
+    limit = HoodieConfig(dict(options.get("clustering", {}))).require(ClusteringConfig.SMALL_FILE_LIMIT)
+    latest = [g.latest_slice for g in view.file_groups() if g.latest_slice is not None]
+    checks = {
+        # a pending plan is work of its own: the services DAG's executor runs it
+        "compaction": lambda o: _plan_or(meta, COMPACTION, compaction_schedule_work(meta, o)),
+        "clustering": lambda o: _plan_or(meta, CLUSTERING, clustering_schedule_work(meta, o)),
+        "clean": lambda o: clean_work(meta, o, now),
+        "archive": lambda o: archive_work(meta, o),
+    }
+    return TableNeed(
+        log_files=tuple(len(s.log_files) for s in latest) if meta.is_mor else (),
+        small_files=sum(1 for s in latest if s.base_file is None or s.base_file.size < limit),
+        slices=len(latest),
+        pending_plans=sum(len(pending_plans(view.timeline, s)) for s in (COMPACTION, CLUSTERING)),
+        work={s: checks[s](options[s]) for s in SERVICES if s in options},
+    )
+
+
+def _plan_or(meta: MetaClient, service: str, schedule: ServiceWork) -> ServiceWork:
+    execution = plan_execution_work(meta, service)
+    return execution if execution.due else schedule
