@@ -24,13 +24,15 @@ RUN mkdir -p /opt/hudi-ops/data/hudi /opt/hudi-ops/data/landing /opt/hudi-ops/da
     && chmod -R g+rwX /opt/hudi-ops /opt/airflow/auth
 USER airflow
 
-# Dependencies first, from the ranges in pyproject.toml, so that a code change does not reinstall
+# Dependencies first, from the ranges in pyproject.toml at the versions the suite runs (constraints.txt,
+# whose apache-airflow the image's AIRFLOW_VERSION must be), so that a code change does not reinstall
 # PySpark. apache-airflow is named with the image's version (the base image sets AIRFLOW_VERSION), as
 # Airflow's docs advise, so pip cannot move it; [postgres] keeps the driver of `postgresql+psycopg2://`.
-COPY --chown=airflow:0 pyproject.toml /opt/hudi-ops/build/pyproject.toml
+COPY --chown=airflow:0 pyproject.toml constraints.txt /opt/hudi-ops/build/
 RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('/opt/hudi-ops/build/pyproject.toml', 'rb'))['project']['dependencies']))" \
         > /opt/hudi-ops/build/requirements.txt \
-    && pip install --no-cache-dir "apache-airflow[postgres]==${AIRFLOW_VERSION}" -r /opt/hudi-ops/build/requirements.txt
+    && pip install --no-cache-dir "apache-airflow[postgres]==${AIRFLOW_VERSION}" -r /opt/hudi-ops/build/requirements.txt \
+        -c /opt/hudi-ops/build/constraints.txt
 
 # The package itself: the Airflow provider (entry point), operators and the Spark application.
 # Owned by airflow because pip builds in the source tree. Hudi's Spark bundle is fetched with Maven

@@ -10,6 +10,7 @@ from typing import Any
 from hudi_ops.locks.occ_options import DEFAULT_LOCK_BASE_PATH
 
 INTEGRATION = "Apache Hudi"
+HOOK_NAME = "Hudi ZooKeeper lock"
 #: the `hudi_zookeeper` connection's extras; each one but lock_key is also a hoodie.write.lock.zookeeper.* key
 _LOCK_FIELDS = {
     "base_path": ("Lock base path", "The znode under which every table's lock lives.", DEFAULT_LOCK_BASE_PATH),
@@ -42,7 +43,7 @@ def get_provider_info() -> dict[str, Any]:
         "connection-types": [{
             "hook-class-name": "hudi_ops.airflow.hook.HudiHook",
             "connection-type": "hudi_zookeeper",
-            "hook-name": "Hudi ZooKeeper lock",
+            "hook-name": HOOK_NAME,
             "ui-field-behaviour": {
                 "hidden-fields": ["schema", "login", "password"],
                 "relabeling": {"host": "ZooKeeper host(s), comma separated", "port": "ZooKeeper port"},

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 
 from airflow.sdk import BaseHook
 
+from hudi_ops.airflow import HOOK_NAME
 from hudi_ops.locks.lock_state import lock_state
 from hudi_ops.locks.occ_options import CONCURRENCY_MODE, zookeeper_lock_options
 
@@ -24,7 +25,7 @@ class HudiHook(BaseHook):
     conn_name_attr = "zookeeper_conn_id"
     default_conn_name = "hudi_zookeeper_default"
     conn_type = "hudi_zookeeper"
-    hook_name = "Hudi ZooKeeper lock"
+    hook_name = HOOK_NAME
 
     def __init__(
         self, table_name: str = "", *, zookeeper_conn_id: str | None = default_conn_name,

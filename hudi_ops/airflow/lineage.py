@@ -15,11 +15,12 @@ path, an S3 object `s3://<bucket>` and its key, an HDFS path `hdfs://<host>:<por
 
 from __future__ import annotations
 
+import os
+import posixpath
 import re
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 import attrs
 from openlineage.client.event_v2 import InputDataset, OutputDataset
@@ -52,15 +53,17 @@ class HudiRunFacet(RunFacet):
 
 
 def dataset_name(uri: str) -> tuple[str, str]:
-    """(namespace, name) of a path or URI by OpenLineage's naming spec."""
+    """(namespace, name) of a path or URI by OpenLineage's naming spec; one folder has one name however
+    it is spelled (a trailing slash, `file://`, an escaped character)."""
     if "://" not in uri:
-        return "file", str(Path(uri).resolve())
+        return "file", os.path.normpath(os.path.abspath(uri))
     parts = urlsplit(uri)
+    path = posixpath.normpath(unquote(parts.path) or "/")
     if parts.scheme in S3_SCHEMES:
-        return f"s3://{parts.netloc}", parts.path.lstrip("/")
+        return f"s3://{parts.netloc}", path.lstrip("/")
     if parts.scheme == "file":
-        return "file", parts.path
-    return f"{parts.scheme}://{parts.netloc}", parts.path
+        return "file", path
+    return f"{parts.scheme}://{parts.netloc}", path
 
 
 def lineage(*, job: str, table: str, sources: tuple[str, ...], result: Mapping[str, Any] | None = None,
@@ -82,7 +85,9 @@ def lineage(*, job: str, table: str, sources: tuple[str, ...], result: Mapping[s
             rowCount=result.get("rows"), size=result.get("bytes"), fileCount=result.get("files"))
     output = OutputDataset(*dataset_name(table), outputFacets=output_facets, facets=facets)
     run = _run_facet(job, result, failure, skipped)
-    return OperatorLineage(inputs=inputs, outputs=[output], run_facets={"hudi": run} if run else {})
+    # a run that found no work read its source's listing, not its data, and wrote nothing
+    return OperatorLineage(inputs=[] if skipped else inputs, outputs=[] if skipped else [output],
+                           run_facets={"hudi": run} if run else {})
 
 
 def _schema_facets(table: str, s3: S3Settings | None) -> dict[str, Any]:

@@ -76,7 +76,7 @@ from hudi_ops.spark.hudi_bundle import hudi_jars
 from hudi_ops.spark.s3a import s3a_conf, s3a_jars
 from hudi_ops.spark.session import HUDI_SESSION_CONF
 from hudi_ops.spark.submit import APPLICATION
-from hudi_ops.spark.yarn_applications import kill_tagged, resource_manager_url
+from hudi_ops.spark.yarn_applications import kill_tagged
 from hudi_ops.storage import Storage
 
 RETRY_DEFAULTS = {"retries": 3, "retry_delay": dt.timedelta(seconds=15), "retry_exponential_backoff": True,
@@ -115,8 +115,6 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         self.hoodie_conf = dict(hoodie_conf or {})
         self.zookeeper_conn_id = zookeeper_conn_id
         self.aws_conn_id = aws_conn_id  # an S3 table's store (and an S3 source's)
-        # what the task adds its own to when it runs: Hudi's jars; in cluster mode the options and the package
-        self.user_jars, self.user_files, self.user_py_files = (kwargs.get(k) for k in ("jars", "files", "py_files"))
         self.deploy_mode = kwargs.get("deploy_mode")  # None: the Spark connection's `deploy-mode` extra
         self.spark_conn_id = kwargs.get("conn_id", "spark_default")  # the provider keeps it private
         self._spec: JobSpec | None = None  # the run's, once `prepare` made it
@@ -146,7 +144,13 @@ class HudiSparkJobOperator(SparkSubmitOperator):
             else:
                 master = f"{conn.host}:{conn.port}" if conn.port else (conn.host or "")
                 extra_mode = conn.extra_dejson.get("deploy-mode")
-        return Deployment(master, self.deploy_mode or extra_mode)
+        conf_mode = (self.conf or {}).get("spark.submit.deployMode")
+        deployment = Deployment(master, self.deploy_mode or conf_mode or extra_mode)
+        if deployment.is_cluster and not (deployment.is_yarn or deployment.is_kubernetes):
+            raise ConfigError(f"cluster deploy mode on {master!r}: hudi-ops runs a driver on the cluster on YARN or "
+                              "Kubernetes only (PySpark has no cluster mode on a standalone master); use client "
+                              "mode there (`deploy-mode` in the Spark connection's extra)")
+        return deployment
 
     def _check_keys_stay_off_the_command_line(self) -> None:
         if not (self.s3 and self.s3.access_key_id):
@@ -200,9 +204,11 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         conf = {**HUDI_SESSION_CONF, **(s3a_conf(self.s3) if self.s3 else {})}
         env = self.s3.env() if self.s3 else {}
         if on_cluster:  # everything the driver needs travels with the job (hudi_ops.spark.cluster_mode)
-            self._result_file, self._tag = result_uri(self.base_path), application_tag()
-            self.files = _joined(str(props), self.user_files)
-            self.py_files = _joined(str(package_zip(self._folder)), self.user_py_files)
+            self._result_file = result_uri(self.base_path)
+            self._tag = application_tag(self.dag_id, self.task_id, context.get("run_id"),
+                                        getattr(context.get("ti"), "map_index", -1))
+            self.files = _joined(str(props), self.files)
+            self.py_files = _joined(str(package_zip(self._folder)), self.py_files)
             conf = {**conf, **cluster_conf(self.deployment, self._tag, self.conf or {})}
             props_arg = PROPS_NAME  # in the driver's working directory
         else:
@@ -213,7 +219,7 @@ class HudiSparkJobOperator(SparkSubmitOperator):
             props_arg = str(props)
         self.application_args = dataclasses.replace(spec, props=props_arg, hoodie_conf={}).to_argv()
         self.env_vars = {**env, **(self.env_vars or {}), RESULT_FILE_ENV: self._result_file}
-        self.jars = _joined(",".join(jars), self.user_jars)
+        self.jars = _joined(",".join(jars), self.jars)
         self.conf = conf
 
     def execute(self, context: Any) -> dict[str, Any] | None:
@@ -222,6 +228,8 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         try:
             if self._killed:  # while it looked for work: spark-submit never starts
                 raise AirflowException("the task was killed before spark-submit started")
+            if self._tag and self.deployment.is_yarn:  # an earlier try's driver, left running when its task died
+                self._kill_yarn_applications("an earlier try of this task left running")
             self._submitting = True
             try:
                 super().execute(context)
@@ -229,6 +237,8 @@ class HudiSparkJobOperator(SparkSubmitOperator):
                 self._outcome_seen = self._outcome()
                 raise self._failure(e, self._outcome_seen) from e
             outcome = self._outcome_seen = self._outcome()
+            if outcome is None:  # its commit, if any, is found by the retry (the batch's fence and identity)
+                raise AirflowException(f"the job ended well but left no result at {self._result_file}; retried")
         finally:
             shutil.rmtree(self._folder, ignore_errors=True)
         result = outcome.to_dict() if isinstance(outcome, JobResult | ServiceResult) else None
@@ -241,32 +251,33 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         self._killed = True
         if not self._submitting:
             return
-        if self._tag and self.deployment.is_yarn:  # the driver is on the cluster: ending spark-submit leaves it
-            self._kill_yarn_application()
-        try:
+        try:  # spark-submit first: once it is gone, no application can be submitted after the look below
             super().on_kill()
         except FileNotFoundError as e:  # the provider's `yarn application -kill`: no Hadoop client here
-            self.log.info("the Spark provider could not run %s; the ResourceManager was asked instead", e.filename)
+            self.log.info("the Spark provider could not run %s; the ResourceManager is asked instead", e.filename)
+        if self._tag and self.deployment.is_yarn:  # the driver is on the cluster: ending spark-submit leaves it
+            self._kill_yarn_applications("the task was killed", timeout_s=4)
 
-    def _kill_yarn_application(self) -> None:
-        rm = resource_manager_url({**os.environ, **(self.env_vars or {})})
-        if rm is None:
-            self.log.warning("no yarn-site.xml in $HADOOP_CONF_DIR or $YARN_CONF_DIR: the YARN application "
-                             "tagged %s is left to the provider's `yarn application -kill`", self._tag)
-            return
+    def _kill_yarn_applications(self, why: str, *, timeout_s: float = 10) -> None:
+        """Best effort: the task's tagged YARN applications killed through the ResourceManager's REST API."""
         try:
-            killed = kill_tagged(rm, self._tag)
-        except (OSError, ValueError) as e:
-            self.log.warning("the ResourceManager at %s did not kill the application tagged %s: %s", rm, self._tag, e)
+            rm, killed = kill_tagged({**os.environ, **(self.env_vars or {})}, self._tag, timeout_s=timeout_s)
+        except Exception as e:  # never in the way of the kill or the try; the batch's fence keeps writes once
+            self.log.warning("the ResourceManager did not end the YARN applications tagged %s (%s): %s",
+                             self._tag, why, e)
             return
-        self.log.info("the ResourceManager at %s killed %s", rm, ", ".join(killed) or "nothing (it had ended)")
+        if rm is None:
+            self.log.warning("no yarn-site.xml in $HADOOP_CONF_DIR or $YARN_CONF_DIR: the YARN applications "
+                             "tagged %s are left to the provider's `yarn application -kill`", self._tag)
+        elif killed:
+            self.log.warning("%s: the ResourceManager at %s killed %s", why, rm, ", ".join(killed))
 
     def _outcome(self) -> JobResult | ServiceResult | JobFailure | None:
         """What the job's final line said; None when it wrote none (it was killed, or Spark failed first)."""
         assert self._spec is not None
         try:
             line = read_result_file(self._result_file, s3=self.s3, remove=self.deployment.is_cluster)
-        except (OSError, HudiOpsError) as e:
+        except (OSError, ValueError, HudiOpsError) as e:
             self.log.warning("could not read the job's result at %s: %s", self._result_file, e)
             return None
         return self._spec.parse_result(line) if line is not None else None
@@ -282,8 +293,7 @@ class HudiSparkJobOperator(SparkSubmitOperator):
     def get_openlineage_facets_on_start(self) -> Any:
         from hudi_ops.airflow.lineage import lineage
 
-        return lineage(job=self.job, table=self.base_path, sources=self.lineage_sources(), s3=self.s3,
-                       with_facets=False)
+        return lineage(job=self.job, table=self.base_path, sources=self.lineage_sources(), with_facets=False)
 
     def get_openlineage_facets_on_complete(self, task_instance: Any) -> Any:
         from hudi_ops.airflow.lineage import lineage

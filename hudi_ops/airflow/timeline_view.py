@@ -33,7 +33,7 @@ from hudi_ops.airflow.dag_factory import (
 from hudi_ops.airflow.lock_state import table_lock_state
 from hudi_ops.airflow.tables_config import read_tables_config
 from hudi_ops.airflow.timeline_chart import timeline_svg
-from hudi_ops.errors import HudiOpsError, TableNotFoundError
+from hudi_ops.errors import HudiOpsError, TableBeingCreatedError, TableNotFoundError
 from hudi_ops.locks.lock_state import LockState
 from hudi_ops.read.table_overview import InstantSpan, TableOverview
 
@@ -77,9 +77,9 @@ def _entry(user: object, name: str) -> TableEntry:
 def not_created_yet(entry: TableEntry) -> str:
     """The page of a table that its writers have not created yet."""
     return (f"<p class='empty'>No commits yet: {escape(entry.base_path)} becomes a Hudi table with its first "
-            f"ingest ({escape(ingest_dag_id(entry.name))}, when a file lands in its source folder) or "
-            f"backfill ({escape(backfill_dag_id(entry.name))}). Its timeline, file groups and latest commits "
-            "show here from then on.</p>")
+            f"write, by its ingest ({escape(ingest_dag_id(entry.name))}, once a file lands in its source folder) "
+            f"or backfill DAG ({escape(backfill_dag_id(entry.name))}), whichever it has. Its timeline, file "
+            "groups and latest commits show here from then on.</p>")
 
 
 def _overview(entry: TableEntry) -> TableOverview:
@@ -182,6 +182,8 @@ def create_app() -> FastAPI:
         entry = _entry(user, name)
         try:
             overview = _overview(entry)
+        except TableBeingCreatedError as e:  # a creation at work, or one that died: its message says which fix
+            return _page(name, f"<h2>{escape(name)}</h2><p class='error'>{escape(str(e))}</p>")
         except TableNotFoundError:  # configured, not written yet: how it will be, not an error
             return _page(name, f"<h2>{escape(name)}</h2>" + not_created_yet(entry))
         except HudiOpsError as e:

@@ -52,10 +52,14 @@ def example_tables_config(home: Path) -> Path:
             "services": {"compaction": {}, "clean": {"hoodie.cleaner.commits.retained": "10"}},
         }},
     }
-    path = home / "tables.yaml"
+    path = example_tables_path(home)
     path.write_text("# written by `make up`: set HUDI_OPS_TABLES_CONFIG to use your own\n"
                     + yaml.safe_dump(config, sort_keys=False))
     return path
+
+
+def example_tables_path(home: Path) -> Path:
+    return Path(home) / "tables.yaml"
 
 
 def chosen_tables_config(home: Path) -> Path:
@@ -71,6 +75,9 @@ class Platform:
     def __init__(self, home: Path, tables_config: Path, *, port: int = DEFAULT_PORT) -> None:
         self.home, self.tables_config = Path(home), Path(tables_config)
         config = read_tables_config(self.tables_config)
+        #: where the example table's sample files land (None: the tables are the user's own)
+        example = config.tables.get("trips") if self.tables_config == example_tables_path(self.home) else None
+        self.example_source = example.ingest.source_path if example and example.ingest else None
         self.tables = table_entries(config, origin=str(self.tables_config))
         self.refused = config.refused  # no DAGs, and an import error in Airflow; the other tables run
         self.zookeeper = ZookeeperServer(self.home / "zookeeper")
@@ -138,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     stop = stop_signals()
     print(f"starting ZooKeeper and Airflow in {home} ...", flush=True)
     # the example table is live: sample files land in its source folder while the platform is up
-    feed = None if os.environ.get(TABLES_CONFIG_ENV) else SampleFeed(home / "data" / "landing" / "trips")
+    feed = SampleFeed(Path(platform.example_source)) if platform.example_source else None
     with platform:
         _ready(platform)
         if feed is not None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+import sys
 import threading
 from pathlib import Path
 
@@ -25,7 +26,8 @@ class SampleFeed:
 
     def __init__(self, landing: Path, *, every_s: float = EVERY_S) -> None:
         self.landing, self.every_s = Path(landing), every_s
-        self.landed = len(list(self.landing.glob("trips-*.parquet")))  # a restart goes on from there
+        # a restart goes on after the newest file there (whatever was removed before it)
+        self.landed = 1 + max((int(p.stem.split("-")[1]) for p in self.landing.glob("trips-*.parquet")), default=-1)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="sample-trips", daemon=True)
 
@@ -59,6 +61,11 @@ class SampleFeed:
 
     def _run(self) -> None:
         while True:
-            self.land()
+            try:
+                self.land()
+            except Exception as e:  # a bad file in the folder, a full disk: say so and try again next time
+                print(f"sample trips: no file landed in {self.landing}: {type(e).__name__}: {e}", file=sys.stderr,
+                      flush=True)
+                self.landed += 1  # past a file that cannot be read
             if self._stop.wait(self.every_s):
                 return

@@ -104,6 +104,8 @@ class YarnCluster:
             "yarn.nodemanager.pmem-check-enabled": "false",
             "yarn.nodemanager.disk-health-checker.max-disk-utilization-per-disk-percentage": "100.0",
             "yarn.log-aggregation-enable": "false",
+            # a finished container's folder (its launch script, its files) stays an hour: what ran can be read
+            "yarn.nodemanager.delete.debug-delay-sec": "3600",
         })
         # the daemons log to their own files (the root's *.log), warnings and up
         (self.conf_dir / "log4j.properties").write_text(
@@ -188,6 +190,10 @@ class YarnCluster:
                 except subprocess.TimeoutExpired:
                     os.killpg(process.pid, signal.SIGKILL)
                     process.wait()
+
+    def launch_scripts(self) -> list[Path]:
+        """Every container's launch script (its command line and environment), finished ones too."""
+        return sorted((self.root / "local").glob("nmPrivate/*/*/launch_container.sh"))
 
     def log_tail(self, chars: int = 3000) -> str:
         logs = sorted(self.root.glob("*.log"))

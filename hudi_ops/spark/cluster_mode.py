@@ -10,13 +10,16 @@ site-packages. So, the way Spark documents for Python applications:
 - the job's final line is written to the table's storage (`RESULTS_FOLDER`, a hidden folder of the
   base path that Hudi's listings and readers skip), where the task reads it back and removes it;
 - YARN makes one attempt (`spark.yarn.maxAppAttempts=1`): Airflow's retries decide what runs again, as
-  in client mode; spark-submit waits for the application to end; a tag names the application for the
-  task's `on_kill`.
+  in client mode; spark-submit waits for the application to end; a tag names the task's applications,
+  so that its `on_kill` ends its application, and a retry one an earlier try left running (a worker
+  lost with its task: what hudi_ops.spark.driver_lifetime does in client mode).
 hudi-ops' driver JVM options (hudi_ops.spark.driver_jvm) are the worker's and stay out.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
 import uuid
 import zipfile
 from collections.abc import Mapping
@@ -24,7 +27,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import hudi_ops
-from hudi_ops.storage import Storage
 
 PROPS_NAME = "hudi-ops-job.properties"
 RESULTS_FOLDER = ".hudi-ops/results"
@@ -65,12 +67,17 @@ def package_zip(folder: Path) -> Path:
 
 
 def result_uri(base_path: str) -> str:
-    """A new result file's URI on the table's storage, for one run of one job."""
-    return Storage.for_uri(base_path).uri_of(f"{RESULTS_FOLDER}/{uuid.uuid4().hex}.json")
+    """A new result file's URI on the table's storage, for one run of one job (named without a look at
+    the store: an S3 table's region is the driver's to find)."""
+    base = base_path.rstrip("/") if "://" in base_path else os.path.abspath(base_path)
+    return f"{base}/{RESULTS_FOLDER}/{uuid.uuid4().hex}.json"
 
 
-def application_tag() -> str:
-    return f"{TAG_PREFIX}{uuid.uuid4().hex}"
+def application_tag(*identity: object) -> str:
+    """The tag of the YARN applications of one task (its DAG, task, run and map index): the same for each
+    of its tries, so a try finds and ends what an earlier one left running."""
+    digest = hashlib.sha256("\x1f".join(map(str, identity)).encode()).hexdigest()[:24]
+    return f"{TAG_PREFIX}{digest}"
 
 
 def cluster_conf(deployment: Deployment, tag: str, conf: Mapping[str, str]) -> dict[str, str]:

@@ -171,7 +171,10 @@ def test_ingest_backfill_compaction_and_clean_commit_in_cluster_mode_on_yarn(
     assert [(a["name"], a["finalStatus"]) for a in apps] == [
         (f"hudi-ops-{job}-trips_yarn", "SUCCEEDED") for job in ("ingest", "backfill", "compact", "clean")]
     assert all(a["applicationTags"].startswith("hudi-ops-") for a in apps)
-    # the options travelled as a file: no process on this machine ever showed them
+    # the options travelled as a file: no container's command line or environment (its launch script) holds
+    # them, nor any process the sampling saw
+    scripts = yarn.launch_scripts()
+    assert len(scripts) >= 8 and not [p for p in scripts if "hoodie." in p.read_text()]  # a driver, an executor each
     assert argv.sampled > 100 and argv.seen == set()
     expected = model.expected()
     assert read_hudi_rs(table) == expected == read_spark(spark, table)
@@ -250,3 +253,49 @@ def test_killing_the_task_kills_its_yarn_application(yarn, node_python, zookeepe
     (app,) = [a for a in yarn.applications() if a["id"] == running[0]["id"]]
     assert (app["state"], app["finalStatus"]) == ("KILLED", "KILLED")
     assert not (tmp_path / "trips_killed" / ".hoodie").exists() or not read_hudi_rs(tmp_path / "trips_killed")
+
+
+def test_a_retry_ends_the_application_its_dead_try_left_running_before_it_writes(
+    yarn, node_python, zookeeper_connection, spark, tmp_path, capsys
+):
+    """The worker lost with its task (spark-submit killed hard, no on_kill): YARN's driver lives on. The
+    next try, tagged as the first was, has YARN kill it before submitting its own."""
+    table, landing = tmp_path / "trips_orphan", tmp_path / "landing"
+    seed, rows = trips(DAY1, range(20), ts=1), trips(DAY1, range(10, 30), ts=2)
+    write_source(tmp_path / "seed" / "seed.parquet", seed)
+    write_source(landing / "a.parquet", rows)
+    tries = [writer(HudiIngestOperator, yarn, node_python, table, landing, table_type="COPY_ON_WRITE",
+                    hoodie_conf={"hoodie.write.lock.wait_time_ms": "300000"}) for _ in range(2)]
+    assert main(trips_args(IngestSpec, table, tmp_path / "seed", table_name=table.name, table_type="COPY_ON_WRITE",
+                           hoodie_conf=tries[0].job_options()), spark=spark) == 0
+    outcome: dict[int, object] = {}
+
+    def run(n):
+        try:
+            outcome[n] = tries[n].execute(context("manual__orphan"))
+        except AirflowException as e:
+            outcome[n] = e
+
+    with HeldLock(tries[0].job_options(), table.name, wait_s=60) as lock:  # the first try waits at its commit
+        before = lock.waiting()  # nodes left in line by the seed's in-process writer, if any
+        first = threading.Thread(target=run, args=(0,))
+        first.start()
+        lock.wait_for_waiters(before + 1, timeout_s=300)  # its driver, on YARN, waits in the lock's line
+        tries[0]._hook._submit_sp.kill()  # the worker's death, as the task sees it: no on_kill
+        first.join(60)
+        (orphan,) = [a for a in yarn.applications() if a["applicationTags"] == tries[0]._tag]
+        # its driver runs (YARN says ACCEPTED until it has its Spark context: it queued for the lock before)
+        assert orphan["state"] in ("ACCEPTED", "RUNNING") and isinstance(outcome[0], AirflowException)
+        second = threading.Thread(target=run, args=(1,))
+        second.start()
+        deadline = time.monotonic() + 120
+        while _state(yarn, orphan["id"]) != "KILLED":
+            assert time.monotonic() < deadline and second.is_alive(), outcome
+            time.sleep(0.5)
+    second.join(300)
+    assert tries[1]._tag == tries[0]._tag and outcome[1]["outcome"] == "committed", outcome
+    assert read_hudi_rs(table) == Model().upsert(seed).upsert(rows).expected() == read_spark(spark, table)
+
+
+def _state(yarn, app_id):
+    return next(a["state"] for a in yarn.applications() if a["id"] == app_id)

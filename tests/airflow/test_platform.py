@@ -16,6 +16,7 @@ def test_without_a_tables_config_make_up_makes_an_example_table_with_its_folders
     assert (tmp_path / "data" / "landing" / "trips").is_dir() and (tmp_path / "data" / "history" / "trips").is_dir()
     platform = Platform(tmp_path, config, port=1)  # not started: what it would serve
     assert set(platform.tables) == {"trips"} and not platform.refused
+    assert platform.example_source == str(tmp_path / "data" / "landing" / "trips")  # where sample files land
     (table,) = read_tables_config(config).tables.values()
     assert table.ingest.source_path == str(tmp_path / "data" / "landing" / "trips")
     assert set(dags_from_file(config)) == {"hudi_ingest__trips", "hudi_backfill__trips", "hudi_services__trips",
@@ -29,6 +30,8 @@ def test_make_up_serves_the_tables_config_it_is_given(tmp_path, monkeypatch):
     given = tmp_path / "mine.yaml"
     monkeypatch.setenv(TABLES_CONFIG_ENV, str(given))
     assert chosen_tables_config(tmp_path / "home") == given and not (tmp_path / "home").exists()
+    given.write_text(example_tables_config(tmp_path / "elsewhere").read_text())  # a copy of the example
+    assert Platform(tmp_path / "home", given, port=1).example_source is None  # the user's own: no sample files
 
 
 def test_the_example_tables_landing_folder_gets_new_trips_and_corrections_of_the_last_files(tmp_path):
@@ -49,6 +52,8 @@ def test_the_example_tables_landing_folder_gets_new_trips_and_corrections_of_the
                for r in corrected)
     assert sorted(p.name for p in landing.iterdir()) == ["trips-000000.parquet", "trips-000001.parquet"]
     assert SampleFeed(landing).landed == 2  # a restart of make up goes on from the files there
+    (landing / "trips-000000.parquet").unlink()  # an early file removed: the next still follows the newest
+    assert SampleFeed(landing).land().name == "trips-000002.parquet"
     # the example's ingest takes, every few minutes, the files landed since its last run
     config = read_tables_config(example_tables_config(tmp_path / "home"))
     assert config.tables["trips"].ingest.schedule == EXAMPLE_INGEST_SCHEDULE == "*/5 * * * *"

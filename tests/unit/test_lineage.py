@@ -13,6 +13,10 @@ def test_local_s3_and_hdfs_paths_are_named_as_openlineage_names_them(tmp_path):
     assert dataset_name("s3a://lake/warehouse/trips") == ("s3://lake", "warehouse/trips")
     assert dataset_name("s3://lake/warehouse/trips") == ("s3://lake", "warehouse/trips")
     assert dataset_name("hdfs://nn:8020/warehouse/trips") == ("hdfs://nn:8020", "/warehouse/trips")
+    # one folder, one name, however it is spelled
+    assert dataset_name("s3a://lake/warehouse/trips/") == ("s3://lake", "warehouse/trips")
+    assert dataset_name(str(tmp_path / "trips") + "/") == dataset_name(f"file://{tmp_path}/./trips") == \
+        dataset_name(f"file://{tmp_path}/tr%69ps") == ("file", str(tmp_path / "trips"))
 
 
 def test_a_commit_becomes_the_tables_version_and_output_statistics(tmp_path):
@@ -40,3 +44,4 @@ def test_a_service_reads_and_writes_its_table_and_a_conflict_names_the_instant_t
     assert (hudi.outcome, hudi.exitCode, hudi.conflictingInstant) == ("failed", 3, "20261127090909090")
     skipped = lineage(job="clean", table=str(tmp_path / "t"), sources=(), skipped="nothing to clean")
     assert (skipped.run_facets["hudi"].outcome, skipped.run_facets["hudi"].reason) == ("skipped", "nothing to clean")
+    assert skipped.inputs == [] and skipped.outputs == []  # it read no data and wrote nothing
