@@ -130,13 +130,17 @@ class YarnCluster:
         """What a spark-submit to this cluster adds, as a gateway's spark-defaults.conf would: Spark's own
         jars taken from the node (pip's pyspark, so no 300 MB upload per job), the staging folder on the
         file system the node shares, `python` as the nodes' interpreter, and containers sized for a
-        laptop (a driver and one executor of 768 MB each)."""
+        laptop (a driver and one executor of 768 MB each, JVMs for small jobs: hudi_ops.spark.driver_jvm)."""
         import pyspark  # only the caller of this needs Spark
 
+        from hudi_ops.spark.driver_jvm import SMALL_JOB_FLAGS
+
         spark_jars = Path(pyspark.__file__).parent / "jars"
+        small = " ".join(SMALL_JOB_FLAGS)
         return {"spark.yarn.jars": f"local:{spark_jars}/*", "spark.yarn.stagingDir": (self.root / "staging").as_uri(),
                 "spark.pyspark.python": python, "spark.driver.memory": "768m", "spark.executor.memory": "768m",
-                "spark.executor.instances": "1"}
+                "spark.executor.instances": "1", "spark.driver.defaultJavaOptions": small,
+                "spark.executor.defaultJavaOptions": small, "spark.yarn.am.extraJavaOptions": small}
 
     def start(self, timeout_s: float = 120.0) -> None:
         deadline = time.monotonic() + timeout_s

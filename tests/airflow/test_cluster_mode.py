@@ -243,8 +243,8 @@ def test_killing_the_task_kills_its_yarn_application(yarn, node_python, zookeepe
     task = threading.Thread(target=run)
     task.start()
     deadline = time.monotonic() + 180
-    while not (running := [a for a in yarn.applications()
-                           if a["name"] == "hudi-ops-ingest-trips_killed" and a["state"] == "RUNNING"]):
+    while not (running := [a for a in yarn.applications()  # submitted: its driver starts, or runs
+                           if a["name"] == "hudi-ops-ingest-trips_killed" and a["state"] in ("ACCEPTED", "RUNNING")]):
         assert time.monotonic() < deadline and task.is_alive(), failure
         time.sleep(0.5)
     op.on_kill()

@@ -93,7 +93,7 @@ def test_make_up_serves_the_tables_dags_on_loopback_with_every_component_healthy
                                        headers={"Authorization": f"Bearer {up.airflow.token()}"})
     with urllib.request.urlopen(signed_in, timeout=30) as page:
         html = page.read().decode()
-    assert "No commits yet" in html and f"first ingest ({INGEST_DAG}" in html and "class='error'" not in html
+    assert "No commits yet" in html and f"by its ingest ({INGEST_DAG}" in html and "class='error'" not in html
 
 
 def test_an_ingest_and_a_backfill_on_the_same_file_groups_both_succeed_one_after_a_retried_conflict(scenario):
