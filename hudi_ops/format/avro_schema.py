@@ -52,7 +52,7 @@ def avro_to_arrow(avro: Mapping[str, Any] | str) -> pa.Schema:
     if not isinstance(schema, Mapping) or schema.get("type") != "record":
         raise InvalidTableError(f"a table schema must be an Avro record, got {str(schema)[:100]!r}")
     struct = _ArrowBuilder().arrow_type(schema, None, "")
-    return pa.schema(list(struct.fields))
+    return pa.schema([struct.field(i) for i in range(struct.num_fields)])  # StructType.fields: pyarrow 18 on
 
 
 class _ArrowBuilder:

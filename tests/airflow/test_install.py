@@ -59,7 +59,21 @@ def oldest(tmp_path_factory):
     done = subprocess.run([*uv, "pip", "install", "-q", "--python", str(python), "--resolution", "lowest-direct",
                            str(source)], capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
+    # the suite's runner beside it, and this checkout's tests (not its package) after site-packages on the path
+    harness = [line.split("  #")[0].strip().strip('",') for line in (REPO / "pyproject.toml").read_text().splitlines()
+               if line.strip().startswith(('"pytest==', '"pytest-xdist==', '"pytest-timeout=='))]
+    subprocess.run([*uv, "pip", "install", "-q", "--python", str(python), *harness], check=True, env=env)
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          check=True, capture_output=True, text=True).stdout.strip()
+    Path(site, "zz_hudi_ops_checkout_tests.pth").write_text(f"{REPO}\n")
     return root, python
+
+
+def _clean_env(root: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "PYTHONPATH"))}
+    env.update({"AIRFLOW_HOME": str(root / "airflow"), "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
+                "AIRFLOW__CORE__PLUGINS_FOLDER": str(root / "no-plugins")})
+    return env
 
 
 def test_with_the_oldest_airflow_it_supports_the_dags_parse_the_plugin_loads_and_the_form_is_declared(oldest):
@@ -73,9 +87,7 @@ def test_with_the_oldest_airflow_it_supports_the_dags_parse_the_plugin_loads_and
         "partition_field": "dt", "ordering_field": "ts",
         "ingest": {"source_path": str(root / "landing")}, "backfill": {"source_path": str(root / "history")},
         "services": {"compaction": {}}}}}))
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AIRFLOW", "PYTHONPATH"))}
-    env.update({"AIRFLOW_HOME": str(root / "airflow"), "AIRFLOW__CORE__DAGS_FOLDER": str(dags),
-                "AIRFLOW__CORE__LOAD_EXAMPLES": "False", "AIRFLOW__CORE__PLUGINS_FOLDER": str(root / "no-plugins")})
+    env = {**_clean_env(root), "AIRFLOW__CORE__DAGS_FOLDER": str(dags)}
     done = subprocess.run([str(python), "-c", CHECK, str(dags)], capture_output=True, text=True, env=env,
                           cwd=root)  # not this checkout: the installed package
     assert done.returncode == 0, done.stderr[-4000:]
@@ -91,3 +103,18 @@ def test_with_the_oldest_airflow_it_supports_the_dags_parse_the_plugin_loads_and
     assert seen["fields"] == [f"extra__hudi_zookeeper__{f}" for f in
                               ("base_path", "connection_timeout_ms", "lock_key", "session_timeout_ms")]
     assert seen["behaviour"]["hidden_fields"] == ["schema", "login", "password"]
+
+
+def test_the_unit_tests_pass_against_the_package_installed_at_the_oldest_versions(oldest):
+    """pyarrow 16, fastavro 1.9, kazoo 2.9, pydantic 2.6 (or what Airflow 3.2.0 needs above them), pyspark
+    3.5.2: the control plane and the jobs' specs, as installed (lineage needs the [openlineage] extra)."""
+    root, python = oldest
+    env = {**_clean_env(root), "HUDI_OPS_JARS_DIR": str(REPO / ".cache" / "jars")}  # the jars `make` fetched
+    done = subprocess.run([str(python), "-m", "pytest", "-q", "-m", "unit", "-p", "no:cacheprovider",
+                           "--import-mode=importlib", "-c", str(REPO / "pyproject.toml"), "--rootdir", str(REPO),
+                           str(REPO / "tests" / "unit"), "--ignore", str(REPO / "tests" / "unit" / "test_lineage.py")],
+                          capture_output=True, text=True, env=env, cwd=root)
+    assert done.returncode == 0 and " passed" in done.stdout, done.stdout[-4000:] + done.stderr[-2000:]
+    imported = subprocess.run([str(python), "-c", "import hudi_ops; print(hudi_ops.__file__)"], capture_output=True,
+                              text=True, env=env, cwd=root).stdout
+    assert imported.startswith(str(root / "venv")), imported  # the installed package, not the checkout's

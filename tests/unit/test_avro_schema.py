@@ -152,7 +152,7 @@ def _modern_lists(t: pa.DataType) -> pa.DataType:
         legacy = item.name == "array"
         return pa.list_(pa.field("element", _modern_lists(item.type), item.nullable or legacy))
     if pa.types.is_struct(t):
-        return pa.struct([f.with_type(_modern_lists(f.type)) for f in t.fields])
+        return pa.struct([t.field(i).with_type(_modern_lists(t.field(i).type)) for i in range(t.num_fields)])
     if pa.types.is_map(t):
         return pa.map_(t.key_type, t.item_field.with_type(_modern_lists(t.item_type)))
     return t
