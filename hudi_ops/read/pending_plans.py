@@ -8,6 +8,7 @@ whose requested metadata says CLUSTER (version 6), completing as replacecommits 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from hudi_ops.format.file_group import FileGroupId
@@ -32,8 +33,10 @@ class PendingPlan:
                 "file_groups": [str(g) for g in self.file_groups]}
 
 
+@functools.lru_cache(maxsize=128)
 def pending_plans(timeline: Timeline, service: str) -> tuple[PendingPlan, ...]:
-    """The pending plans of `service`, oldest first."""
+    """The pending plans of `service`, oldest first. Kept per look at the timeline: a requested plan
+    never changes, and one look's checks (is there work for each service, a table's need) ask again."""
     pending = {i.requested_time: i for i in timeline.pending}
     out = []
     for inst in timeline.instants:
