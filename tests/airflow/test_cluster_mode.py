@@ -250,7 +250,11 @@ def test_killing_the_task_kills_its_yarn_application(yarn, node_python, zookeepe
     op.on_kill()
     task.join(120)
     assert not task.is_alive() and failure
-    (app,) = [a for a in yarn.applications() if a["id"] == running[0]["id"]]
+    # the ResourceManager took the kill (on_kill logged it); it moves the application to its end on its own time
+    deadline = time.monotonic() + 60
+    while (app := _app(yarn, running[0]["id"]))["state"] not in ("KILLED", "FINISHED", "FAILED"):
+        assert time.monotonic() < deadline, app
+        time.sleep(0.5)
     assert (app["state"], app["finalStatus"]) == ("KILLED", "KILLED")
     assert not (tmp_path / "trips_killed" / ".hoodie").exists() or not read_hudi_rs(tmp_path / "trips_killed")
 
@@ -297,5 +301,9 @@ def test_a_retry_ends_the_application_its_dead_try_left_running_before_it_writes
     assert read_hudi_rs(table) == Model().upsert(seed).upsert(rows).expected() == read_spark(spark, table)
 
 
+def _app(yarn, app_id):
+    return next(a for a in yarn.applications() if a["id"] == app_id)
+
+
 def _state(yarn, app_id):
-    return next(a["state"] for a in yarn.applications() if a["id"] == app_id)
+    return _app(yarn, app_id)["state"]
