@@ -72,7 +72,6 @@ from hudi_ops.spark.cluster_mode import (
     result_uri,
 )
 from hudi_ops.spark.driver_lifetime import TASK_PROCESS_ENV, task_process
-from hudi_ops.spark.hudi_bundle import hudi_jars
 from hudi_ops.spark.s3a import s3a_conf, s3a_jars
 from hudi_ops.spark.session import HUDI_SESSION_CONF
 from hudi_ops.spark.submit import APPLICATION
@@ -184,7 +183,6 @@ class HudiSparkJobOperator(SparkSubmitOperator):
             spec = self.job_spec(context, self.job_options())
             options_file = props_file_text(spec.options())
             self._check_keys_stay_off_the_command_line()
-            jars = [*hudi_jars(), *(s3a_jars() if self.s3 else ())]
             idle = self.idle_reason(context, spec)
         except InvalidInputError as e:
             raise AirflowFailException(f"bad job arguments, not retried: {e}") from e
@@ -201,6 +199,7 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         props = self._folder / (PROPS_NAME if on_cluster else "hoodie.properties")
         props.touch(mode=0o600)
         props.write_text(options_file)
+        jars = [*driver_jvm.shipped_jars(self.deployment.master), *(s3a_jars() if self.s3 else ())]
         conf = {**HUDI_SESSION_CONF, **(s3a_conf(self.s3) if self.s3 else {})}
         env = self.s3.env() if self.s3 else {}
         if on_cluster:  # everything the driver needs travels with the job (hudi_ops.spark.cluster_mode)
@@ -215,7 +214,7 @@ class HudiSparkJobOperator(SparkSubmitOperator):
             self._result_file = str(self._folder / "result.json")
             # the driver ends with this task process (client mode): a retry never runs beside an orphan
             env = {**_python_env(), **env, TASK_PROCESS_ENV: task_process()}
-            conf = {**conf, **driver_jvm.driver_conf(), **(self.conf or {})}
+            conf = {**conf, **(self.conf or {}), **driver_jvm.driver_conf(self.deployment.master, self.conf)}
             props_arg = str(props)
         self.application_args = dataclasses.replace(spec, props=props_arg, hoodie_conf={}).to_argv()
         self.env_vars = {**env, **(self.env_vars or {}), RESULT_FILE_ENV: self._result_file}
@@ -430,7 +429,7 @@ def run_identity(context: Any) -> str | None:
 
 def _joined(ours: str, theirs: str | None) -> str:
     """A spark-submit list (--jars, --files, --py-files): ours, then the task's own."""
-    return ",".join([ours, *([theirs] if theirs else [])])
+    return ",".join(filter(None, [ours, theirs]))
 
 
 def _python_env() -> dict[str, str]:

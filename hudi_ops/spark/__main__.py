@@ -96,11 +96,13 @@ class _Session:
     def __exit__(self, *exc: object) -> None:
         if self.started is None:
             return
-        try:
-            if "PYSPARK_GATEWAY_PORT" in os.environ:  # spark-submit's JVM started this Python, not the reverse
-                self._say_where_the_time_went()
-        finally:
+        if "PYSPARK_GATEWAY_PORT" not in os.environ:  # this Python started the JVM: stop what it started
             self.started.stop()
+            return
+        # spark-submit's JVM started this Python and stops the session as the Python ends (Spark's shutdown
+        # hook). PySpark's own stop() would wait up to half a second more for its accumulator server's
+        # poll loop (a daemon thread, which an ending Python does not wait for)
+        self._say_where_the_time_went()
 
     def _say_where_the_time_went(self) -> None:
         """For the job's log and bench/job_fixed_cost.py; never in the way of the job's own outcome."""

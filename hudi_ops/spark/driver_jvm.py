@@ -26,6 +26,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 from hudi_ops.errors import ConfigError
@@ -33,9 +34,10 @@ from hudi_ops.maven import jars_dir
 from hudi_ops.spark.hudi_bundle import hudi_jars
 
 DRIVER_JAVA_OPTIONS = "spark.driver.defaultJavaOptions"
+DRIVER_CLASS_PATH = "spark.driver.extraClassPath"
 SMALL_JOB_FLAGS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
 #: what the archive was trained on: another training run or other flags means another archive
-_FORMAT = "jobs-1"
+_FORMAT = "jobs-2"
 
 
 def archive_path() -> Path:
@@ -61,9 +63,29 @@ def driver_java_options() -> str:
     return " ".join([*shared, *SMALL_JOB_FLAGS])
 
 
-def driver_conf() -> dict[str, str]:
-    """The Spark setting that carries `driver_java_options()`; a job's own setting replaces it."""
-    return {DRIVER_JAVA_OPTIONS: driver_java_options()}
+def is_local(master: str) -> bool:
+    return master.strip().lower().startswith("local")
+
+
+def driver_conf(master: str, given: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The settings of a job's driver: `driver_java_options()` (a job's own setting replaces them) and, in
+    local mode, Hudi's jars on the driver's class path (a job's own class path goes after them).
+
+    Local mode's executors are the driver's JVM: jars given with `--jars` would be copied into a
+    temporary folder and loaded again by a class loader of their own (0.2 s of every session), and the
+    archive could share none of their classes. Elsewhere the executors need them: `shipped_jars`."""
+    given = given or {}
+    conf = {DRIVER_JAVA_OPTIONS: given.get(DRIVER_JAVA_OPTIONS, driver_java_options())}
+    if is_local(master):
+        conf[DRIVER_CLASS_PATH] = os.pathsep.join([*hudi_jars(), *filter(None, [given.get(DRIVER_CLASS_PATH)])])
+    elif given.get(DRIVER_CLASS_PATH):
+        conf[DRIVER_CLASS_PATH] = given[DRIVER_CLASS_PATH]
+    return conf
+
+
+def shipped_jars(master: str) -> tuple[str, ...]:
+    """Hudi's jars as `--jars` takes them: for executors of their own; local mode's have them (`driver_conf`)."""
+    return () if is_local(master) else hudi_jars()
 
 
 def build() -> Path:
