@@ -45,20 +45,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from airflow.sdk import DAG, AssetOrTimeSchedule, CronTriggerTimetable, Param
+from airflow.sdk import DAG, AssetOrTimeSchedule, CronTriggerTimetable, Param, task
 from airflow.utils.types import DagRunType
 
 from hudi_ops.airflow.backfill_timetable import DailyBackfillTimetable
-from hudi_ops.airflow.operators import HudiBackfillOperator, HudiIngestOperator, table_asset
+from hudi_ops.airflow.operators import RETRY_DEFAULTS, HudiBackfillOperator, HudiIngestOperator, table_asset
 from hudi_ops.airflow.service_operators import (
     HudiArchiveOperator,
     HudiCleanOperator,
     HudiClusteringOperator,
     HudiCompactionOperator,
     HudiRestoreOperator,
+    HudiServiceOperator,
 )
+from hudi_ops.airflow.services_group import group_dag_id, plan_group_tick
 from hudi_ops.airflow.tables_config import (
     ServicesConfig,
+    ServicesGroupConfig,
     SparkSection,
     TableConfig,
     TablesConfig,
@@ -144,11 +147,41 @@ def dags_from_config(config: TablesConfig | Mapping[str, Any], *, origin: str = 
     for reason in model.refused.values():
         log.warning("no DAGs for %s", reason)
     dags: dict[str, DAG] = {}
-    for table in _tables(model, origin).values():
+    tables = _tables(model, origin)
+    for table in tables.values():
         for dag in (table.ingest_dag(), table.backfill_dag(), table.services_dag(), table.restore_dag()):
             if dag is not None:
                 dags[dag.dag_id] = dag
+    for name, group in model.services_groups.items():
+        members = {t: tables[t] for t in model.group_members(name)}
+        if members:
+            dags[group_dag_id(name)] = services_group_dag(name, group, members)
+        else:
+            log.warning("no DAG for services group %r of %s: no table joins it (`services.group`)", name, origin)
     return dags
+
+
+def services_group_dag(name: str, group: ServicesGroupConfig, members: Mapping[str, _Table]) -> DAG:
+    """The `hudi_services_group__<name>` DAG (hudi_ops.airflow.services_group): a `plan` task per tick, then
+    the services it picked as one mapped task, at most `budget` at once."""
+    with DAG(
+        group_dag_id(name), schedule=CronTriggerTimetable(group.schedule, timezone="UTC"), max_active_runs=1,
+        max_active_tasks=group.budget, catchup=False, allowed_run_types=NO_BACKFILLS,
+        tags=["hudi", "services", "services group"],
+        description=f"Hudi's table services on {len(members)} table(s), {group.budget} job(s) at once at most, "
+                    f"picked by the {group.policy!r} policy every tick.",
+        doc_md=f"Services group `{name}`: {', '.join(f'`{t}`' for t in members)}. Each run measures every table "
+               f"(`plan`'s log says what each needs and what waits) and runs the services the `{group.policy}` "
+               f"policy picks, at most {group.budget} at once, one per table.",
+    ) as dag:
+        plan = task(task_id="plan")(plan_group_tick)(
+            group=name, policy=group.policy, budget=group.budget,
+            tables={t: member.group_member() for t, member in members.items()})
+        HudiServiceOperator.partial(
+            task_id="service", map_index_template="{{ task.service }} of {{ task.table_name }}",
+            **{**RETRY_DEFAULTS, "retries": 2},  # as a table service operator's own
+        ).expand_kwargs(plan)
+    return dag
 
 
 def _tables(config: TablesConfig, origin: str) -> dict[str, _Table]:
@@ -161,7 +194,24 @@ class _Table:
         self.services = config.services or ServicesConfig()
 
     def has_services_dag(self) -> bool:
-        return bool(self.services.runs)
+        return bool(self.services.runs) and self.services.group is None
+
+    def service_confs(self) -> dict[str, dict[str, str]]:
+        """Each service's options as its job runs them: the table's, the writers' inline services off, the
+        service's own over them; archive always (it runs with any service)."""
+        services, base_conf = self.services, self._inline_off(self.config.hoodie_conf)
+        confs = {s: {**base_conf, **getattr(services, s)} for s in ("compaction", "clustering") if s in services.runs}
+        if services.clean is not None:
+            confs["clean"] = self._inline_off(self.clean_conf())
+        confs["archive"] = {**self.config.hoodie_conf, **(services.archive or {})}
+        return confs
+
+    def group_member(self) -> dict[str, Any]:
+        """What its services group's tick needs of the table (hudi_ops.airflow.services_group)."""
+        args = self._job_args(self.services)
+        return {"base_path": self.config.base_path, "aws_conn_id": self.config.aws_conn_id,
+                "priority": self.services.priority, "quota": self.services.quota, "schedule": self.services.schedule,
+                "tasks": {s: {**args, "service": s, "hoodie_conf": conf} for s, conf in self.service_confs().items()}}
 
     def clean_conf(self) -> dict[str, str]:
         """The options of the services DAG's clean, else of the writers' inline cleans."""
@@ -264,7 +314,7 @@ class _Table:
         services = self.services
         if not self.has_services_dag():
             return None
-        base_conf = self._inline_off(self.config.hoodie_conf)
+        confs = self.service_confs()
         args = self._job_args(services)
         asset = table_asset(self.config.base_path)
         cron = services.schedule
@@ -281,28 +331,30 @@ class _Table:
             executed = []
             for service, operator in (("compaction", HudiCompactionOperator), ("clustering", HudiClusteringOperator)):
                 if service in services.runs:
-                    conf = {**base_conf, **getattr(services, service)}
+                    conf = confs[service]
                     schedule_task = operator(task_id=f"schedule_{service}", mode="schedule", hoodie_conf=conf, **args)
                     execute_task = operator(task_id=f"execute_{service}", mode="execute", hoodie_conf=conf,
                                             plan_task_id=schedule_task.task_id, trigger_rule="none_failed", **args)
                     schedule_task >> execute_task
                     executed.append(execute_task)
             if services.clean is not None:
-                clean = HudiCleanOperator(task_id="clean", hoodie_conf=self._inline_off(self.clean_conf()),
-                                          trigger_rule="none_failed", **args)
+                clean = HudiCleanOperator(task_id="clean", hoodie_conf=confs["clean"], trigger_rule="none_failed",
+                                          **args)
                 executed >> clean  # cleans after compaction and clustering, which leave old slices behind
                 executed = [clean]
-            archive = HudiArchiveOperator(task_id="archive", trigger_rule="none_failed", **args,
-                                          hoodie_conf={**self.config.hoodie_conf, **(services.archive or {})})
+            archive = HudiArchiveOperator(task_id="archive", trigger_rule="none_failed", hoodie_conf=confs["archive"],
+                                          **args)
             executed >> archive  # last: it keeps what the clean's policy still needs
         return dag
 
     def writer_dag_ids(self) -> list[str]:
-        """The table's DAGs that write to it: what a restore stops."""
-        services = self.has_services_dag()
+        """The table's DAGs that write to it: what a restore stops (its services group's whole DAG: the
+        group's other tables wait for the restore)."""
+        services = [services_dag_id(self.name)] if self.has_services_dag() else \
+            [group_dag_id(self.services.group)] if self.services.group is not None else []
         return [dag_id for section, dag_id in (("ingest", ingest_dag_id(self.name)),
                                                ("backfill", backfill_dag_id(self.name)))
-                if getattr(self.config, section) is not None] + ([services_dag_id(self.name)] if services else [])
+                if getattr(self.config, section) is not None] + services
 
     def restore_dag(self) -> DAG | None:
         writers = self.writer_dag_ids()

@@ -209,3 +209,38 @@ class HudiRestoreOperator(HudiTableServiceOperator):
     def work(self, context: Any, meta: MetaClient, options: Mapping[str, str]) -> ServiceWork:
         require_savepoint(meta, str(self.savepoint))
         return ServiceWork(True, f"restore to {self.savepoint}")
+
+
+#: the services a services group runs, by name, and the operator each runs as on its own
+SERVICE_OPERATORS: Mapping[str, type[HudiTableServiceOperator]] = {
+    COMPACTION: HudiCompactionOperator, CLUSTERING: HudiClusteringOperator, "clean": HudiCleanOperator,
+    "archive": HudiArchiveOperator}
+
+
+class HudiServiceOperator(_PlanServiceOperator):
+    """Any of compaction, clustering, clean and archive, named by `service`: one class, so that a services
+    group maps one task over the (table, service) pairs its tick picks (hudi_ops.airflow.services_group).
+    Each behaves as its own operator above: the same job, the same check for work. A compaction or
+    clustering runs in `scheduleAndExecute` mode, or `execute` for a plan left pending."""
+
+    template_fields: Sequence[str] = (*_PlanServiceOperator.template_fields, "service")
+
+    def __init__(self, *, service: str, **kwargs: Any) -> None:
+        if service not in SERVICE_OPERATORS:
+            raise InvalidInputError(f"unknown service {service!r}; use one of {', '.join(SERVICE_OPERATORS)}")
+        self.service = service  # before the base's init, which names the job after it
+        self.dry_run = False  # a clean's
+        super().__init__(**kwargs)
+
+    @property  # type: ignore[override]
+    def spec_type(self) -> type[ServiceSpec]:  # the kind's, per instance
+        return SERVICE_OPERATORS[self.service].spec_type
+
+    def spec_fields(self, context: Any) -> dict[str, Any]:
+        return SERVICE_OPERATORS[self.service].spec_fields(self, context)  # type: ignore[arg-type]
+
+    def schedule_work(self, meta: MetaClient, options: Mapping[str, str]) -> ServiceWork:
+        return SERVICE_OPERATORS[self.service].schedule_work(self, meta, options)  # type: ignore[arg-type]
+
+    def work(self, context: Any, meta: MetaClient, options: Mapping[str, str]) -> ServiceWork:
+        return SERVICE_OPERATORS[self.service].work(self, context, meta, options)  # type: ignore[arg-type]

@@ -35,6 +35,7 @@ from pydantic import (
 from hudi_ops.airflow.airflow_api import DEFAULT_CONN_ID as AIRFLOW_API_CONN_ID
 from hudi_ops.airflow.hook import HudiHook
 from hudi_ops.errors import ConfigError
+from hudi_ops.fleet.policies import POLICIES
 from hudi_ops.job_specs.writes import OPERATIONS, TABLE_TYPES
 from hudi_ops.locks.job_options import INLINE_SERVICE_OFF
 from hudi_ops.locks.occ_options import (
@@ -138,9 +139,13 @@ class BackfillConfig(SparkSection):
 
 
 class ServicesConfig(SparkSection):
-    """The `hudi_services__<table>` DAG: each service's hoodie.* options; it archives after the others."""
+    """The `hudi_services__<table>` DAG: each service's hoodie.* options; it archives after the others. With
+    `group`, the table's services run in that services group's DAG instead, at its policy's turn."""
 
     schedule: str | None = None
+    group: Annotated[str | None, Blank] = Field(None, description="a key of `services_groups`")
+    priority: float = Field(1.0, gt=0, description="the table's weight in its group's `need` policy")
+    quota: float = Field(1.0, gt=0, description="the table's share of its group's runs (`quota` policy)")
     compaction: Options | None = None
     clustering: Options | None = None
     clean: Options | None = None
@@ -166,6 +171,20 @@ class ServicesConfig(SparkSection):
         """What no other job of the table runs inline: the services this DAG runs, and archival with them
         (its `archive` task is the table's only archival)."""
         return (*self.runs, "archive") if self.runs else ()
+
+
+class ServicesGroupConfig(_Section):
+    """A `hudi_services_group__<name>` DAG: the table services of the tables that join it, at most `budget`
+    jobs at once, picked at each tick by `policy` (hudi_ops.fleet.policies)."""
+
+    budget: int = Field(2, gt=0, description="service jobs of the group's tables at once, at most")
+    policy: Literal[POLICIES] = "need"  # type: ignore[valid-type]
+    schedule: str = Field("*/5 * * * *", description="the group's tick: when it measures its tables and picks")
+
+    @field_validator("schedule")
+    @classmethod
+    def _schedule(cls, value: str) -> str:
+        return _airflow_schedule(value)  # type: ignore[return-value]
 
 
 class RestoreConfig(_Section):
@@ -202,6 +221,13 @@ class TableConfig(_Section):
         if self.services and self.services.archive is not None and not self.services.runs:
             raise ValueError("`services.archive` sets the services DAG's archive task, and that DAG runs only with "
                              "one of compaction, clustering or clean; add one, or drop `archive`")
+        if self.services and self.services.group is None and (
+                self.services.priority != 1.0 or self.services.quota != 1.0):
+            raise ValueError("`services.priority` and `.quota` rank the table in its services group; add "
+                             "`services.group`, or drop them")
+        if self.services and self.services.group is not None and not self.services.runs:
+            raise ValueError("`services.group` names where the table's services run, and it names none; add one "
+                             "of compaction, clustering or clean")
         if self.services and (self.services.spark_conn_id or self.services.spark_conf) and not self.services.runs:
             raise ValueError("`services.spark_conn_id` and `.spark_conf` set the services DAG's Spark, and that DAG "
                              "runs only with one of compaction, clustering or clean; add one, or drop them")
@@ -270,6 +296,10 @@ class TablesConfig(BaseModel):
 
     tables: dict[str, TableConfig]
     refused: dict[str, str] = Field(default_factory=dict)
+    services_groups: dict[str, ServicesGroupConfig] = Field(default_factory=dict)
+
+    def group_members(self, group: str) -> dict[str, TableConfig]:
+        return {name: t for name, t in self.tables.items() if t.services and t.services.group == group}
 
     def raise_refused(self) -> None:
         """Raise ConfigError naming every refused table, the key and the fix; nothing when none was refused."""
@@ -283,10 +313,11 @@ def parse_tables_config(raw: Mapping[str, Any] | None, origin: str = "tables con
     raw = raw or {}
     if not isinstance(raw, Mapping) or not isinstance(raw.get("tables"), Mapping) or not raw["tables"]:
         raise ConfigError(f"{origin} has no `tables:` mapping; add one entry per table")
-    unknown = set(raw) - {"tables", "defaults"}
+    unknown = set(raw) - {"tables", "defaults", "services_groups"}
     if unknown:
         raise ConfigError(f"{origin} has unknown top-level key(s) {', '.join(sorted(unknown))}; "
-                          "use `tables:` and `defaults:`")
+                          "use `tables:`, `defaults:` and `services_groups:`")
+    groups = _services_groups(raw.get("services_groups"), origin)
     defaults = raw.get("defaults") or {}
     sections = sorted(set(defaults) & set(DAG_SECTIONS)) if isinstance(defaults, Mapping) else []
     if sections:
@@ -297,9 +328,35 @@ def parse_tables_config(raw: Mapping[str, Any] | None, origin: str = "tables con
         name = str(key)
         try:
             tables[name] = _table(name, table, defaults)
+            group = tables[name].services.group if tables[name].services else None
+            if group is not None and group not in groups:
+                del tables[name]
+                raise ValueError(f"`services.group` {group!r} is not a key of `services_groups`; add it there "
+                                 f"({', '.join(groups) or 'there are none'}), or drop `group`")
         except ValueError as e:
             refused[name] = f"table {name!r} in {origin}: {e}"
-    return TablesConfig(tables=tables, refused=refused)
+    return TablesConfig(tables=tables, refused=refused, services_groups=groups)
+
+
+def _services_groups(raw: Any, origin: str) -> dict[str, ServicesGroupConfig]:
+    """The groups, each checked as a whole: a bad group fails the file (its tables could not run their
+    services anywhere, and no other DAG would say why)."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"`services_groups` in {origin} is a {type(raw).__name__}; give a mapping of group "
+                          "name to {budget, policy, schedule}")
+    groups = {}
+    for key, group in raw.items():
+        name = str(key)
+        if not TABLE_NAME.match(name):
+            raise ConfigError(f"services group {name!r} in {origin}: its name names its DAG, and Airflow takes "
+                              "letters, digits, '_', '.' and '-' only; rename it")
+        try:
+            groups[name] = ServicesGroupConfig.model_validate(group or {})
+        except ValidationError as e:
+            raise ConfigError(f"services group {name!r} in {origin}: {_describe(e)}") from None
+    return groups
 
 
 def _table(name: str, table: Any, defaults: Mapping[str, Any]) -> TableConfig:
@@ -314,9 +371,14 @@ def _table(name: str, table: Any, defaults: Mapping[str, Any]) -> TableConfig:
         raise ValueError(_describe(e)) from None
 
 
+#: libyaml's safe loader (PyYAML's wheels bundle it), some ten times the pure-Python one's speed: a
+#: thousand tables' config is read at every parse of the DAG file
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def read_tables_config(path: str | Path) -> TablesConfig:
     try:
-        raw = yaml.safe_load(Path(path).read_text())
+        raw = yaml.load(Path(path).read_text(), Loader=_SAFE_LOADER)
     except (OSError, yaml.YAMLError) as e:
         raise ConfigError(f"cannot read the tables config {path}: {e}") from e
     return parse_tables_config(raw, str(path))

@@ -7,7 +7,8 @@ group's budget of them.
 - `quota`: the lowest quota occupation first: the share of the group's recent service runs a table had,
   over its quota (Amoro's "quota").
 - `need`: hudi-ops' own: the most needed first, need weighted by the table's priority and aged by the
-  ticks it has waited, so that a table with little need is still serviced within a bounded wait.
+  ticks it has waited; a pair that has waited WAIT_BOUND ticks goes before every other, so that a table
+  with little need is serviced within that bound whenever the budget can serve the group at all.
 """
 
 from __future__ import annotations
@@ -15,10 +16,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from hudi_ops.read.table_need import SERVICES
+
 POLICIES = ("cron", "balanced", "quota", "need")
 #: how much a tick of waiting adds to a due pair's need, per unit of need: a pair waiting 1 / AGING
 #: ticks ranks as if its need had doubled
 AGING = 0.5
+#: ticks a due pair waits at most under the `need` policy, while the budget is not all taken by such pairs
+WAIT_BOUND = 2
 
 
 @dataclass(frozen=True)
@@ -62,8 +67,8 @@ def urgency(c: Candidate) -> float:
 
 
 RANKS: dict[str, Callable[[Candidate], tuple]] = {
-    "cron": lambda c: (c.table, c.service),
+    "cron": lambda c: (c.table, SERVICES.index(c.service)),  # a services DAG's order: compaction first
     "balanced": lambda c: (-c.since_serviced, -c.need, c.table),
     "quota": lambda c: (c.recent_runs / c.quota if c.quota > 0 else float("inf"), -c.need, c.table),
-    "need": lambda c: (-urgency(c), c.table),
+    "need": lambda c: (c.waited < WAIT_BOUND, -urgency(c), c.table),
 }

@@ -26,6 +26,7 @@ SMALL_FILES_GOAL = 0.5
 QUOTA_WINDOW = 12
 #: what archival and a clean weigh when due (they keep the timeline and storage lean; reads do not wait on them)
 _FLAT_NEED = {"clean": 1.0, "archive": 0.5}
+_DUE_AT_LEAST = 0.1
 
 
 @dataclass(frozen=True)
@@ -46,25 +47,29 @@ class GroupState:
     waited: dict[str, int] = field(default_factory=dict)  # "table/service" -> ticks due and not run
     last_serviced: dict[str, int] = field(default_factory=dict)  # table -> the tick its last service ran
     runs: list[tuple[int, str]] = field(default_factory=list)  # (tick, table) within QUOTA_WINDOW
+    at: float = 0.0  # when the last tick ran (seconds since the epoch; 0: never)
 
     def to_dict(self) -> dict[str, Any]:
         return {"tick": self.tick, "waited": self.waited, "last_serviced": self.last_serviced,
-                "runs": [list(r) for r in self.runs]}
+                "runs": [list(r) for r in self.runs], "at": self.at}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> GroupState:
         data = data or {}
         return cls(int(data.get("tick", 0)), dict(data.get("waited", {})), dict(data.get("last_serviced", {})),
-                   [(int(t), str(n)) for t, n in data.get("runs", [])])
+                   [(int(t), str(n)) for t, n in data.get("runs", [])], float(data.get("at", 0.0)))
 
 
 def service_need(need: TableNeed, service: str) -> float:
-    """How far past its goal a due service's table is (1.0: at its trigger)."""
+    """How far toward the fleet's goal a due service's table is (1.0: at the goal). A plan waiting for its
+    execution counts as at the goal at least (it holds back what was planned); anything due, as a tenth."""
     if service == "compaction":
-        return max(1.0, need.max_log_files / LOG_FILES_GOAL)
-    if service == "clustering":
-        return max(1.0, need.small_file_share / SMALL_FILES_GOAL)
-    return _FLAT_NEED[service]
+        measured = need.max_log_files / LOG_FILES_GOAL
+    elif service == "clustering":
+        measured = need.small_file_share / SMALL_FILES_GOAL
+    else:
+        return _FLAT_NEED[service]
+    return max(1.0 if service in need.executes else _DUE_AT_LEAST, measured)
 
 
 def measure_all(members: Mapping[str, Member], *, workers: int = 16) -> dict[str, TableNeed | str]:
@@ -82,10 +87,10 @@ def measure_all(members: Mapping[str, Member], *, workers: int = 16) -> dict[str
 
 
 def plan_tick(state: GroupState, members: Mapping[str, Member], needs: Mapping[str, TableNeed | str], *,
-              policy: str, budget: int, cron_due: Callable[[str], bool] = lambda _: True,
+              policy: str, budget: int, cron_due: Callable[[str], bool] = lambda _: True, at: float = 0.0,
               ) -> tuple[list[Candidate], GroupState]:
     """The pairs to run at this tick (at most `budget`, at most one per table), and the state the next
-    tick starts from."""
+    tick starts from; `at` is when this tick runs."""
     tick = state.tick + 1
     recent = [(t, n) for t, n in state.runs if t > tick - QUOTA_WINDOW]
     candidates = []
@@ -103,4 +108,4 @@ def plan_tick(state: GroupState, members: Mapping[str, Member], needs: Mapping[s
     run = {c.key for c in chosen}
     waited = {f"{c.table}/{c.service}": c.waited + 1 for c in candidates if c.key not in run}
     last = {**state.last_serviced, **{c.table: tick for c in chosen}}
-    return chosen, GroupState(tick, waited, last, recent + [(tick, c.table) for c in chosen])
+    return chosen, GroupState(tick, waited, last, recent + [(tick, c.table) for c in chosen], at)

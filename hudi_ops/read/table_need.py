@@ -38,6 +38,7 @@ class TableNeed:
     slices: int = 0
     pending_plans: int = 0  # compaction and clustering plans scheduled, not yet executed
     work: dict[str, ServiceWork] = field(default_factory=dict)
+    executes: frozenset[str] = frozenset()  # the due services whose work is a pending plan's execution
 
     def due(self) -> tuple[str, ...]:
         return tuple(s for s in SERVICES if s in self.work and self.work[s].due)
@@ -58,10 +59,13 @@ def measure(meta: MetaClient, options: Mapping[str, Mapping[str, str]], *, now: 
     view = meta.fs_view()  # the one look every check below shares (MetaClient keeps it)
     limit = HoodieConfig(dict(options.get("clustering", {}))).require(ClusteringConfig.SMALL_FILE_LIMIT)
     latest = [g.latest_slice for g in view.file_groups() if g.latest_slice is not None]
+    # a pending plan is work of its own, which an executor runs before anything new is planned
+    executes = frozenset(s for s in (COMPACTION, CLUSTERING) if s in options and plan_execution_work(meta, s).due)
     checks = {
-        # a pending plan is work of its own: the services DAG's executor runs it
-        "compaction": lambda o: _plan_or(meta, COMPACTION, compaction_schedule_work(meta, o)),
-        "clustering": lambda o: _plan_or(meta, CLUSTERING, clustering_schedule_work(meta, o)),
+        "compaction": lambda o: plan_execution_work(meta, COMPACTION) if COMPACTION in executes
+        else compaction_schedule_work(meta, o),
+        "clustering": lambda o: plan_execution_work(meta, CLUSTERING) if CLUSTERING in executes
+        else clustering_schedule_work(meta, o),
         "clean": lambda o: clean_work(meta, o, now),
         "archive": lambda o: archive_work(meta, o),
     }
@@ -71,9 +75,5 @@ def measure(meta: MetaClient, options: Mapping[str, Mapping[str, str]], *, now: 
         slices=len(latest),
         pending_plans=sum(len(pending_plans(view.timeline, s)) for s in (COMPACTION, CLUSTERING)),
         work={s: checks[s](options[s]) for s in SERVICES if s in options},
+        executes=executes,
     )
-
-
-def _plan_or(meta: MetaClient, service: str, schedule: ServiceWork) -> ServiceWork:
-    execution = plan_execution_work(meta, service)
-    return execution if execution.due else schedule

@@ -56,6 +56,42 @@ def test_a_table_with_services_gets_a_services_dag_and_its_writers_leave_those_s
         assert "hoodie.compact.inline" not in writer.hoodie_conf  # compaction is not one of its services
 
 
+def test_a_services_group_is_one_dag_for_its_tables_services_bounded_by_its_budget(airflow_db):
+    from airflow.sdk import CronTriggerTimetable
+
+    from hudi_ops.airflow.dag_factory import dags_from_config
+
+    table = {"record_key": "id", "table_type": "MERGE_ON_READ", "hoodie_conf": {"hoodie.metadata.enable": "true"}}
+    dags = dags_from_config({
+        "services_groups": {"fleet": {"budget": 2, "schedule": "*/10 * * * *"}},
+        "tables": {"hot": {**table, "base_path": "/t/hot", "ingest": {"source_path": "/in/hot"},
+                           "services": {"group": "fleet", "priority": 3, "compaction": {}, "clean": {}}},
+                   "cold": {**table, "base_path": "/t/cold", "services": {"group": "fleet", "clustering": {}}},
+                   "own": {**table, "base_path": "/t/own", "services": {"clean": {}}}}})
+    assert sorted(dags) == ["hudi_ingest__hot", "hudi_restore__cold", "hudi_restore__hot", "hudi_restore__own",
+                            "hudi_services__own", "hudi_services_group__fleet"]  # grouped: no services DAG
+    group = dags["hudi_services_group__fleet"]
+    assert (group.max_active_runs, group.max_active_tasks) == (1, 2)
+    assert isinstance(group.timetable, CronTriggerTimetable) and group.timetable.expression == "*/10 * * * *"
+    plan, service = group.get_task("plan"), group.get_task("service")
+    assert service.upstream_task_ids == {"plan"} and service.partial_kwargs["retries"] == 2
+    tables = plan.op_kwargs["tables"]
+    assert (plan.op_kwargs["policy"], plan.op_kwargs["budget"], tables["hot"]["priority"]) == ("need", 2, 3.0)
+    assert set(tables["hot"]["tasks"]) == {"compaction", "clean", "archive"}
+    assert set(tables["cold"]["tasks"]) == {"clustering", "archive"}
+    compaction = tables["hot"]["tasks"]["compaction"]
+    assert (compaction["service"], compaction["base_path"], compaction["table_name"]) == ("compaction", "/t/hot", "hot")
+    # what a services DAG's tasks would run with: archival left to the archive task, inline services off
+    assert compaction["hoodie_conf"]["hoodie.archive.automatic"] == "false"
+    assert "hoodie.archive.automatic" not in tables["hot"]["tasks"]["archive"]["hoodie_conf"]
+    writer = dags["hudi_ingest__hot"].get_task("ingest")
+    assert writer.hoodie_conf["hoodie.compact.inline"] == "false" and writer.hoodie_conf["hoodie.clean.automatic"] \
+        == "false"
+    # a restore of a grouped table pauses the group
+    assert dags["hudi_restore__hot"].get_task("pause_writers").writer_dag_ids == [
+        "hudi_ingest__hot", "hudi_services_group__fleet"]
+
+
 def test_airflow_backfills_go_to_the_backfill_dag_alone_a_run_per_day_and_never_on_its_own(airflow_db):
     from airflow.dag_processing.dagbag import DagBag
     from airflow.timetables.base import TimeRestriction

@@ -11,6 +11,7 @@ everything `make up` started.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 import signal
@@ -19,9 +20,11 @@ import urllib.error
 import urllib.request
 
 import pytest
+import yaml
 
 from hudi_ops.airflow.airflow_api import AirflowApiError
 from hudi_ops.airflow.dag_factory import restore_dag_id, services_dag_id
+from hudi_ops.airflow.services_group import group_dag_id, state_key
 from hudi_ops.demo.rfc22 import (
     BACKFILL_DAG,
     INGEST_DAG,
@@ -35,9 +38,12 @@ from hudi_ops.demo.rfc22 import (
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import IngestSpec, SavepointSpec
 from hudi_ops.local.local_airflow import ENV_FILE, PASSWORDS_FILE
+from hudi_ops.locks.job_options import INLINE_SERVICE_OFF
 from hudi_ops.locks.lock_state import lock_state
 from hudi_ops.locks.occ_options import zookeeper_lock_options
+from hudi_ops.read.table_need import measure
 from hudi_ops.read.table_overview import COMPLETED, PENDING, ROLLED_BACK, TableOverview
+from hudi_ops.spark.__main__ import main
 from tests.airflow.browser import Browser
 from tests.airflow.make_up import MakeUp, alive, listening
 from tests.integration.processes import Job, run_job
@@ -56,14 +62,51 @@ def browser():
     opened.close()
 
 
+#: a services group of four MERGE_ON_READ tables beside the demo's: each table's upserts after its first
+#: commit, hence the log files of its one file slice
+GROUP, GROUP_TABLES = "fleet", {"hot": 4, "warm": 3, "mild": 2, "cold": 1}
+GROUP_DAG = group_dag_id(GROUP)
+GROUP_COMPACTION = {"hoodie.compact.inline.max.delta.commits": "3"}  # 3 deltacommits: cold has 2 (its first too)
+
+
 @pytest.fixture(scope="module")
 def platform(tmp_path_factory):
-    """`make up` with the demo's table: the module's Airflow and ZooKeeper (its last test stops it)."""
+    """`make up` with the demo's table and a services group's: the module's Airflow and ZooKeeper (its last
+    test stops it)."""
     root = tmp_path_factory.mktemp("rfc22")
     demo = Rfc22Demo(root, say=lambda _: None)
-    up = MakeUp(root / "up", demo.write_tables_config())
+    config = demo.write_tables_config()
+    raw = yaml.safe_load(config.read_text())
+    # the group's ticks are the test's own runs: its cron fires once a year
+    raw["services_groups"] = {GROUP: {"budget": 2, "policy": "need", "schedule": "0 0 1 1 *"}}
+    for name in GROUP_TABLES:
+        raw["tables"][name] = {"base_path": str(root / "group" / name), "record_key": "trip_id",
+                               "partition_field": "dt", "ordering_field": "ts", "table_type": "MERGE_ON_READ",
+                               "services": {"group": GROUP, "compaction": GROUP_COMPACTION}}
+    config.write_text(yaml.safe_dump(raw, sort_keys=False))
+    up = MakeUp(root / "up", config)
     yield demo, up
     up.close()
+
+
+@pytest.fixture(scope="module")
+def group_tables(platform, spark, tmp_path_factory):
+    """The group's tables, written in this process (their compaction left to the group, as the table's DAGs
+    would leave it); per table the model of what it holds."""
+    demo, _ = platform
+    models = {}
+    for name, upserts in GROUP_TABLES.items():
+        landing, model = tmp_path_factory.mktemp(f"{name}-landing"), Model()
+        for commit in range(1 + upserts):
+            rows = trips("2026-11-01", range(20), ts=commit + 1, fare=float(commit))
+            write_source(landing / f"{commit}.parquet", rows)
+            model.upsert(rows)
+            spec = IngestSpec(base_path=str(demo.root / "group" / name), table_name=name, source_path=str(landing),
+                              record_key_field="trip_id", partition_path_field="dt", ordering_field="ts",
+                              table_type="MERGE_ON_READ", hoodie_conf=INLINE_SERVICE_OFF["compaction"])
+            assert main(spec.to_argv(), spark=spark) == 0
+        models[demo.root / "group" / name] = model
+    return models
 
 
 @pytest.fixture(scope="module")
@@ -517,6 +560,41 @@ def _backfill_commits(demo) -> dict[str, int]:
     spans = TableOverview.load(demo.table_path).instants
     return {day: sum(s.status == COMPLETED and s.pipeline == f"backfill of {day}" for s in spans)
             for day in BACKFILL_DAYS}
+
+
+def test_a_services_group_runs_the_most_needed_tables_first_never_more_than_its_budget_at_once(
+        platform, group_tables):
+    _, up = platform
+    airflow, tables = up.airflow, {path.name: path for path in group_tables}
+    airflow.wait_for_dags([GROUP_DAG])
+    details = airflow.api("GET", f"/api/v2/dags/{GROUP_DAG}/details")
+    assert (details["max_active_runs"], details["max_active_tasks"]) == (1, 2)
+    with pytest.raises(AirflowApiError):  # a grouped table's services run in the group alone
+        airflow.api("GET", f"/api/v2/dags/{services_dag_id('hot')}")
+    needs = {name: measure(MetaClient.open(path), {"compaction": GROUP_COMPACTION}) for name, path in tables.items()}
+    assert {name: need.max_log_files for name, need in needs.items()} == GROUP_TABLES
+    assert [name for name, need in needs.items() if need.due()] == ["hot", "warm", "mild"]
+
+    ran = {}
+    for tick in ("tick_1", "tick_2", "tick_3"):
+        airflow.trigger(GROUP_DAG, tick)
+        assert airflow.wait_for_runs([(GROUP_DAG, tick)]) == {(GROUP_DAG, tick): "success"}
+        listed = airflow.api("GET", f"/api/v2/dags/{GROUP_DAG}/dagRuns/{tick}/taskInstances/service/listMapped")
+        ran[tick] = [ti for ti in listed["task_instances"] if ti["map_index"] >= 0]
+    # the budget's two most needed at the first tick, the third at the next; cold is never due
+    assert {tick: sorted(ti["rendered_map_index"] for ti in tis) for tick, tis in ran.items()} == {
+        "tick_1": ["compaction of hot", "compaction of warm"], "tick_2": ["compaction of mild"], "tick_3": []}
+    jobs = [ti for tis in ran.values() for ti in tis]
+    assert {ti["state"] for ti in jobs} == {"success"}
+    spans = [(dt.datetime.fromisoformat(ti["start_date"]), dt.datetime.fromisoformat(ti["end_date"])) for ti in jobs]
+    assert max(sum(start <= at < end for start, end in spans) for at, _ in spans) <= 2
+    # every due table serviced within a tick of waiting, and nothing waits now
+    state = json.loads(airflow.api("GET", f"/api/v2/variables/{state_key(GROUP)}")["value"])
+    assert (state["tick"], state["waited"], state["last_serviced"]) == (3, {}, {"hot": 1, "warm": 1, "mild": 2})
+    for path, model in group_tables.items():
+        timeline = MetaClient.open(path).timeline()
+        assert len([i for i in timeline.completed if i.action == "commit"]) == (path.name != "cold")
+        assert read_hudi_rs(path) == model.expected()  # hudi-rs reads every key once, latest value
 
 
 def test_ctrl_c_stops_make_up_and_everything_it_started(platform):

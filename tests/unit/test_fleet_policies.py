@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from hudi_ops.fleet.policies import Candidate, pick
+from hudi_ops.fleet.policies import WAIT_BOUND, Candidate, pick
 from hudi_ops.fleet.scheduler import GroupState, Member, plan_tick
 from hudi_ops.read.service_work import ServiceWork
 from hudi_ops.read.table_need import TableNeed
@@ -26,8 +26,17 @@ def test_need_runs_the_most_needed_first_weighted_by_priority_within_the_budget(
 
 
 def test_need_ages_a_waiting_pair_so_a_cold_table_is_not_starved():
-    assert names(pick("need", [c("hot", 3.0), c("cold", 1.0, waited=4)], 1)) == ["cold"]  # 1 x (1 + 0.5 x 4)
-    assert names(pick("need", [c("hot", 3.0), c("cold", 1.0, waited=3)], 1)) == ["hot"]
+    assert names(pick("need", [c("hot", 3.0), c("warm", 1.0, waited=1), c("cool", 0.5)], 2)) == ["hot", "warm"]
+    assert names(pick("need", [c("hot", 1.2), c("cool", 0.5, waited=1), c("warm", 1.0)], 2)) == ["hot", "warm"]
+    assert names(pick("need", [c("hot", 1.1), c("cool", 0.5, waited=1)], 1)) == ["hot"]  # 0.5 x (1 + 0.5 x 1)
+    assert names(pick("need", [c("hot", 0.7), c("cool", 0.5, waited=1)], 1)) == ["cool"]  # aged past it
+
+
+def test_need_runs_what_has_waited_its_bound_before_anything_else():
+    at_bound = c("cold", 0.1, waited=WAIT_BOUND)
+    assert names(pick("need", [c("hot", 9.0), at_bound], 1)) == ["cold"]
+    assert names(pick("need", [c("hot", 9.0), at_bound, c("idle", 0.2, waited=WAIT_BOUND + 3)], 2)) == \
+        ["idle", "cold"]  # among them, the most urgent first
 
 
 def test_a_table_runs_one_service_at_a_time_and_never_more_than_the_budget():
@@ -40,6 +49,9 @@ def test_a_table_runs_one_service_at_a_time_and_never_more_than_the_budget():
 def test_cron_takes_only_the_tables_whose_schedule_fires_in_table_order_whatever_their_need():
     pairs = [c("b", 1.0), c("a", 9.0, cron_due=False), c("c", 5.0)]
     assert names(pick("cron", pairs, 5)) == ["b", "c"]
+    # a table's turn runs the first of its due services in a services DAG's order
+    turn = [c("b", 1.0, service="clean"), c("b", 0.2, service="compaction"), c("b", 1.0, service="clustering")]
+    assert [x.service for x in pick("cron", turn, 5)] == ["compaction"]
 
 
 def test_balanced_takes_the_longest_unserviced_and_quota_the_least_occupied():

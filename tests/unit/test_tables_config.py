@@ -190,3 +190,43 @@ def test_the_config_reference_names_every_key_of_the_model_and_no_other():
             documented.add(full)
     # services.compaction/.clustering/.clean/.archive are option maps: the model's keys, the reference's rows
     assert documented == keys(TableConfig)
+
+
+GROUPED = {**TABLE, "table_type": "MERGE_ON_READ", "services": {"group": "fleet", "compaction": {}}}
+
+
+def test_a_services_group_has_a_budget_a_policy_and_a_tick_and_its_tables_name_it():
+    config = parse_tables_config({"services_groups": {"fleet": {"budget": 3, "policy": "balanced"}, "spare": None},
+                                  "tables": {"trips": {**GROUPED, "services": {**GROUPED["services"], "priority": 2}},
+                                             "rides": TABLE}}, "tables.yaml")
+    fleet, spare = config.services_groups["fleet"], config.services_groups["spare"]
+    assert (fleet.budget, fleet.policy, fleet.schedule) == (3, "balanced", "*/5 * * * *")
+    assert (spare.budget, spare.policy) == (2, "need")  # the defaults
+    assert list(config.group_members("fleet")) == ["trips"] and config.group_members("spare") == {}
+    assert (config.tables["trips"].services.priority, config.tables["trips"].services.quota) == (2.0, 1.0)
+
+
+@pytest.mark.parametrize(("services", "message"), [
+    ({"group": "elsewhere", "compaction": {}}, "`services.group` 'elsewhere' is not a key of `services_groups`; "
+                                               "add it there (fleet), or drop `group`"),
+    ({"priority": 3, "compaction": {}}, "`services.priority` and `.quota` rank the table in its services group; "
+                                        "add `services.group`"),
+    ({"group": "fleet"}, "`services.group` names where the table's services run, and it names none"),
+    ({"group": "fleet", "compaction": {}, "quota": 0}, "`services.quota`: Input should be greater than 0"),
+])
+def test_a_table_that_cannot_join_its_group_is_refused_alone(services, message):
+    config = parse_tables_config({"services_groups": {"fleet": {}},
+                                  "tables": {"trips": {**GROUPED, "services": services}, "rides": GROUPED}},
+                                 "tables.yaml")
+    assert list(config.tables) == ["rides"] and message in config.refused["trips"]
+
+
+@pytest.mark.parametrize(("group", "message"), [
+    ({"budget": 0}, "services group 'fleet' in tables.yaml: `budget`: Input should be greater than 0"),
+    ({"policy": "fifo"}, "`policy`: Input should be 'cron', 'balanced', 'quota' or 'need'"),
+    ({"schedule": "every minute"}, "`schedule`: 'every minute' is not a schedule Airflow takes"),
+    ({"pool": "x"}, "unknown key `pool`"),
+])
+def test_a_bad_services_group_fails_the_file_naming_the_group_and_the_key(group, message):
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        parse_tables_config({"services_groups": {"fleet": group}, "tables": {"trips": GROUPED}}, "tables.yaml")
