@@ -1,11 +1,12 @@
-"""What the benchmarks that start spark-submits share: the command's settings, the table lock's
-options as the Airflow hook builds them, and percentiles."""
+"""What the benchmarks share: spark-submit's settings, the table lock's options as the Airflow hook builds
+them, percentiles, and the charts of docs/."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from hudi_ops.locks.occ_options import CONCURRENCY_MODE, zookeeper_lock_options
 from hudi_ops.spark.session import LOOPBACK_CONF
@@ -29,3 +30,22 @@ def lock_options(zookeeper, table: str, table_options: Mapping[str, str] | None 
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def line_chart() -> tuple[Any, Any]:
+    """A matplotlib figure and axes for a docs/*.svg line chart: text kept as text, a light grid."""
+    import matplotlib
+
+    matplotlib.use("svg")
+    matplotlib.rcParams["svg.fonttype"] = "none"  # labels as text: small, searchable, diff-able
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 4))
+    ax.grid(alpha=0.3, which="both")
+    return fig, ax
+
+
+def save_chart(fig: Any, path: Path) -> None:
+    """The chart as SVG, without the date matplotlib would stamp (a re-plot of the same figures is the same file)."""
+    fig.tight_layout()
+    fig.savefig(path, metadata={"Date": None})

@@ -24,7 +24,8 @@ BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
 
 #: the benchmarks; the folder's other files are what they start (spark-submit applications) or share
 BENCHMARKS = ("freshness.py", "upsert_hudi_vs_naive.py", "platform_overhead.py", "commit_contention.py",
-              "wasted_work.py", "services_idle_tick.py", "mor_vs_cow.py", "clean_planning.py", "job_fixed_cost.py")
+              "wasted_work.py", "services_idle_tick.py", "mor_vs_cow.py", "clean_planning.py", "job_fixed_cost.py",
+              "fleet.py", "fleet_scale.py")
 
 
 def _freshness(r: dict) -> list[tuple[str, str]]:
@@ -88,10 +89,29 @@ def _fixed_cost(r: dict) -> list[tuple[str, str]]:
             for job, name in names.items()]
 
 
+def _fleet(r: dict) -> list[tuple[str, str]]:
+    need, cron = r["policies"]["need"], r["policies"]["cron"]
+    setting = f"{r['tables']} MERGE_ON_READ tables, {r['budget']} jobs at once, {r['ticks']} ticks"
+    return [(f"{setting}: p99 log files per file slice, cron / need (goal: need <= 5)",
+             f"**{cron['log_files_per_slice']['p99'] / need['log_files_per_slice']['p99']:.2f}** "
+             f"({cron['log_files_per_slice']['p99']:g} / {need['log_files_per_slice']['p99']:g})"),
+            (f"{setting}: the longest a due service waited, cron / need (goal: need <= 2 ticks)",
+             f"**{cron['longest_wait_ticks'] / need['longest_wait_ticks']:.1f}** ({cron['longest_wait_ticks']} / "
+             f"{need['longest_wait_ticks']} ticks)")]
+
+
+def _fleet_scale(r: dict) -> list[tuple[str, str]]:
+    tick, parse = r["tick"], r["parse"]
+    return [(f"a tick over {r['tables']} tables: services DAGs' checks / a services group's look (goal: group < 60 s)",
+             f"**{r['tick_services_dags_over_group']}** ({tick['services_dags_s']} s / {tick['group_s']} s)"),
+            (f"the DAG file of {r['tables']} tables parsed: a services DAG each / a services group (goal < 5 s)",
+             f"**{r['parse_own_over_grouped']}** ({parse['own_services_dags_s']} s / {parse['grouped_s']} s)")]
+
+
 ROWS: dict[str, Callable[[dict], list[tuple[str, str]]]] = {
     "freshness": _freshness, "upsert_hudi_vs_naive": _upsert, "platform_overhead": _overhead,
     "commit_contention": _contention, "wasted_work": _wasted, "services_idle_tick": _idle, "mor_vs_cow": _mor,
-    "clean_planning": _clean, "job_fixed_cost": _fixed_cost}
+    "clean_planning": _clean, "job_fixed_cost": _fixed_cost, "fleet": _fleet, "fleet_scale": _fleet_scale}
 
 
 def table(results: list[dict]) -> str:

@@ -9,6 +9,7 @@ is asked once of each:
 - `ingest tick`: the ingest DAG's "is there a new source file?" (the table's ingest checkpoint);
 - `services tick`: the services DAG's four tasks' checks (clustering to schedule and to execute, clean,
   archive), each as its operator asks it;
+- `group tick`: a services group's measure of the table, answering the same four in one look;
 - `timeline page`: the timeline view of the table;
 - `next clean`: what the next clean would remove.
 
@@ -151,6 +152,7 @@ def questions(table: str, s3: S3Settings, source: Path) -> dict[str, Callable[[]
         clustering_schedule_work,
         plan_execution_work,
     )
+    from hudi_ops.read.table_need import measure as measure_need
     from hudi_ops.read.table_overview import TableOverview
     from hudi_ops.storage import Storage
 
@@ -161,16 +163,21 @@ def questions(table: str, s3: S3Settings, source: Path) -> dict[str, Callable[[]
         clean_work(MetaClient.open(table, s3=s3), ARCHIVAL)
         archive_work(MetaClient.open(table, s3=s3), ARCHIVAL)
 
+    def group_tick() -> None:
+        # a services group's tick, per member table: one look answers every service (hudi_ops.read.table_need)
+        measure_need(MetaClient.open(table, s3=s3), dict.fromkeys(("clustering", "clean", "archive"), ARCHIVAL))
+
     out: dict[str, Callable[[], Any]] = {
         "ingest tick": lambda: ingest_work(table, Storage.for_uri(source), "parquet", s3=s3),
         "services tick": services_tick,
+        "group tick": group_tick,
         "timeline page": lambda: TableOverview.load(table, clean_options=ARCHIVAL, s3=s3),
         "next clean": lambda: next_clean(MetaClient.open(table, s3=s3), ARCHIVAL),
     }
     return out
 
 
-QUESTIONS = ("ingest tick", "services tick", "timeline page", "next clean")
+QUESTIONS = ("ingest tick", "services tick", "group tick", "timeline page", "next clean")
 KINDS = ("LIST", "GET", "HEAD", "other")
 SERVER_ENV: dict[str, str] = {}  # the running server's, for the processes that ask
 

@@ -47,18 +47,21 @@ class Candidate:
 
 def pick(policy: str, candidates: Sequence[Candidate], budget: int) -> list[Candidate]:
     """The pairs to run now, best first: at most `budget`, at most one per table (a table's services run
-    one at a time, as its own services DAG runs them)."""
+    one at a time, as its own services DAG runs them), each table's best pair by the policy's rank."""
     if policy not in RANKS:
         raise ValueError(f"unknown services-group policy {policy!r}; use one of {', '.join(POLICIES)}")
-    chosen: list[Candidate] = []
-    tables: set[str] = set()
+    by_table: dict[str, list[Candidate]] = {}
     for candidate in sorted((c for c in candidates if policy != "cron" or c.cron_due), key=RANKS[policy]):
-        if len(chosen) == budget:
-            break
-        if candidate.table not in tables:
-            chosen.append(candidate)
-            tables.add(candidate.table)
-    return chosen
+        by_table.setdefault(candidate.table, []).append(candidate)
+    return [pairs[0] for pairs in sorted(by_table.values(), key=lambda pairs: _table_rank(policy, pairs))][:budget]
+
+
+def _table_rank(policy: str, pairs: list[Candidate]) -> tuple:
+    """Tables in the order of their best pair; under `need`, a table's pairs add up: one with several due
+    services needs as many ticks to serve them all, one at a time."""
+    if policy == "need":
+        return pairs[0].waited < WAIT_BOUND, -sum(map(urgency, pairs)), pairs[0].table
+    return RANKS[policy](pairs[0])
 
 
 def urgency(c: Candidate) -> float:

@@ -25,7 +25,7 @@ SMALL_FILES_GOAL = 0.5
 #: the quota policy counts a table's runs over this many ticks
 QUOTA_WINDOW = 12
 #: what archival and a clean weigh when due (they keep the timeline and storage lean; reads do not wait on them)
-_FLAT_NEED = {"clean": 1.0, "archive": 0.5}
+_FLAT_NEED = {"clean": 0.5, "archive": 0.25}
 _DUE_AT_LEAST = 0.1
 
 

@@ -81,3 +81,9 @@ def test_a_tick_remembers_who_waited_and_who_ran_and_an_unreadable_table_waits()
     chosen, state = plan_tick(state, members, {"a": due("clean"), "b": due("compaction", logs=(6,))},
                               policy="need", budget=1)
     assert [x.key for x in chosen] == [("b", "compaction")] and state.waited == {"a/clean": 1}
+
+
+def test_need_serves_first_a_table_with_several_due_services_which_needs_as_many_ticks():
+    several = [c("busy", 0.6), c("busy", 0.5, service="clean")]  # 1.1 in all, one service a tick
+    assert names(pick("need", [*several, c("hot", 0.9)], 1)) == ["busy"]
+    assert [x.service for x in pick("need", [*several, c("hot", 0.9)], 2)] == ["compaction", "compaction"]
