@@ -320,7 +320,8 @@ def plot(runs: dict[str, list[dict]], path: Path) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--seed", type=int, default=2711)
+    # the policies' constants were chosen on the schedules of seeds 2711-2730: the figures are of others
+    ap.add_argument("--seed", type=int, default=9001)
     ap.add_argument("--plot", type=Path, default=None, help="write the chart here (an .svg; docs/fleet.svg)")
     ap.add_argument("--plot-only", action="store_true",
                     help="simulate again with the last kept run's calibration (bench/results.jsonl) and plot")

@@ -34,6 +34,10 @@ else does: archival deletes instant files that a concurrent job may be reading. 
 `hudi_restore__<table>` DAG (triggered with the savepoint as a Param) pauses the table's writer
 DAGs through Airflow's REST API (connection `airflow_api_conn_id`), waits for their runs and writes
 to end, restores, and unpauses them.
+
+A table whose `services.group` names one of `services_groups` has no services DAG: its services run in
+the group's `hudi_services_group__<group>` DAG (hudi_ops.airflow.services_group), at most the group's
+budget of jobs at once across its tables, picked each tick by the group's policy.
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ from airflow.utils.types import DagRunType
 from hudi_ops.airflow.backfill_timetable import DailyBackfillTimetable
 from hudi_ops.airflow.operators import RETRY_DEFAULTS, HudiBackfillOperator, HudiIngestOperator, table_asset
 from hudi_ops.airflow.service_operators import (
+    SERVICE_RETRIES,
     HudiArchiveOperator,
     HudiCleanOperator,
     HudiClusteringOperator,
@@ -179,7 +184,7 @@ def services_group_dag(name: str, group: ServicesGroupConfig, members: Mapping[s
             tables={t: member.group_member() for t, member in members.items()})
         HudiServiceOperator.partial(
             task_id="service", map_index_template="{{ task.service }} of {{ task.table_name }}",
-            **{**RETRY_DEFAULTS, "retries": 2},  # as a table service operator's own
+            **{**RETRY_DEFAULTS, "retries": SERVICE_RETRIES},  # a mapped task's retries are its partial's
         ).expand_kwargs(plan)
     return dag
 

@@ -183,6 +183,7 @@ class HudiSparkJobOperator(SparkSubmitOperator):
             spec = self.job_spec(context, self.job_options())
             options_file = props_file_text(spec.options())
             self._check_keys_stay_off_the_command_line()
+            jars = [*driver_jvm.shipped_jars(self.deployment.master), *(s3a_jars() if self.s3 else ())]
             idle = self.idle_reason(context, spec)
         except InvalidInputError as e:
             raise AirflowFailException(f"bad job arguments, not retried: {e}") from e
@@ -199,7 +200,6 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         props = self._folder / (PROPS_NAME if on_cluster else "hoodie.properties")
         props.touch(mode=0o600)
         props.write_text(options_file)
-        jars = [*driver_jvm.shipped_jars(self.deployment.master), *(s3a_jars() if self.s3 else ())]
         conf = {**HUDI_SESSION_CONF, **(s3a_conf(self.s3) if self.s3 else {})}
         env = self.s3.env() if self.s3 else {}
         if on_cluster:  # everything the driver needs travels with the job (hudi_ops.spark.cluster_mode)
@@ -214,7 +214,12 @@ class HudiSparkJobOperator(SparkSubmitOperator):
             self._result_file = str(self._folder / "result.json")
             # the driver ends with this task process (client mode): a retry never runs beside an orphan
             env = {**_python_env(), **env, TASK_PROCESS_ENV: task_process()}
-            conf = {**conf, **(self.conf or {}), **driver_jvm.driver_conf(self.deployment.master, self.conf)}
+            own = dict(self.conf or {})
+            if self.driver_class_path:  # spark-submit's --driver-class-path would replace Hudi's jars there
+                own[driver_jvm.DRIVER_CLASS_PATH] = os.pathsep.join(
+                    filter(None, [own.get(driver_jvm.DRIVER_CLASS_PATH), self.driver_class_path]))
+                self.driver_class_path = None
+            conf = {**conf, **own, **driver_jvm.driver_conf(self.deployment.master, own)}
             props_arg = str(props)
         self.application_args = dataclasses.replace(spec, props=props_arg, hoodie_conf={}).to_argv()
         self.env_vars = {**env, **(self.env_vars or {}), RESULT_FILE_ENV: self._result_file}

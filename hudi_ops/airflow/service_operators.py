@@ -40,12 +40,15 @@ from hudi_ops.read.service_work import (
     plan_execution_work,
 )
 
+#: a service's tries after its first, unless its task says otherwise
+SERVICE_RETRIES = 2
+
 
 class HudiTableServiceOperator(HudiSparkJobOperator):
     """Base: one of Hudi's table services on the table, skipped when the control plane finds no work."""
 
     def __init__(self, **kwargs: Any) -> None:
-        kwargs.setdefault("retries", 2)
+        kwargs.setdefault("retries", SERVICE_RETRIES)
         super().__init__(**kwargs)
 
     spec_type: type[ServiceSpec] = ServiceSpec

@@ -13,6 +13,7 @@ after the group (`state_key`), which the UI lists; deleting it starts the group 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import logging
 import time
 from collections.abc import Mapping
@@ -21,6 +22,7 @@ from typing import Any
 from croniter import croniter  # Airflow's own cron library, installed with it
 
 from hudi_ops.airflow.aws_connection import table_s3
+from hudi_ops.errors import HudiOpsError
 from hudi_ops.fleet.scheduler import GroupState, Member, measure_all, plan_tick
 from hudi_ops.read.pending_plans import CLUSTERING, COMPACTION
 from hudi_ops.read.table_need import TableNeed
@@ -45,18 +47,29 @@ def plan_group_tick(*, group: str, policy: str, budget: int, tables: Mapping[str
     service's task arguments)."""
     from airflow.sdk import Variable
 
-    state = GroupState.from_dict(Variable.get(state_key(group), default=None, deserialize_json=True))
-    members = {name: Member(name, t["base_path"], {s: a["hoodie_conf"] for s, a in t["tasks"].items()},
-                            t["priority"], t["quota"], table_s3(t["aws_conn_id"])) for name, t in tables.items()}
+    state = kept_state(group, Variable.get(state_key(group), default=None))
+    members, unreachable = {}, {}
+    for name, t in tables.items():
+        try:
+            s3 = table_s3(t["aws_conn_id"])
+        except HudiOpsError as e:  # its connection: that table waits, the others are served
+            unreachable[name] = f"{type(e).__name__}: {e}"
+            continue
+        members[name] = Member(name, t["base_path"], {s: a["hoodie_conf"] for s, a in t["tasks"].items()},
+                               t["priority"], t["quota"], s3)
     started = time.monotonic()
-    needs = measure_all(members)
+    needs = {**measure_all(members), **unreachable}
     now = time.time()
     chosen, after = plan_tick(state, members, needs, policy=policy, budget=budget, at=now,
                               cron_due=lambda name: cron_fired(tables[name]["schedule"], state.at, now))
     log.info("measured %d table(s) in %.2f s", len(needs), time.monotonic() - started)
-    for name, need in needs.items():
+    for name, need in sorted(needs.items()):
         if isinstance(need, str):
             log.warning("%s could not be measured; it waits for a later tick: %s", name, need)
+        elif need.due():
+            log.info("%s needs %s: %d log file(s) in its fullest file slice, %d of %d slices small, %d plan(s) "
+                     "pending", name, ", ".join(need.due()), need.max_log_files, need.small_files, need.slices,
+                     need.pending_plans)
     for c in chosen:
         log.info("runs %s of %s: need %.2f, priority %g, waited %d tick(s)", c.service, c.table, c.need,
                  c.priority, c.waited)
@@ -64,6 +77,19 @@ def plan_group_tick(*, group: str, policy: str, budget: int, tables: Mapping[str
         log.info("waits: %s, due for %d tick(s)", key, ticks)
     Variable.set(state_key(group), after.to_dict(), serialize_json=True)
     return [{**tables[c.table]["tasks"][c.service], "mode": _mode(needs[c.table], c.service)} for c in chosen]
+
+
+def kept_state(group: str, raw: str | None) -> GroupState:
+    """The state the last tick kept in the Variable; one that cannot be read (edited by hand, say) is
+    logged and the group starts afresh rather than stop."""
+    if raw is None:
+        return GroupState()
+    try:
+        return GroupState.from_dict(json.loads(raw))
+    except (ValueError, TypeError, KeyError, AttributeError) as e:
+        log.warning("the Variable %s is not a state this group wrote (%s: %s); starting afresh",
+                    state_key(group), type(e).__name__, e)
+        return GroupState()
 
 
 def cron_fired(cron: str | None, since: float, now: float) -> bool:

@@ -1,8 +1,10 @@
 """Policies that pick, at a tick, which due (table, service) pairs of a services group run, at most the
 group's budget of them.
 
-- `cron`: per-table cron, hudi-ops' behaviour before groups: a table's services run when its own
-  schedule fires (and find work, as each task checks); the budget takes them in table order.
+- `cron`: per-table cron within the group: a table's turn comes when its own schedule fires and runs
+  the first of its due services in a services DAG's order; a turn the budget could not take is kept,
+  the longest-waiting first. (A table's own services DAG, outside groups, also runs after each commit
+  of its writers and runs all its due services in one run, with no budget across tables.)
 - `balanced`: the longest since its table was last serviced first (Apache Amoro's "balanced").
 - `quota`: the lowest quota occupation first: the share of the group's recent service runs a table had,
   over its quota (Amoro's "quota").
@@ -32,13 +34,13 @@ class Candidate:
 
     table: str
     service: str
-    need: float  # how far past its trigger: 1.0 at the trigger (hudi_ops.fleet.need)
+    need: float  # how far toward the fleet's goal (hudi_ops.fleet.scheduler.service_need): 1.0 at it
     priority: float = 1.0  # the table's weight in the group
     quota: float = 1.0  # the table's share of the group's budget
     waited: int = 0  # ticks it has been due without running
     since_serviced: int = 0  # ticks since any service of its table last ran
     recent_runs: int = 0  # its table's service runs in the group's recent window
-    cron_due: bool = True  # its table's own schedule fires at this tick
+    cron_due: bool = True  # its table's turn: its own schedule fired at this tick, or at one not yet served
 
     @property
     def key(self) -> tuple[str, str]:
@@ -70,7 +72,8 @@ def urgency(c: Candidate) -> float:
 
 
 RANKS: dict[str, Callable[[Candidate], tuple]] = {
-    "cron": lambda c: (c.table, SERVICES.index(c.service)),  # a services DAG's order: compaction first
+    # the longest-waiting turn first; a table's services in a services DAG's order: compaction first
+    "cron": lambda c: (-c.waited, c.table, SERVICES.index(c.service)),
     "balanced": lambda c: (-c.since_serviced, -c.need, c.table),
     "quota": lambda c: (c.recent_runs / c.quota if c.quota > 0 else float("inf"), -c.need, c.table),
     "need": lambda c: (c.waited < WAIT_BOUND, -urgency(c), c.table),

@@ -13,7 +13,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from hudi_ops.errors import HudiOpsError
 from hudi_ops.fleet.policies import Candidate, pick
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.read.table_need import TableNeed, measure
@@ -48,16 +47,20 @@ class GroupState:
     last_serviced: dict[str, int] = field(default_factory=dict)  # table -> the tick its last service ran
     runs: list[tuple[int, str]] = field(default_factory=list)  # (tick, table) within QUOTA_WINDOW
     at: float = 0.0  # when the last tick ran (seconds since the epoch; 0: never)
+    turns: list[str] = field(default_factory=list)  # tables whose cron fired and whose turn has not run
 
     def to_dict(self) -> dict[str, Any]:
         return {"tick": self.tick, "waited": self.waited, "last_serviced": self.last_serviced,
-                "runs": [list(r) for r in self.runs], "at": self.at}
+                "runs": [list(r) for r in self.runs], "at": self.at, "turns": self.turns}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> GroupState:
+        """The state kept by an earlier tick; ValueError (or TypeError, KeyError) for what no tick wrote."""
         data = data or {}
-        return cls(int(data.get("tick", 0)), dict(data.get("waited", {})), dict(data.get("last_serviced", {})),
-                   [(int(t), str(n)) for t, n in data.get("runs", [])], float(data.get("at", 0.0)))
+        return cls(int(data.get("tick", 0)), {str(k): int(v) for k, v in dict(data.get("waited", {})).items()},
+                   {str(k): int(v) for k, v in dict(data.get("last_serviced", {})).items()},
+                   [(int(t), str(n)) for t, n in data.get("runs", [])], float(data.get("at", 0.0)),
+                   [str(n) for n in data.get("turns", [])])
 
 
 def service_need(need: TableNeed, service: str) -> float:
@@ -74,12 +77,12 @@ def service_need(need: TableNeed, service: str) -> float:
 
 def measure_all(members: Mapping[str, Member], *, workers: int = 16) -> dict[str, TableNeed | str]:
     """Each table's need, read concurrently (the work is listing and reading small files); a table that
-    cannot be read maps to why, and waits for a later tick."""
+    cannot be read maps to why, and waits for a later tick: whatever its error, the others are served."""
 
     def one(member: Member) -> TableNeed | str:
         try:
             return measure(MetaClient.open(member.base_path, s3=member.s3), member.options)
-        except (HudiOpsError, OSError) as e:
+        except Exception as e:  # one table's unforeseen error must not stop the group's tick
             return f"{type(e).__name__}: {e}"
 
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="measure") as pool:
@@ -90,9 +93,11 @@ def plan_tick(state: GroupState, members: Mapping[str, Member], needs: Mapping[s
               policy: str, budget: int, cron_due: Callable[[str], bool] = lambda _: True, at: float = 0.0,
               ) -> tuple[list[Candidate], GroupState]:
     """The pairs to run at this tick (at most `budget`, at most one per table), and the state the next
-    tick starts from; `at` is when this tick runs."""
+    tick starts from; `at` is when this tick runs. `cron_due(table)`: its own schedule fired since the
+    last tick (the `cron` policy's turns, kept until they run)."""
     tick = state.tick + 1
     recent = [(t, n) for t, n in state.runs if t > tick - QUOTA_WINDOW]
+    turns = set(state.turns) | {name for name in members if cron_due(name)}
     candidates = []
     for name, need in needs.items():
         if isinstance(need, str):
@@ -103,9 +108,12 @@ def plan_tick(state: GroupState, members: Mapping[str, Member], needs: Mapping[s
                 table=name, service=service, need=service_need(need, service), priority=member.priority,
                 quota=member.quota, waited=state.waited.get(f"{name}/{service}", 0),
                 since_serviced=tick - state.last_serviced.get(name, 0),
-                recent_runs=sum(1 for _, n in recent if n == name), cron_due=cron_due(name)))
+                recent_runs=sum(1 for _, n in recent if n == name), cron_due=name in turns))
     chosen = pick(policy, candidates, budget)
     run = {c.key for c in chosen}
     waited = {f"{c.table}/{c.service}": c.waited + 1 for c in candidates if c.key not in run}
     last = {**state.last_serviced, **{c.table: tick for c in chosen}}
-    return chosen, GroupState(tick, waited, last, recent + [(tick, c.table) for c in chosen], at)
+    served = {c.table for c in chosen}
+    due_tables = {c.table for c in candidates}
+    return chosen, GroupState(tick, waited, last, recent + [(tick, c.table) for c in chosen], at,
+                              sorted(t for t in turns if t in due_tables and t not in served))

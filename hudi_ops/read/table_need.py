@@ -60,12 +60,11 @@ def measure(meta: MetaClient, options: Mapping[str, Mapping[str, str]], *, now: 
     limit = HoodieConfig(dict(options.get("clustering", {}))).require(ClusteringConfig.SMALL_FILE_LIMIT)
     latest = [g.latest_slice for g in view.file_groups() if g.latest_slice is not None]
     # a pending plan is work of its own, which an executor runs before anything new is planned
-    executes = frozenset(s for s in (COMPACTION, CLUSTERING) if s in options and plan_execution_work(meta, s).due)
+    execution = {s: plan_execution_work(meta, s) for s in (COMPACTION, CLUSTERING) if s in options}
+    executes = frozenset(s for s, work in execution.items() if work.due)
     checks = {
-        "compaction": lambda o: plan_execution_work(meta, COMPACTION) if COMPACTION in executes
-        else compaction_schedule_work(meta, o),
-        "clustering": lambda o: plan_execution_work(meta, CLUSTERING) if CLUSTERING in executes
-        else clustering_schedule_work(meta, o),
+        "compaction": lambda o: execution[COMPACTION] if COMPACTION in executes else compaction_schedule_work(meta, o),
+        "clustering": lambda o: execution[CLUSTERING] if CLUSTERING in executes else clustering_schedule_work(meta, o),
         "clean": lambda o: clean_work(meta, o, now),
         "archive": lambda o: archive_work(meta, o),
     }

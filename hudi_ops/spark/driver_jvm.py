@@ -16,6 +16,11 @@ and parallel GC threads. They go in `spark.driver.defaultJavaOptions`, which Spa
 user's `spark.driver.extraJavaOptions`: a flag there wins (a job that works through much data in local
 mode may want `-XX:TieredStopAtLevel=4 -XX:+UseParallelGC` in its table's `spark_conf`), and setting
 `spark.driver.defaultJavaOptions` itself replaces them all. docs/benchmarks.md has the measurements.
+
+Also there: Hudi's bundled JOL, which sizes records for Hudi's spillable maps, first tries to attach an
+agent to its own JVM and then the serviceability agent from JVMs it starts for that; a JVM may not
+attach to itself (`jdk.attach.allowAttachSelf` is off) and ptrace forbids the other, so both fail after
+seconds of a small write's time and JOL estimates from Unsafe, as these flags have it do at once.
 """
 
 from __future__ import annotations
@@ -35,7 +40,8 @@ from hudi_ops.spark.hudi_bundle import hudi_jars
 
 DRIVER_JAVA_OPTIONS = "spark.driver.defaultJavaOptions"
 DRIVER_CLASS_PATH = "spark.driver.extraClassPath"
-SMALL_JOB_FLAGS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC")
+SMALL_JOB_FLAGS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Djol.skipDynamicAttach=true",
+                   "-Djol.skipHotspotSAAttach=true")
 #: what the archive was trained on: another training run or other flags means another archive
 _FORMAT = "jobs-2"
 
@@ -64,7 +70,10 @@ def driver_java_options() -> str:
 
 
 def is_local(master: str) -> bool:
-    return master.strip().lower().startswith("local")
+    """Spark's local mode (`local`, `local[N]`, `local[*]`), whose executors are the driver's JVM; not
+    `local-cluster[...]`, whose executors are JVMs of their own."""
+    master = master.strip().lower()
+    return master == "local" or master.startswith("local[")
 
 
 def driver_conf(master: str, given: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -73,7 +82,8 @@ def driver_conf(master: str, given: Mapping[str, str] | None = None) -> dict[str
 
     Local mode's executors are the driver's JVM: jars given with `--jars` would be copied into a
     temporary folder and loaded again by a class loader of their own (0.2 s of every session), and the
-    archive could share none of their classes. Elsewhere the executors need them: `shipped_jars`."""
+    archive could share none of their classes. Elsewhere the executors need them: `shipped_jars`. A
+    class path of the job's own works, but the archive was built without it and is not used then."""
     given = given or {}
     conf = {DRIVER_JAVA_OPTIONS: given.get(DRIVER_JAVA_OPTIONS, driver_java_options())}
     if is_local(master):

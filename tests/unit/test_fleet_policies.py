@@ -86,4 +86,21 @@ def test_a_tick_remembers_who_waited_and_who_ran_and_an_unreadable_table_waits()
 def test_need_serves_first_a_table_with_several_due_services_which_needs_as_many_ticks():
     several = [c("busy", 0.6), c("busy", 0.5, service="clean")]  # 1.1 in all, one service a tick
     assert names(pick("need", [*several, c("hot", 0.9)], 1)) == ["busy"]
-    assert [x.service for x in pick("need", [*several, c("hot", 0.9)], 2)] == ["compaction", "compaction"]
+    assert [x.key for x in pick("need", [*several, c("hot", 0.9)], 2)] == [("busy", "compaction"),
+                                                                           ("hot", "compaction")]
+
+
+def test_a_cron_turn_the_budget_could_not_take_is_kept_until_it_runs_the_longest_waiting_first():
+    members = {n: Member(n, f"/t/{n}", {"compaction": {}}) for n in ("a", "b", "c")}
+    needs = {n: due("compaction") for n in members}
+    fired = {"a", "b", "c"}
+    chosen, state = plan_tick(GroupState(), members, needs, policy="cron", budget=1, cron_due=fired.__contains__)
+    assert names(chosen) == ["a"] and state.turns == ["b", "c"]
+    # no schedule fires now: the kept turns run, one a tick, and a served turn is gone
+    chosen, state = plan_tick(state, members, needs, policy="cron", budget=1, cron_due=lambda _: False)
+    assert names(chosen) == ["b"] and state.turns == ["c"]
+    # a table whose turn came with nothing due has no turn left
+    chosen, state = plan_tick(state, members, {"a": due("compaction"), "c": TableNeed()}, policy="cron",
+                              budget=1, cron_due=lambda _: False)
+    assert chosen == [] and state.turns == []
+    assert GroupState.from_dict(state.to_dict()) == state
