@@ -62,7 +62,7 @@ def session_options(spark: Any, options: Mapping[str, str]) -> dict[str, str]:
     the user's options ask for it. A class of Hudi's that hudi-ops replaces is swapped for hudi-ops'
     own when Hudi can load it (hudi_ops.spark.hudi_java)."""
     chosen = with_hudi_ops_classes(spark, options)
-    if spark.sparkContext.master.startswith("local") and EMBEDDED_TIMELINE_SERVER not in chosen:
+    if driver_jvm.is_local(spark.sparkContext.master) and EMBEDDED_TIMELINE_SERVER not in chosen:
         chosen[EMBEDDED_TIMELINE_SERVER] = "false"
     return chosen
 

@@ -132,6 +132,13 @@ def test_a_backfill_operator_submits_the_hudi_ops_application_with_hudis_jars_an
     own.prepare({})
     assert own.conf[DRIVER_JAVA_OPTIONS] == "-Xss4m"  # a DAG's own choice wins
     assert own.conf[DRIVER_CLASS_PATH] == os.pathsep.join([*hudi_jars(), "/opt/udfs.jar"])  # after Hudi's
+    # spark-submit's --driver-class-path would replace the setting: it joins it, after Hudi's jars too
+    flag = HudiBackfillOperator(task_id="flag", base_path="/data/trips", table_name="trips", record_key_field="id",
+                                source_path="/in", start="2026-01-01", end="2026-01-01", zookeeper_conn_id=None,
+                                driver_class_path="/opt/more.jar")
+    flag.prepare({})
+    assert flag.conf[DRIVER_CLASS_PATH] == os.pathsep.join([*hudi_jars(), "/opt/more.jar"])
+    assert "--driver-class-path" not in flag._get_hook()._build_spark_submit_command(flag.application)
     shutil.rmtree(own._folder)
     assert cmd[cmd.index(APPLICATION) + 1:][:1] == ["backfill"]
     assert cmd[cmd.index("--start") + 1] == "2026-01-01" and cmd[cmd.index("--end") + 1] == "2026-01-31"

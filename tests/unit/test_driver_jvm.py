@@ -67,7 +67,7 @@ def test_local_mode_puts_hudis_jars_on_the_drivers_class_path_and_other_masters_
     own = spark_submit_command(["clean"], conf={driver_jvm.DRIVER_CLASS_PATH: "/opt/udfs.jar"})
     assert f"{driver_jvm.DRIVER_CLASS_PATH}={jars}{os.pathsep}/opt/udfs.jar" in own  # the job's after Hudi's
     assert "--jars" not in own
-    for master in ("spark://127.0.0.1:7077", "yarn"):
+    for master in ("spark://127.0.0.1:7077", "yarn", "local-cluster[2,1,1024]"):  # executors of their own
         remote = spark_submit_command(["clean"], master=master)
         assert remote[remote.index("--jars") + 1] == ",".join(hudi_jars())
         assert not [c for c in remote if c.startswith(driver_jvm.DRIVER_CLASS_PATH)]
