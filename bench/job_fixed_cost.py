@@ -3,9 +3,9 @@ same run, alternating.
 
 The baseline is the job as Hudi's quick start and PySpark's examples submit one: Hudi's jars with
 `--jars`, the JVM's defaults, the session stopped by the application (bench/plain_pyspark_job.py).
-hudi-ops' way (hudi_ops/spark/driver_jvm.py, hudi_ops/spark/__main__.py): in local mode Hudi's jars on
-the driver's class path, the class-data-sharing archive, the client compiler and the serial collector,
-and the session left to the JVM's shutdown hook.
+hudi-ops' way (hudi_ops/spark/driver_jvm.py, hudi_ops/spark/__main__.py): the class-data-sharing
+archive, the client compiler and the serial collector, Hudi's JOL told not to attach agents, and the
+session left to the JVM's shutdown hook.
 
 Two jobs: a compaction schedule that Hudi finds nothing to plan for (a service job with no work) and a
 one-batch ingest of 1,000 rows; each alone, and the ingest also two at once (two tables) as a services

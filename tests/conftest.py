@@ -107,16 +107,15 @@ def spark():
     # Spark's Python workers must run this interpreter, or they miss pyarrow and hudi_ops
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    from hudi_ops.spark.driver_jvm import DRIVER_CLASS_PATH, DRIVER_JAVA_OPTIONS, SMALL_JOB_FLAGS, driver_conf
+    from hudi_ops.spark.driver_jvm import DRIVER_JAVA_OPTIONS, SMALL_JOB_FLAGS
     from hudi_ops.spark.s3a import s3a_jars
     from hudi_ops.spark.session import require_hudi, session_builder
 
     builder = session_builder("hudi-ops-tests", master="local[2]")
-    # the s3a connector for tables on the local S3 server, on the JVM's class path after Hudi's; a class
-    # path the jobs' class-data-sharing archive was not built with, so the small-job flags alone
-    own = {DRIVER_CLASS_PATH: os.pathsep.join(s3a_jars()), DRIVER_JAVA_OPTIONS: " ".join(SMALL_JOB_FLAGS)}
-    for key, value in driver_conf("local[2]", own).items():
-        builder = builder.config(key, value)
+    # the s3a connector for tables on the local S3 server, on the JVM's own class path (not copied per job);
+    # a class path the jobs' class-data-sharing archive was not built with, so the small-job flags alone
+    builder = builder.config("spark.driver.extraClassPath", os.pathsep.join(s3a_jars()))
+    builder = builder.config(DRIVER_JAVA_OPTIONS, " ".join(SMALL_JOB_FLAGS))
     for key, value in SPARK_TEST_CONF.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()

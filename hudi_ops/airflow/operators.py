@@ -72,6 +72,7 @@ from hudi_ops.spark.cluster_mode import (
     result_uri,
 )
 from hudi_ops.spark.driver_lifetime import TASK_PROCESS_ENV, task_process
+from hudi_ops.spark.hudi_bundle import hudi_jars
 from hudi_ops.spark.s3a import s3a_conf, s3a_jars
 from hudi_ops.spark.session import HUDI_SESSION_CONF
 from hudi_ops.spark.submit import APPLICATION
@@ -183,7 +184,7 @@ class HudiSparkJobOperator(SparkSubmitOperator):
             spec = self.job_spec(context, self.job_options())
             options_file = props_file_text(spec.options())
             self._check_keys_stay_off_the_command_line()
-            jars = [*driver_jvm.shipped_jars(self.deployment.master), *(s3a_jars() if self.s3 else ())]
+            jars = [*hudi_jars(), *(s3a_jars() if self.s3 else ())]
             idle = self.idle_reason(context, spec)
         except InvalidInputError as e:
             raise AirflowFailException(f"bad job arguments, not retried: {e}") from e
@@ -214,12 +215,7 @@ class HudiSparkJobOperator(SparkSubmitOperator):
             self._result_file = str(self._folder / "result.json")
             # the driver ends with this task process (client mode): a retry never runs beside an orphan
             env = {**_python_env(), **env, TASK_PROCESS_ENV: task_process()}
-            own = dict(self.conf or {})
-            if self.driver_class_path:  # spark-submit's --driver-class-path would replace Hudi's jars there
-                own[driver_jvm.DRIVER_CLASS_PATH] = os.pathsep.join(
-                    filter(None, [own.get(driver_jvm.DRIVER_CLASS_PATH), self.driver_class_path]))
-                self.driver_class_path = None
-            conf = {**conf, **own, **driver_jvm.driver_conf(self.deployment.master, own)}
+            conf = {**conf, **driver_jvm.driver_conf(), **(self.conf or {})}
             props_arg = str(props)
         self.application_args = dataclasses.replace(spec, props=props_arg, hoodie_conf={}).to_argv()
         self.env_vars = {**env, **(self.env_vars or {}), RESULT_FILE_ENV: self._result_file}

@@ -31,7 +31,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping
 from pathlib import Path
 
 from hudi_ops.errors import ConfigError
@@ -39,11 +38,10 @@ from hudi_ops.maven import jars_dir
 from hudi_ops.spark.hudi_bundle import hudi_jars
 
 DRIVER_JAVA_OPTIONS = "spark.driver.defaultJavaOptions"
-DRIVER_CLASS_PATH = "spark.driver.extraClassPath"
 SMALL_JOB_FLAGS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Djol.skipDynamicAttach=true",
                    "-Djol.skipHotspotSAAttach=true")
 #: what the archive was trained on: another training run or other flags means another archive
-_FORMAT = "jobs-2"
+_FORMAT = "jobs-3"
 
 
 def archive_path() -> Path:
@@ -76,26 +74,9 @@ def is_local(master: str) -> bool:
     return master == "local" or master.startswith("local[")
 
 
-def driver_conf(master: str, given: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The settings of a job's driver: `driver_java_options()` (a job's own setting replaces them) and, in
-    local mode, Hudi's jars on the driver's class path (a job's own class path goes after them).
-
-    Local mode's executors are the driver's JVM: jars given with `--jars` would be copied into a
-    temporary folder and loaded again by a class loader of their own (0.2 s of every session), and the
-    archive could share none of their classes. Elsewhere the executors need them: `shipped_jars`. A
-    class path of the job's own works, but the archive was built without it and is not used then."""
-    given = given or {}
-    conf = {DRIVER_JAVA_OPTIONS: given.get(DRIVER_JAVA_OPTIONS, driver_java_options())}
-    if is_local(master):
-        conf[DRIVER_CLASS_PATH] = os.pathsep.join([*hudi_jars(), *filter(None, [given.get(DRIVER_CLASS_PATH)])])
-    elif given.get(DRIVER_CLASS_PATH):
-        conf[DRIVER_CLASS_PATH] = given[DRIVER_CLASS_PATH]
-    return conf
-
-
-def shipped_jars(master: str) -> tuple[str, ...]:
-    """Hudi's jars as `--jars` takes them: for executors of their own; local mode's have them (`driver_conf`)."""
-    return () if is_local(master) else hudi_jars()
+def driver_conf() -> dict[str, str]:
+    """The Spark setting that carries `driver_java_options()`; a job's own setting replaces it."""
+    return {DRIVER_JAVA_OPTIONS: driver_java_options()}
 
 
 def build() -> Path:

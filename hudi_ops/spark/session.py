@@ -8,7 +8,7 @@ from typing import Any
 
 from hudi_ops.errors import ConfigError
 from hudi_ops.spark import driver_jvm
-from hudi_ops.spark.hudi_bundle import JARS_ENV
+from hudi_ops.spark.hudi_bundle import JARS_ENV, hudi_jars
 from hudi_ops.spark.hudi_java import with_hudi_ops_classes
 
 #: What Hudi's quick start sets on every session: the `CALL` procedures need the extension.
@@ -45,8 +45,8 @@ def session_builder(app_name: str, *, master: str = "local[2]") -> Any:
         submitted = SparkConf()
     else:  # local mode: nothing needs more than loopback
         submitted = SparkConf(loadDefaults=False)
-        builder = builder.master(master)
-        for key, value in {**LOOPBACK_CONF, **driver_jvm.driver_conf(master)}.items():
+        builder = builder.master(master).config("spark.jars", ",".join(hudi_jars()))
+        for key, value in {**LOOPBACK_CONF, **driver_jvm.driver_conf()}.items():
             builder = builder.config(key, value)
     if not submitted.contains("spark.app.name"):
         builder = builder.appName(app_name)

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from hudi_ops.spark import driver_jvm
+from hudi_ops.spark.hudi_bundle import hudi_jars
 from hudi_ops.spark.session import HUDI_SESSION_CONF
 
 APPLICATION = str(Path(__file__).parent / "__main__.py")
@@ -20,11 +21,7 @@ def spark_submit_command(
     spark_submit: str = "spark-submit", application: str = APPLICATION, jars: Sequence[str] = (),
 ) -> list[str]:
     """`jars`: more than Hudi's, e.g. the s3a connector's; `conf` over hudi-ops' driver JVM options."""
-    command = [spark_submit, "--master", master]
-    shipped = [*driver_jvm.shipped_jars(master), *jars]
-    if shipped:
-        command += ["--jars", ",".join(shipped)]
-    conf = conf or {}
-    for key, value in {**HUDI_SESSION_CONF, **conf, **driver_jvm.driver_conf(master, conf)}.items():
+    command = [spark_submit, "--master", master, "--jars", ",".join([*hudi_jars(), *jars])]
+    for key, value in {**HUDI_SESSION_CONF, **driver_jvm.driver_conf(), **(conf or {})}.items():
         command += ["--conf", f"{key}={value}"]
     return [*command, application, *job_args]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import threading
 import time
@@ -106,7 +105,7 @@ def test_the_zookeeper_connection_becomes_the_lock_options_of_every_pipeline_of_
 
 def test_a_backfill_operator_submits_the_hudi_ops_application_with_hudis_jars_and_its_rendered_window():
     from hudi_ops.airflow.operators import HudiBackfillOperator
-    from hudi_ops.spark.driver_jvm import DRIVER_CLASS_PATH, DRIVER_JAVA_OPTIONS, driver_java_options
+    from hudi_ops.spark.driver_jvm import DRIVER_JAVA_OPTIONS, driver_java_options
     from hudi_ops.spark.hudi_bundle import hudi_jars
     from hudi_ops.spark.session import HUDI_SESSION_CONF
     from hudi_ops.spark.submit import APPLICATION
@@ -120,25 +119,15 @@ def test_a_backfill_operator_submits_the_hudi_ops_application_with_hudis_jars_an
     op.prepare({})
     cmd = op._get_hook()._build_spark_submit_command(op.application)
     assert cmd[:3] == ["spark-submit", "--master", "local[1]"] and APPLICATION in cmd
-    # local mode: Hudi's jars on the driver's class path (its executors are the driver), not copied per job
-    assert "--jars" not in cmd
+    assert cmd[cmd.index("--jars") + 1] == ",".join(hudi_jars())
     confs = {cmd[i + 1] for i, arg in enumerate(cmd) if arg == "--conf"}
     assert {f"{k}={v}" for k, v in HUDI_SESSION_CONF.items()} | {"spark.ui.enabled=false"} <= confs
     assert f"{DRIVER_JAVA_OPTIONS}={driver_java_options()}" in confs  # the small-job driver JVM
-    assert f"{DRIVER_CLASS_PATH}={os.pathsep.join(hudi_jars())}" in confs
     own = HudiBackfillOperator(task_id="own", base_path="/data/trips", table_name="trips", record_key_field="id",
                                source_path="/in", start="2026-01-01", end="2026-01-01", zookeeper_conn_id=None,
-                               conf={DRIVER_JAVA_OPTIONS: "-Xss4m", DRIVER_CLASS_PATH: "/opt/udfs.jar"})
+                               conf={DRIVER_JAVA_OPTIONS: "-Xss4m"})
     own.prepare({})
     assert own.conf[DRIVER_JAVA_OPTIONS] == "-Xss4m"  # a DAG's own choice wins
-    assert own.conf[DRIVER_CLASS_PATH] == os.pathsep.join([*hudi_jars(), "/opt/udfs.jar"])  # after Hudi's
-    # spark-submit's --driver-class-path would replace the setting: it joins it, after Hudi's jars too
-    flag = HudiBackfillOperator(task_id="flag", base_path="/data/trips", table_name="trips", record_key_field="id",
-                                source_path="/in", start="2026-01-01", end="2026-01-01", zookeeper_conn_id=None,
-                                driver_class_path="/opt/more.jar")
-    flag.prepare({})
-    assert flag.conf[DRIVER_CLASS_PATH] == os.pathsep.join([*hudi_jars(), "/opt/more.jar"])
-    assert "--driver-class-path" not in flag._get_hook()._build_spark_submit_command(flag.application)
     shutil.rmtree(own._folder)
     assert cmd[cmd.index(APPLICATION) + 1:][:1] == ["backfill"]
     assert cmd[cmd.index("--start") + 1] == "2026-01-01" and cmd[cmd.index("--end") + 1] == "2026-01-31"

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import os
-
 from hudi_ops.maven import CACHE_ENV
 from hudi_ops.spark import driver_jvm
-from hudi_ops.spark.hudi_bundle import JARS_ENV, hudi_jars
+from hudi_ops.spark.hudi_bundle import JARS_ENV
 from hudi_ops.spark.submit import spark_submit_command
 
 
@@ -56,18 +54,3 @@ def test_another_java_or_other_hudi_jars_name_another_archive(tmp_path, monkeypa
     assert _machine(tmp_path, monkeypatch) == first  # stable
     assert _machine(tmp_path, monkeypatch, java="jdk-b") != first
     assert _machine(tmp_path, monkeypatch, bundle=b"another hudi") != first
-
-
-def test_local_mode_puts_hudis_jars_on_the_drivers_class_path_and_other_masters_ship_them(tmp_path, monkeypatch):
-    _machine(tmp_path, monkeypatch)
-    jars = os.pathsep.join(hudi_jars())
-    local = spark_submit_command(["clean"], master="local[2]", jars=["/opt/s3a.jar"])
-    assert f"{driver_jvm.DRIVER_CLASS_PATH}={jars}" in local
-    assert local[local.index("--jars") + 1] == "/opt/s3a.jar"  # more jars than Hudi's are still shipped
-    own = spark_submit_command(["clean"], conf={driver_jvm.DRIVER_CLASS_PATH: "/opt/udfs.jar"})
-    assert f"{driver_jvm.DRIVER_CLASS_PATH}={jars}{os.pathsep}/opt/udfs.jar" in own  # the job's after Hudi's
-    assert "--jars" not in own
-    for master in ("spark://127.0.0.1:7077", "yarn", "local-cluster[2,1,1024]"):  # executors of their own
-        remote = spark_submit_command(["clean"], master=master)
-        assert remote[remote.index("--jars") + 1] == ",".join(hudi_jars())
-        assert not [c for c in remote if c.startswith(driver_jvm.DRIVER_CLASS_PATH)]
