@@ -133,6 +133,12 @@ class LockHeldError(LockAcquisitionError):
     """Another process held the lock for the whole wait (ZooKeeper answered throughout)."""
 
 
+class JobEndedError(HudiOpsError):
+    """The driver ended itself because spark-submit or the Airflow task that started it is gone: nobody
+    waits for its outcome, and a retry of the task may already be at work. Nothing it had not committed
+    is visible."""
+
+
 class TableServiceError(HudiOpsError):
     """A table service (clean, compact, cluster, archive, rollback) failed."""
 

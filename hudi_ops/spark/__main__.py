@@ -20,11 +20,11 @@ import traceback
 from collections.abc import Sequence
 from typing import Any
 
-from hudi_ops.errors import EXIT_FAILED, EXIT_OK, HudiOpsError, exit_code
+from hudi_ops.errors import EXIT_FAILED, EXIT_OK, HudiOpsError, JobEndedError, exit_code
 from hudi_ops.job_specs import JOBS, JobSpec, parse_argv
 from hudi_ops.job_specs.results import JobFailure, JobResult, ServiceResult, report
 from hudi_ops.locks.job_options import resolve_job_options
-from hudi_ops.spark.driver_lifetime import end_with_spark_submit_and_task
+from hudi_ops.spark.driver_lifetime import DriverEnded, end_with_spark_submit_and_task, finished
 
 #: when this driver's Python came up (under spark-submit, after the JVM that started it)
 _PYTHON_STARTED = time.time()
@@ -42,14 +42,24 @@ def main(argv: Sequence[str] | None = None, *, spark: Any | None = None) -> int:
             result = _run(spec, resolve_job_options(spec.JOB, spec.options()), session)
         report(result)
         return EXIT_OK
-    except Exception as e:  # every failure ends with the JSON line: the operator reads it
-        error = e if isinstance(e, HudiOpsError) else HudiOpsError(f"the job failed: {type(e).__name__}: {e}")
+    except (Exception, DriverEnded) as e:  # every failure ends with the JSON line: the operator reads it
+        error = _as_error(e)
         code = exit_code(error)
         report(JobFailure(job, code, type(error).__name__, str(error)))
-        if code == EXIT_FAILED:  # the unforeseen: keep the trace (Java's too) for the log
+        if code == EXIT_FAILED and not isinstance(error, JobEndedError):  # the unforeseen: keep the trace
+            # (Java's too) for the log
             traceback.print_exception(e.__cause__ or e, file=sys.stderr)
         print(f"hudi_ops.spark: error: {error}", file=sys.stderr, flush=True)
         return code
+
+
+def _as_error(e: BaseException) -> HudiOpsError:
+    if isinstance(e, HudiOpsError):
+        return e
+    if isinstance(e, DriverEnded):
+        return JobEndedError(f"{e}: the job stopped where it was; a write it had not committed stays invisible "
+                             "(Hudi rolls it back once its heartbeat expires) and the task's retry runs the batch")
+    return HudiOpsError(f"the job failed: {type(e).__name__}: {e}")
 
 
 def _run(spec: JobSpec, options: dict[str, str], session: _Session) -> JobResult | ServiceResult:
@@ -93,7 +103,7 @@ class _Session:
     def __enter__(self) -> _Session:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
         if self.started is None:
             return
         if "PYSPARK_GATEWAY_PORT" not in os.environ:  # this Python started the JVM: stop what it started
@@ -102,7 +112,8 @@ class _Session:
         # spark-submit's JVM started this Python and stops the session as the Python ends (Spark's shutdown
         # hook). PySpark's own stop() would wait up to half a second more for its accumulator server's
         # poll loop (a daemon thread, which an ending Python does not wait for)
-        self._say_where_the_time_went()
+        if kind is None:  # after a failure, the JVM may be gone or its connection half-read
+            self._say_where_the_time_went()
 
     def _say_where_the_time_went(self) -> None:
         """For the job's log and bench/job_fixed_cost.py; never in the way of the job's own outcome."""
@@ -118,4 +129,6 @@ class _Session:
 
 if __name__ == "__main__":
     end_with_spark_submit_and_task()
-    sys.exit(main())
+    code = main()
+    finished()
+    sys.exit(code)

@@ -7,7 +7,12 @@ The Airflow task process is named in $HUDI_OPS_TASK_PROCESS (its host, pid and s
 driver on that host (client mode) ends with it too: a task process that died hard (a lost worker, the
 OOM killer, `kill -9`) leaves spark-submit running, and Airflow's retry would start a second attempt
 beside it. Ending the driver ends spark-submit's JVM, which waits for it. A driver on another host
-(cluster mode) cannot see the task process and leaves that to the job's fence."""
+(cluster mode) cannot see the task process and leaves that to the job's fence.
+
+The watcher ends the job with a signal of its own (SIGUSR1), whose handler raises DriverEnded in the main
+thread. Not SIGINT: PySpark's handler for it calls into the JVM, and when the main thread is itself in
+a Py4J call that second call fails ("reentrant call inside <_io.BufferedReader>") and the job would end
+with a Py4J traceback instead of saying why it ended."""
 
 from __future__ import annotations
 
@@ -31,6 +36,15 @@ GRACE_S = 5.0
 TASK_PROCESS_ENV = "HUDI_OPS_TASK_PROCESS"
 #: what the driver logs as it ends that way
 ENDING = "spark-submit or the Airflow task that started it is gone: ending the job"
+_END_SIGNAL = signal.SIGUSR1
+#: set once the job has reported its outcome
+_finished = threading.Event()
+
+
+class DriverEnded(BaseException):
+    """Raised in the main thread as the driver ends itself. Neither an Exception nor a KeyboardInterrupt:
+    no `except Exception` on the way (hudi-ops', PySpark's, Py4J's) may swallow or wrap it, Py4J logs a
+    KeyboardInterrupt in a call with its traceback, and `finally` blocks still release the job's locks."""
 
 
 def task_process(pid: int | None = None) -> str:
@@ -79,13 +93,26 @@ def end_with_spark_submit_and_task() -> None:
     if not gone:  # `python -m hudi_ops.spark` belongs to whoever started it
         return
 
+    def end(signum: int, frame: object) -> None:
+        if not _finished.is_set():  # a job that has reported its outcome keeps it
+            raise DriverEnded(ENDING)
+
+    signal.signal(_END_SIGNAL, end)
+
     def watch() -> None:
         while not any(check() for check in gone):
-            time.sleep(POLL_S)
+            if _finished.wait(POLL_S):
+                return
         with contextlib.suppress(OSError):  # stderr is a pipe into the JVM, which may be gone
             print(f"hudi_ops.spark: {ENDING}", file=sys.stderr, flush=True)
-        os.kill(os.getpid(), signal.SIGINT)  # a real signal: it wakes a main thread that waits
+        os.kill(os.getpid(), _END_SIGNAL)  # a real signal: it wakes a main thread that waits
         time.sleep(GRACE_S)
         os._exit(EXIT_FAILED)  # the main thread is stuck in a call that no interrupt reaches
 
     threading.Thread(target=watch, name="end-with-spark-submit-and-task", daemon=True).start()
+
+
+def finished() -> None:
+    """The job has reported its outcome: from now on it ends on its own."""
+    _finished.set()
+

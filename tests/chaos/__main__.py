@@ -11,6 +11,7 @@ import json
 import random
 import sys
 import tempfile
+import traceback
 from dataclasses import replace
 from pathlib import Path
 
@@ -55,6 +56,12 @@ def main(argv: list[str] | None = None) -> int:
         figures = ChaosRun(work, zookeeper, seed, size).run(spark)
     except ChaosFailure as e:
         print(f"chaos run with seed {seed} FAILED: {e}", file=sys.stderr, flush=True)
+        return 1
+    except Exception as e:  # the harness's own failure: the run is not judged, and says so
+        trace = work / "harness-error.txt"
+        trace.write_text("".join(traceback.format_exception(e)))
+        print(f"chaos run with seed {seed} could not be judged: the harness failed with {type(e).__name__}: {e} "
+              f"(its trace: {trace})", file=sys.stderr, flush=True)
         return 1
     finally:
         if session is not None:

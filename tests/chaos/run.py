@@ -45,7 +45,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from hudi_ops.errors import TableNotFoundError
+from hudi_ops.errors import JobEndedError, TableNotFoundError
 from hudi_ops.format import meta_client
 from hudi_ops.format.file_names import BaseFileName
 from hudi_ops.format.instant import Action
@@ -65,14 +65,13 @@ from hudi_ops.locks.job_options import INLINE_SERVICE_OFF
 from hudi_ops.read.pending_plans import CLUSTERING, COMPACTION, pending_plans, pending_writes
 from hudi_ops.read.pipeline_metadata import BACKFILL_CHECKPOINT_KEY, INGEST_CHECKPOINT_KEY
 from hudi_ops.read.service_work import archive_work, clean_work, clustering_schedule_work, compaction_schedule_work
-from hudi_ops.spark.driver_lifetime import ENDING, TASK_PROCESS_ENV, task_process
+from hudi_ops.spark.driver_lifetime import TASK_PROCESS_ENV, task_process
 from tests.integration.lock_options import HEARTBEAT, occ_options
 from tests.integration.processes import Job
 from tests.tables import (
     Model,
     files_by_listing,
     files_by_metadata_table,
-    job_result,
     read_hudi_rs,
     read_spark,
     write_source,
@@ -489,10 +488,9 @@ class ChaosRun:
                     task.wait()
             if code is None or (entry.killed and code == -signal.SIGKILL):
                 continue  # as Airflow retries a task whose process died (an orphan's spark-submit lives on)
-            try:
-                result = job_result(log.read_text())
-            except AssertionError:
-                raise ChaosFailure(f"{pipeline} {batch} exited {code} without a result line (log {log})") from None
+            result = job.result()
+            if result is None:
+                raise ChaosFailure(f"{pipeline} {batch} exited {code} without a result (log {log})")
             if code == 0:
                 with self._mutex:
                     self.figures.tries[pipeline].append(tries)
@@ -534,17 +532,19 @@ class ChaosRun:
                 _killpg(entry.job)
                 raise ChaosFailure(f"an orphaned attempt of {entry.pipeline} {entry.batch} still ran after "
                                    f"{JOB_TIMEOUT_S:g}s: hung (log {entry.job.log})") from None
-            log = entry.job.log.read_text()
-            try:
-                ended = job_result(log).get("outcome") or f"exit {code}"
-            except AssertionError:
-                ended = f"exit {code} without a result"
-            # it commits or finds its batch committed (0), is refused (3, 4), or sees its task gone
-            if code not in (0, 3, 4) and ENDING not in log:
-                raise ChaosFailure(f"an orphaned attempt of {entry.pipeline} {entry.batch} exited {code} "
-                                   f"(log {entry.job.log})")
+            result = entry.job.result() or {}
+            ended = result.get("outcome") or result.get("error") or f"exit {code} without a result"
+            # it commits or finds its batch committed (0), is refused (3, 4), or sees its task gone and ends
+            # itself (1, saying so, without a Py4J traceback: that would be a job that failed otherwise)
+            gone = result.get("error") == JobEndedError.__name__
+            if code not in (0, 3, 4) and not gone:
+                raise ChaosFailure(f"an orphaned attempt of {entry.pipeline} {entry.batch} exited {code}: "
+                                   f"{result.get('message', 'no result')} (log {entry.job.log})")
+            if gone and "Traceback" in entry.job.log.read_text():
+                raise ChaosFailure(f"an orphaned attempt of {entry.pipeline} {entry.batch} ended as its task was "
+                                   f"gone, with a traceback in its log (log {entry.job.log})")
             with self._mutex:
-                self.figures.faults[f"orphans ended: {ended}" + (" (its task gone)" if ENDING in log else "")] += 1
+                self.figures.faults[f"orphans ended: {ended}"] += 1
 
     def _kill_all(self) -> None:
         with self._mutex:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -12,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hudi_ops.job_specs.results import RESULT_FILE_ENV
 from hudi_ops.spark.submit import spark_submit_command
 from tests.conftest import SPARK_TEST_CONF
-from tests.tables import job_result
 
 SPARK_SUBMIT = str(Path(sys.executable).parent / "spark-submit")
 #: one core and a small heap per job, so that two or three jobs share the machine's two cores
@@ -23,6 +24,9 @@ JOB_CONF = {**SPARK_TEST_CONF, "spark.driver.memory": "640m"}
 
 @dataclass
 class Job:
+    """A spark-submit job; its final JSON line is read from its result file, as the operators read it (its
+    log interleaves the driver's stdout with the JVM's stderr, which may share a line)."""
+
     process: subprocess.Popen[str]
     log: Path
 
@@ -30,7 +34,10 @@ class Job:
     def start(cls, job_args: Sequence[str], log: Path, *, master: str = "local[1]", jars: Sequence[str] = (),
               conf: Mapping[str, str] | None = None, env: Mapping[str, str] | None = None) -> Job:
         """`jars`, `conf` and `env`: beyond Hudi's jars, the tests' Spark settings and this environment."""
-        env = {**os.environ, **(env or {}), "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+        result_file = _result_file(log)
+        result_file.unlink(missing_ok=True)
+        env = {**os.environ, **(env or {}), "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable,
+               RESULT_FILE_ENV: str(result_file)}
         command = spark_submit_command(job_args, master=master, conf={**JOB_CONF, **(conf or {})},
                                        spark_submit=SPARK_SUBMIT, jars=jars)
         out = log.open("w")
@@ -42,12 +49,24 @@ class Job:
 
     def finish(self, timeout_s: float = 300) -> tuple[int, dict[str, Any]]:
         code = self.process.wait(timeout=timeout_s)
-        output = self.log.read_text()
-        return code, job_result(output)
+        result = self.result()
+        assert result is not None, f"the job exited {code}, no result; its log ends:\n{self.log.read_text()[-3000:]}"
+        return code, result
+
+    def result(self) -> dict[str, Any] | None:
+        """The job's final JSON line, once it has written it; None before, or when it never did."""
+        try:
+            return json.loads(_result_file(self.log).read_text())
+        except FileNotFoundError:
+            return None
 
     def kill(self) -> None:
         os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait(timeout=30)
+
+
+def _result_file(log: Path) -> Path:
+    return log.with_name(log.name + ".result.json")
 
 
 def run_job(job_args: Sequence[str], log: Path, **kw: Any) -> tuple[int, dict[str, Any]]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import time
 
 import pytest
@@ -19,6 +20,7 @@ from hudi_ops.locks.held_lock import HeldLock
 from hudi_ops.locks.job_locks import batch_lock
 from hudi_ops.read.table_overview import COMPLETED, instant_spans
 from hudi_ops.spark.__main__ import main
+from hudi_ops.spark.driver_lifetime import TASK_PROCESS_ENV, task_process
 from hudi_ops.spark.jobs.batch_fence import backfill_batch, ingest_batch
 from hudi_ops.storage import Storage
 from tests.integration.lock_options import await_stopped_writes_expired, occ_options
@@ -166,6 +168,42 @@ def test_a_write_whose_fence_was_lost_before_its_commit_fails_and_leaves_nothing
 
     await_stopped_writes_expired(lake.table)
     assert lake.here(lake.ingest("run-9")) == 0, lake.last  # Airflow's retry
+    assert lake.last["outcome"] == "committed" and lake.last["inserts"] == len(batch), lake.last
+    assert lake.read() == lake.model.upsert(batch).expected()
+
+
+def test_a_write_whose_task_died_ends_at_once_saying_so_and_leaves_nothing(lake):
+    """An orphaned attempt (its Airflow task killed hard) ends itself while it is deep in a call into
+    the JVM (here Hudi's commit, waiting for the table's lock): it reports why, in its result file, with
+    no Py4J traceback, and nothing of its write is visible; the retry writes the batch once."""
+    seeded = lake.model.expected()
+    batch = trips(NEW, range(8), ts=2)
+    write_source(lake.landing / "next.parquet", batch)
+    before = set(lake.completed_writes())
+    table_lock = HeldLock({**lake.options, "hoodie.write.lock.wait_time_ms": "60000"},
+                          lake.options["hoodie.write.lock.zookeeper.lock_key"])
+    task = subprocess.Popen(["sleep", "600"])  # the Airflow task process that started spark-submit
+    try:
+        job = Job.start(lake.ingest("run-4"), lake.root / "orphan.log", env={TASK_PROCESS_ENV: task_process(task.pid)})
+        lake.jobs.append(job)
+        await_write_in_flight(lake.table, before, job)
+        with table_lock as held:
+            held.wait_for_waiters(1, timeout_s=180)  # in Hudi's commit, waiting for the lock
+            task.kill()
+            task.wait()
+            code = job.process.wait(timeout=60)
+    finally:
+        task.kill()
+        task.wait()
+    result = job.result()
+    assert code == 1 and result is not None and result["error"] == "JobEndedError", (code, result)
+    assert "Airflow task that started it is gone" in result["message"], result
+    log = job.log.read_text()
+    assert "Traceback" not in log and "Py4JError" not in log and "reentrant call" not in log, log[-3000:]
+    assert lake.read() == seeded and set(lake.completed_writes()) == before
+
+    await_stopped_writes_expired(lake.table)
+    assert lake.here(lake.ingest("run-4")) == 0, lake.last  # Airflow's retry
     assert lake.last["outcome"] == "committed" and lake.last["inserts"] == len(batch), lake.last
     assert lake.read() == lake.model.upsert(batch).expected()
 
