@@ -145,7 +145,6 @@ def counted() -> Iterator[_Requests]:
 def questions(table: str, s3: S3Settings, source: Path) -> dict[str, Callable[[], Any]]:
     from hudi_ops.format.meta_client import MetaClient
     from hudi_ops.read.clean_planner import next_clean
-    from hudi_ops.read.ingest_work import ingest_work
     from hudi_ops.read.service_work import (
         archive_work,
         clean_work,
@@ -154,6 +153,7 @@ def questions(table: str, s3: S3Settings, source: Path) -> dict[str, Callable[[]
     )
     from hudi_ops.read.table_need import measure as measure_need
     from hudi_ops.read.table_overview import TableOverview
+    from hudi_ops.sources.files import ingest_work
     from hudi_ops.storage import Storage
 
     def services_tick() -> None:

@@ -74,9 +74,8 @@ from hudi_ops.airflow.tables_config import (
     read_tables_config,
 )
 from hudi_ops.airflow.writer_pause import PauseWritersOperator, UnpauseWritersOperator, WritersIdleSensor
-from hudi_ops.job_specs.writes import OPERATIONS
+from hudi_ops.job_specs.writes import OPERATIONS, SOURCE_FORMATS
 from hudi_ops.locks.job_options import INLINE_SERVICE_OFF
-from hudi_ops.sources import SOURCE_FORMATS
 
 log = logging.getLogger(__name__)
 PARALLELISM_KEYS = ("hoodie.upsert.shuffle.parallelism", "hoodie.insert.shuffle.parallelism",

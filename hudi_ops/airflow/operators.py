@@ -60,8 +60,8 @@ from hudi_ops.errors import (
 from hudi_ops.job_specs import BackfillSpec, IngestSpec, JobFailure, JobResult, JobSpec, ServiceResult, WriteSpec
 from hudi_ops.job_specs.results import RESULT_FILE_ENV, read_result_file
 from hudi_ops.locks.job_options import resolve_job_options
-from hudi_ops.read.ingest_work import ingest_work
 from hudi_ops.s3_settings import S3Settings
+from hudi_ops.sources.files import ingest_work
 from hudi_ops.spark import driver_jvm
 from hudi_ops.spark.cluster_mode import (
     PROPS_NAME,

@@ -36,7 +36,7 @@ from hudi_ops.airflow.airflow_api import DEFAULT_CONN_ID as AIRFLOW_API_CONN_ID
 from hudi_ops.airflow.hook import HudiHook
 from hudi_ops.errors import ConfigError
 from hudi_ops.fleet.policies import POLICIES
-from hudi_ops.job_specs.writes import OPERATIONS, TABLE_TYPES
+from hudi_ops.job_specs.writes import OPERATIONS, SOURCE_FORMATS, TABLE_TYPES
 from hudi_ops.locks.job_options import INLINE_SERVICE_OFF
 from hudi_ops.locks.occ_options import (
     BUCKET_ENGINE,
@@ -46,7 +46,6 @@ from hudi_ops.locks.occ_options import (
     is_simple_bucket_index,
     multi_writer_mode,
 )
-from hudi_ops.sources import SOURCE_FORMATS
 
 SourceFormat = Literal[tuple(SOURCE_FORMATS)]  # type: ignore[valid-type]
 Operation = Literal[OPERATIONS]  # type: ignore[valid-type]

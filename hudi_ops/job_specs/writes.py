@@ -9,9 +9,12 @@ from typing import Any, ClassVar
 from hudi_ops.errors import InvalidInputError
 from hudi_ops.job_specs.arguments import COUNT, SECONDS, JobSpec, argument
 from hudi_ops.job_specs.results import JobResult
-from hudi_ops.sources import SOURCE_FORMATS
 
 TABLE_TYPES = ("COPY_ON_WRITE", "MERGE_ON_READ")
+#: what an ingest reads (hudi_ops.sources: one module per kind)
+SOURCE_KINDS = ("files", "kafka")
+#: the landing files' formats, and the names that make a file one of them
+SOURCE_FORMATS = {"parquet": (".parquet",), "json": (".json", ".jsonl"), "csv": (".csv",)}
 #: how long a second attempt of a batch waits for the first by default: a long batch's length
 DEFAULT_BATCH_WAIT_S = 900.0
 #: the write operations the jobs offer (`--op`), Hudi's names

@@ -34,13 +34,13 @@ class IngestCheckpoint:
 
     instant: str  # the commit that recorded it
     source: str  # the source folder (`Storage.table_id`)
-    position: str  # the newest position ingested so far (hudi_ops.sources)
+    position: str  # the newest position ingested so far (hudi_ops.sources.files)
     run: str = ""  # the run that committed it (Airflow's run_id), "" outside Airflow
     #: the files this commit took, path -> size; None in checkpoints older than the names (everything
     #: at or before their position was ingested)
     files: Mapping[str, int] | None = None
     #: how many source files at or before the position were ingested, as the commit listed them, and
-    #: their digest (hudi_ops.sources.files_digest): a listing that matches both holds no late file
+    #: their digest (hudi_ops.sources.files.files_digest): a listing that matches both holds no late file
     ingested: int | None = None
     digest: str | None = None
 

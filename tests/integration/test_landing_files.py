@@ -15,8 +15,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from hudi_ops.format.meta_client import MetaClient
-from hudi_ops.read.ingest_work import ingest_work
 from hudi_ops.read.pipeline_metadata import INGEST_CHECKPOINT_KEY
+from hudi_ops.sources.files import ingest_work
 from hudi_ops.spark.__main__ import main
 from hudi_ops.storage import Storage
 from tests.integration.test_spark_jobs import DAY1, DAY2, NoSpark, ingest_args, run

@@ -19,8 +19,8 @@ import pytest
 
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import BackfillSpec, CleanSpec, ClusterSpec, CompactSpec, RestoreSpec, SavepointSpec
-from hudi_ops.read.ingest_work import ingest_work
 from hudi_ops.read.table_overview import commit_stats, file_group_summaries
+from hudi_ops.sources.files import ingest_work
 from hudi_ops.storage import Storage
 from tests.integration.lock_options import occ_options
 from tests.integration.processes import Job

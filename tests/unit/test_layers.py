@@ -10,10 +10,10 @@ import hudi_ops
 PACKAGE = Path(hudi_ops.__file__).parent
 # lowest first; modules not listed sit on top (the CLI, the demo)
 LAYERS = [
-    {"errors", "config", "storage", "s3_settings", "sources", "maven"},
+    {"errors", "config", "storage", "s3_settings", "maven"},
     {"job_specs"},  # the contract between Airflow and the Spark jobs
     {"format"},
-    {"read", "locks"},
+    {"read", "locks", "sources"},  # a source's new work is read against the table's checkpoints
     {"spark", "fleet"},  # the fleet ranks what read measures; the Spark jobs run what it picks
     {"airflow"},
 ]

@@ -21,13 +21,14 @@ from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import BackfillSpec
 from hudi_ops.job_specs.results import ALREADY_COMMITTED, JobResult
 from hudi_ops.read.pipeline_metadata import BACKFILL_CHECKPOINT_KEY, backfill_checkpoint, backfill_days
-from hudi_ops.sources import source_files
+from hudi_ops.sources.files import source_files
 from hudi_ops.spark.jobs import hudi_write
 from hudi_ops.spark.jobs.batch_fence import BatchFence, backfill_batch
 from hudi_ops.spark.jobs.input_schema import check_input_schema
-from hudi_ops.spark.jobs.source_frame import arrow_schema, read_source
 from hudi_ops.spark.jobs.table_creation import TableCreation
 from hudi_ops.spark.jobs.target import resolve_target
+from hudi_ops.spark.sources import arrow_schema
+from hudi_ops.spark.sources.files import read_source
 from hudi_ops.storage import Storage
 
 

@@ -19,15 +19,16 @@ from typing import Any
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import IngestSpec
 from hudi_ops.job_specs.results import ALREADY_COMMITTED, JobResult
-from hudi_ops.read.ingest_work import IngestWork, ingest_work
 from hudi_ops.read.pipeline_metadata import INGEST_CHECKPOINT_KEY, ingest_checkpoints
 from hudi_ops.read.table_overview import commit_stats_of
+from hudi_ops.sources.files import IngestWork, ingest_work
 from hudi_ops.spark.jobs import hudi_write
 from hudi_ops.spark.jobs.batch_fence import BatchFence, ingest_batch
 from hudi_ops.spark.jobs.input_schema import check_input_schema
-from hudi_ops.spark.jobs.source_frame import arrow_schema, read_source
 from hudi_ops.spark.jobs.table_creation import TableCreation
 from hudi_ops.spark.jobs.target import resolve_target
+from hudi_ops.spark.sources import arrow_schema
+from hudi_ops.spark.sources.files import read_source
 from hudi_ops.storage import Storage
 
 

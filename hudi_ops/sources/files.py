@@ -1,4 +1,10 @@
-"""Is there work for an ingest? The source files not ingested yet, whatever their modification times.
+"""Files in a landing folder (`--source-kind files`): its data files in arrival order, and the ones the
+table's ingest has not taken yet, whatever their modification times.
+
+A position, `<mtime ms, 15 digits>:<path>`, sorts as the files arrived, so an ingest checkpoint's
+position is the newest file ingested. Modification times do not always arrive in order (a file copied
+with its old time, two producers renaming out of order, an S3 multipart upload dated by its start), so
+the files at or before the position are checked by name and size against the ingest's records.
 
 Asked in Python, without a JVM: by the Airflow operator before it starts spark-submit (an idle tick
 is skipped in milliseconds) and by the `ingest` job itself, under its batch's fence.
@@ -16,6 +22,7 @@ is known for a rewrite. A rewritten file (another size, or a newer time) is repo
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import os
 from collections.abc import Iterable
@@ -23,10 +30,35 @@ from dataclasses import dataclass
 
 from hudi_ops.errors import InvalidInputError, TableNotFoundError
 from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.job_specs.writes import SOURCE_FORMATS
 from hudi_ops.read.pipeline_metadata import IngestCheckpoint, ingest_checkpoints
 from hudi_ops.s3_settings import S3Settings
-from hudi_ops.sources import files_digest, position, source_files
 from hudi_ops.storage import FileInfo, Storage
+
+_DIGEST_BITS = 128
+
+
+def source_files(source: Storage, folder: str, fmt: str) -> list[FileInfo]:
+    """Data files below `folder` of the source, oldest first; hidden and `_` files (such as _SUCCESS) skipped."""
+    suffixes = SOURCE_FORMATS[fmt]
+    files = [
+        f for f in source.walk_files(folder)
+        if f.name.endswith(suffixes) and not any(part.startswith((".", "_")) for part in f.path.split("/"))
+    ]
+    return sorted(files, key=position)
+
+
+def position(f: FileInfo) -> str:
+    return f"{f.mtime_ms:015d}:{f.path}"
+
+
+def files_digest(files: Iterable[tuple[str, int]]) -> str:
+    """An order-free digest of (path, size) pairs: a sum of their hashes, so a set's digest grows by
+    adding a member's hash, and a file added, removed or resized changes it."""
+    total = 0
+    for path, size in files:
+        total += int.from_bytes(hashlib.sha256(f"{path}\0{size}".encode()).digest()[: _DIGEST_BITS // 8], "big")
+    return f"{total % (1 << _DIGEST_BITS):032x}"
 
 
 @dataclass(frozen=True)

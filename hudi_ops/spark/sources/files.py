@@ -1,11 +1,9 @@
-"""Source files as a Spark DataFrame, and its schema in Arrow's terms for the checks before Hudi starts."""
+"""A landing folder's files (hudi_ops.sources.files) as a Spark DataFrame."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
-
-import pyarrow as pa
 
 from hudi_ops.errors import InvalidInputError
 from hudi_ops.spark.java_errors import JavaFailure
@@ -69,16 +67,3 @@ _UNREADABLE = ("FAILED_READ_FILE", "is not a Parquet file", "Could not read foot
 def _bad_input(failure: JavaFailure) -> bool:
     text = "\n".join(message for _, message in failure.chain)
     return failure.find("org.apache.spark.sql.AnalysisException") is not None or any(s in text for s in _UNREADABLE)
-
-
-def arrow_schema(frame: Any) -> pa.Schema:
-    """The DataFrame's columns as Arrow types; a column Arrow cannot express is given as null (unchecked)."""
-    from pyspark.sql.pandas.types import to_arrow_type
-
-    fields = []
-    for f in frame.schema.fields:
-        try:
-            fields.append(pa.field(f.name, to_arrow_type(f.dataType)))
-        except (TypeError, ValueError, ImportError):
-            fields.append(pa.field(f.name, pa.null()))
-    return pa.schema(fields)
