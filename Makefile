@@ -21,9 +21,9 @@ $(STAMP): pyproject.toml constraints.txt
 	$(PY) -m pip install --quiet -e '.[dev]' -c constraints.txt
 	touch $(STAMP)
 
-# every jar (Hudi's bundle and hudi-ops' classes for it, s3a, ZooKeeper, YARN), then the jobs' class-data-sharing
+# every jar (Hudi's bundle and hudi-ops' classes for it, s3a, ZooKeeper, Kafka, YARN), then the jobs' class-data-sharing
 # archive: hudi_ops/jars.py
-$(JARS): $(STAMP) hudi_ops/jars.py hudi_ops/spark/hudi_bundle.py hudi_ops/spark/hudi_java.py $(wildcard hudi_ops/spark/java/*/*.java) hudi_ops/local/zookeeper_server.py hudi_ops/local/yarn_cluster.py hudi_ops/spark/s3a.py hudi_ops/spark/driver_jvm.py
+$(JARS): $(STAMP) hudi_ops/jars.py hudi_ops/spark/hudi_bundle.py hudi_ops/spark/hudi_java.py $(wildcard hudi_ops/spark/java/*/*.java) hudi_ops/local/zookeeper_server.py hudi_ops/local/kafka_server.py hudi_ops/spark/kafka_connector.py hudi_ops/local/yarn_cluster.py hudi_ops/spark/s3a.py hudi_ops/spark/driver_jvm.py
 	$(PY) -m hudi_ops.jars fetch
 	touch $(JARS)
 

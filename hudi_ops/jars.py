@@ -6,6 +6,8 @@ Parts, in the order they are fetched:
   Java classes for it, compiled against it (hudi_ops.spark.hudi_java);
 - `s3a`: Hadoop's s3a connector and the AWS SDK it was built with (hudi_ops.spark.s3a);
 - `zookeeper`: the ZooKeeper server `make up`, the demo and the tests start (hudi_ops.local);
+- `kafka`: Spark's Kafka reader (hudi_ops.spark.kafka_connector) and the Kafka broker `make up`, the
+  demo and the tests start (hudi_ops.local.kafka_server);
 - `hadoop`: YARN's ResourceManager and NodeManager, for the tests of cluster deploy mode
   (hudi_ops.local.yarn_cluster);
 - `class-sharing`: the jobs' class-data-sharing archive, built by running each kind of job once
@@ -24,9 +26,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from hudi_ops.errors import ConfigError
-from hudi_ops.local import yarn_cluster, zookeeper_server
+from hudi_ops.local import kafka_server, yarn_cluster, zookeeper_server
 from hudi_ops.maven import fetch_jar, fetch_with_dependencies, jars_dir
-from hudi_ops.spark import driver_jvm, hudi_bundle, hudi_java, s3a
+from hudi_ops.spark import driver_jvm, hudi_bundle, hudi_java, kafka_connector, s3a
 
 
 def fetch_hudi() -> Path:
@@ -46,6 +48,12 @@ def fetch_zookeeper() -> None:
     fetch_with_dependencies(zookeeper_server.SERVER_ARTIFACTS, zookeeper_server.maven_jars_dir())
 
 
+def fetch_kafka() -> None:
+    for artifact in kafka_connector.ARTIFACTS:
+        fetch_jar(artifact, jars_dir())
+    fetch_with_dependencies(kafka_server.SERVER_ARTIFACTS, kafka_server.maven_jars_dir())
+
+
 def fetch_hadoop() -> None:
     fetch_with_dependencies(yarn_cluster.ARTIFACTS, yarn_cluster.hadoop_jars_dir())
 
@@ -55,6 +63,7 @@ PARTS: dict[str, tuple[Callable[[], object], Callable[[], str]]] = {
     "hudi": (fetch_hudi, lambda: ",".join(hudi_bundle.hudi_jars())),
     "s3a": (fetch_s3a, lambda: ",".join(s3a.s3a_jars())),
     "zookeeper": (fetch_zookeeper, zookeeper_server.require_zookeeper),
+    "kafka": (fetch_kafka, lambda: ",".join(kafka_connector.kafka_jars())),
     "hadoop": (fetch_hadoop, yarn_cluster.require_hadoop),
     "class-sharing": (driver_jvm.build, lambda: str(driver_jvm.archive_path())),
 }

@@ -83,6 +83,18 @@ def zookeeper(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def kafka(tmp_path_factory):
+    """A real Kafka broker (KRaft) on 127.0.0.1 for the whole session: `.bootstrap_servers`, `.stop()`,
+    `.start()`. Tests make topics of their own; tests that stop it must start it again."""
+    from hudi_ops.local.kafka_server import KafkaServer
+
+    server = KafkaServer(tmp_path_factory.mktemp("kafka"))
+    server.start()
+    yield server
+    server.cleanup()
+
+
+@pytest.fixture(scope="session")
 def fixture_table(tmp_path_factory):
     """`fixture_table("sample_table/cow/v8_nonpartitioned")`: a table of ../shared/fixtures/hudi-rs (its zip's
     path without `.zip`), unpacked once per session; tests that change a table work on a copy of it."""
@@ -108,13 +120,15 @@ def spark():
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     from hudi_ops.spark.driver_jvm import DRIVER_JAVA_OPTIONS, SMALL_JOB_FLAGS
+    from hudi_ops.spark.kafka_connector import kafka_jars
     from hudi_ops.spark.s3a import s3a_jars
     from hudi_ops.spark.session import require_hudi, session_builder
 
     builder = session_builder("hudi-ops-tests", master="local[2]")
-    # the s3a connector for tables on the local S3 server, on the JVM's own class path (not copied per job);
-    # a class path the jobs' class-data-sharing archive was not built with, so the small-job flags alone
-    builder = builder.config("spark.driver.extraClassPath", os.pathsep.join(s3a_jars()))
+    # the s3a connector for tables on the local S3 server and Spark's Kafka reader, on the JVM's own class
+    # path (not copied per job); a class path the jobs' class-data-sharing archive was not built with, so
+    # the small-job flags alone
+    builder = builder.config("spark.driver.extraClassPath", os.pathsep.join([*s3a_jars(), *kafka_jars()]))
     builder = builder.config(DRIVER_JAVA_OPTIONS, " ".join(SMALL_JOB_FLAGS))
     for key, value in SPARK_TEST_CONF.items():
         builder = builder.config(key, value)

@@ -29,7 +29,7 @@ class WriteSpec(JobSpec):
     RESULT: ClassVar[type[JobResult]] = JobResult
 
     base_path: str = argument("--target-base-path", "the table's folder or URI")
-    source_path: str = argument("--source-path", "the folder the job reads")
+    source_path: str | None = argument("--source-path", "the folder the job reads", default=None)
     source_format: str = argument("--source-format", "the source files' format", default="parquet",
                                   choices=tuple(SOURCE_FORMATS))
     table_name: str | None = argument("--target-table", "the table's name (default: the table's, or 'table')",
@@ -65,6 +65,24 @@ class IngestSpec(WriteSpec):
                                  "limit; a larger file is a commit of its own)", default=0, kind=COUNT)
     source_limit_files: int = argument("--source-limit-files", "at most this many source files per commit (0: no "
                                        "limit)", default=0, kind=COUNT)
+    source_kind: str = argument("--source-kind", "what the ingest reads: a landing folder's files "
+                                "(--source-path) or a Kafka topic (--kafka-topic)", default="files",
+                                choices=SOURCE_KINDS)
+    kafka_topic: str | None = argument("--kafka-topic", "the topic a Kafka ingest reads; its client settings are "
+                                       "the options kafka.* (kafka.bootstrap.servers, ...), best in --props",
+                                       default=None)
+    source_limit_events: int = argument("--source-limit-events", "at most this many Kafka messages per commit (0: "
+                                        "no limit, or hoodie.streamer.kafka.source.maxEvents)", default=0, kind=COUNT)
+
+    def validate(self) -> None:
+        if self.source_kind == "files" and not self.source_path:
+            raise InvalidInputError("ingest: --source-path is required: the landing folder the ingest reads "
+                                    "(or --source-kind kafka with --kafka-topic)")
+        if self.source_kind == "kafka" and not self.kafka_topic:
+            raise InvalidInputError("ingest: --source-kind kafka needs --kafka-topic, the topic the ingest reads")
+        if self.source_kind == "kafka" and self.source_path:
+            raise InvalidInputError("ingest: --source-path names a landing folder, which a Kafka ingest does not "
+                                    "read; give --source-kind files, or leave --source-path out")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -78,6 +96,8 @@ class BackfillSpec(WriteSpec):
     end: str = argument("--end", "the last dt=YYYY-MM-DD source folder")
 
     def validate(self) -> None:
+        if not self.source_path:
+            raise InvalidInputError("backfill: --source-path is required: the folder of dt=YYYY-MM-DD folders")
         self.window()
 
     def window(self) -> tuple[dt.date, dt.date]:

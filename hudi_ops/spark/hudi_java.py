@@ -3,6 +3,9 @@
 - `fence/FencedZookeeperLockProvider.java`: Hudi's ZooKeeper lock, which also checks a job's batch
   fence each time Hudi takes it, so that a write whose fence was lost never commits
   (hudi_ops.spark.jobs.batch_fence). Built for every release.
+- `write/DatasourceWrite.java`: Hudi's Spark datasource write that also commits keys of hudi-ops' own
+  choosing in the commit's extra metadata (HoodieStreamer's checkpoint keys, which the datasource's one
+  prefix cannot select beside hudi-ops' `_hudi_ops.*` keys). Built for every release.
 - `backport/PreferWriterConflictResolutionStrategy.java`: a fix Hudi 1.2.0 made that 1.1.1 lacks (its
   prefer-writer check fails a clustering's commit whenever a write in flight is among the writes it
   checks: it sorts them by a completion time those in flight do not have), so that beside a steady
@@ -51,6 +54,9 @@ CLASSES = {
     PREFER_WRITER: JavaClass("hudiops.backport.PreferWriterConflictResolutionStrategy", "backport",
                              BACKPORTED_RELEASES, "hudi-ops' fix of Hudi's prefer-writer check"),
 }
+#: hudi-ops' classes that replace none of Hudi's
+DATASOURCE_WRITE = JavaClass("hudiops.write.DatasourceWrite", "write", None,
+                             "HoodieStreamer's checkpoint keys are not written into the commit")
 _JAR_PREFIX = "hudi-ops-java-for-hudi-"
 #: Hudi 1.1.1 runs on Java 8 and later
 _JAVAC_OPTIONS = ("--release", "8", "-Xlint:-options")
@@ -66,7 +72,7 @@ def hudi_ops_jar(folder: Path, release: str) -> Path:
 
 
 def _sources(release: str) -> list[Path]:
-    folders = {c.folder for c in CLASSES.values() if c.releases is None or release in c.releases}
+    folders = {c.folder for c in (*CLASSES.values(), DATASOURCE_WRITE) if c.releases is None or release in c.releases}
     return sorted(p for folder in sorted(folders) for p in (SOURCES / folder).glob("*.java"))
 
 
@@ -112,7 +118,7 @@ def with_hudi_ops_classes(spark: Any, options: Mapping[str, str]) -> dict[str, s
         ours = CLASSES.get(str(value).strip())
         if ours is None:
             continue
-        if _hudi_loads(spark, ours.name):
+        if hudi_loads(spark, ours.name):
             chosen[key] = ours.name
         elif ours.releases is None or _hudi_version(spark) in ours.releases:
             print(f"hudi_ops.spark: warning: Hudi {_hudi_version(spark)} runs {value} without hudi-ops' "
@@ -121,7 +127,7 @@ def with_hudi_ops_classes(spark: Any, options: Mapping[str, str]) -> dict[str, s
     return chosen
 
 
-def _hudi_loads(spark: Any, name: str) -> bool:
+def hudi_loads(spark: Any, name: str) -> bool:
     """Whether Hudi's own class lookup (the one that loads the options' classes) finds `name`."""
     from py4j.protocol import Py4JJavaError
 

@@ -67,6 +67,7 @@ def test_the_arguments_are_hudi_utilities_flags_with_the_options_last():
         "--target-table", "trips", "--table-type", "MERGE_ON_READ", "--record-key-field", "trip_id,city",
         "--partition-path-field", "dt", "--source-ordering-field", "ts", "--op", "BULK_INSERT",
         "--wait-seconds", "900.0", "--source-limit", "0", "--source-limit-files", "0",
+        "--source-kind", "files", "--source-limit-events", "0",
         "--props", "/etc/hudi/trips.props",
         "--hoodie-conf", "hoodie.cleaner.policy=KEEP_LATEST_COMMITS",
         "--hoodie-conf", "hoodie.write.lock.wait_time_ms=20000"]
@@ -103,7 +104,12 @@ def test_bad_values_fail_in_the_spec_naming_the_flag_and_the_fix(make, message):
 
 @pytest.mark.parametrize(("argv", "message"), [
     ([], "name the job first: one of ingest, backfill"),
-    (["ingest", "--target-base-path", "/t"], "the following arguments are required: --source-path"),
+    (["ingest", "--target-base-path", "/t"], "--source-path is required: the landing folder"),
+    (["ingest", "--target-base-path", "/t", "--source-kind", "kafka"], "--source-kind kafka needs --kafka-topic"),
+    (["ingest", "--target-base-path", "/t", "--source-kind", "kafka", "--kafka-topic", "t", "--source-path", "/l"],
+     "a Kafka ingest does not read"),
+    (["backfill", "--target-base-path", "/t", "--start", "2026-11-01", "--end", "2026-11-02"],
+     "--source-path is required"),
     (["restore", "--base-path", "/t"], "required: --savepoint"),
     (["clean", "--base-path", "/t", "--instant-time", "1"], "unrecognized arguments: --instant-time 1"),
     (["ingest", "--target-base-path", "/t", "--source-path", "/s", "--source-limit", "1GB"],

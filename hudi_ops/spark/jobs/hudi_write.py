@@ -1,11 +1,14 @@
 """One write through Apache Hudi's Spark datasource, and the commit it made.
 
 The job's own keys ride along as `_`-prefixed options, which Hudi copies into the commit's extra
-metadata: the run's token finds the commit afterwards, whoever else committed meanwhile.
+metadata: the run's token finds the commit afterwards, whoever else committed meanwhile. Keys outside
+that prefix (HoodieStreamer's checkpoints) go in through hudi-ops' DatasourceWrite
+(hudi_ops/spark/java/write), the same write with a pre-commit step that adds them.
 """
 
 from __future__ import annotations
 
+import sys
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -15,6 +18,7 @@ from hudi_ops.errors import ConfigError, HudiOpsError, TableNotFoundError
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.read.pipeline_metadata import COMMIT_METADATA_PREFIX, JOB_KEY, RUN_KEY
 from hudi_ops.read.table_overview import CommitStats, commit_stats_of
+from hudi_ops.spark.hudi_java import DATASOURCE_WRITE, hudi_loads
 from hudi_ops.spark.java_errors import JavaFailure, JobContext, hudi_ops_error
 from hudi_ops.spark.jobs.target import TargetTable
 from hudi_ops.spark.session import session_options
@@ -48,11 +52,13 @@ class Written:
     after_commit: str | None = None
 
 
-def write(spark: Any, frame: Any, target: TargetTable, options: Mapping[str, str], run: str, source: str) -> Written:
-    """Write `frame` with Hudi and return what the commit did; Hudi's failures become hudi-ops errors."""
+def write(spark: Any, frame: Any, target: TargetTable, options: Mapping[str, str], run: str, source: str, *,
+          commit_metadata: Mapping[str, str] | None = None) -> Written:
+    """Write `frame` with Hudi and return what the commit did; Hudi's failures become hudi-ops errors.
+    `commit_metadata`: keys for the commit's extra metadata beyond the options' `_`-prefixed ones."""
     options = session_options(spark, options)
     try:
-        frame.write.format("hudi").options(**options).mode("append").save(target.base_path)
+        _save(spark, frame, target.base_path, options, commit_metadata or {})
     except Exception as e:
         failure = JavaFailure.of(e)
         if failure is None:
@@ -65,6 +71,18 @@ def write(spark: Any, frame: Any, target: TargetTable, options: Mapping[str, str
     if done is None:
         raise HudiOpsError(f"Hudi reported success but no completed commit of {target.base_path} carries run {run}")
     return Written(done)
+
+
+def _save(spark: Any, frame: Any, base_path: str, options: Mapping[str, str], commit_metadata: Mapping[str, str]
+          ) -> None:
+    if hudi_loads(spark, DATASOURCE_WRITE.name):
+        spark.sparkContext._jvm.hudiops.write.DatasourceWrite.save(frame._jdf, base_path, dict(options),
+                                                                   dict(commit_metadata))
+        return
+    if commit_metadata:  # a Hudi of the user's own, without hudi-ops' classes
+        print(f"hudi_ops.spark: warning: {DATASOURCE_WRITE.missing} ({', '.join(commit_metadata)}): pass every "
+              "jar `python -m hudi_ops.jars hudi` prints", file=sys.stderr, flush=True)
+    frame.write.format("hudi").options(**options).mode("append").save(base_path)
 
 
 def committed(base_path: str, run: str) -> CommitStats | None:

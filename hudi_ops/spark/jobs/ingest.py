@@ -1,12 +1,12 @@
 """`ingest`: write the source files the table's ingest has not taken yet, in one commit (or in
 commits of at most `--source-limit` bytes and `--source-limit-files` files).
 
-The files are found by name, whatever their modification times (hudi_ops.read.ingest_work), and each
+The files are found by name, whatever their modification times (hudi_ops.sources.files), and each
 commit records the files it took in its extra metadata, so a re-run never ingests a file twice, a
 file that lands late is still taken, a run with nothing new makes no commit, and other writers'
 commits in between (backfills, table services) change nothing. The whole job holds the source's
 batch fence (hudi_ops.spark.jobs.batch_fence): a second attempt of the run waits, then finds what the
-first committed and reports it as "already committed".
+first committed and reports it as "already committed". A Kafka topic's ingest: hudi_ops.spark.jobs.kafka_ingest.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from hudi_ops.job_specs.results import ALREADY_COMMITTED, JobResult
 from hudi_ops.read.pipeline_metadata import INGEST_CHECKPOINT_KEY, ingest_checkpoints
 from hudi_ops.read.table_overview import commit_stats_of
 from hudi_ops.sources.files import IngestWork, ingest_work
-from hudi_ops.spark.jobs import hudi_write
+from hudi_ops.spark.jobs import hudi_write, kafka_ingest
 from hudi_ops.spark.jobs.batch_fence import BatchFence, ingest_batch
 from hudi_ops.spark.jobs.input_schema import check_input_schema
 from hudi_ops.spark.jobs.table_creation import TableCreation
@@ -34,6 +34,8 @@ from hudi_ops.storage import Storage
 
 def run(spec: IngestSpec, options: dict[str, str], spark: Callable[[], Any]) -> JobResult:
     """`spark` starts the session, called only when there is work."""
+    if spec.source_kind == "kafka":
+        return kafka_ingest.run(spec, options, spark)
     source = Storage.for_uri(spec.source_path)
     name = spec.table_name or "table"
     with BatchFence(spec.base_path, options, name, ingest_batch(source.table_id), spec.wait_seconds) as fence, \

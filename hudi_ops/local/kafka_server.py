@@ -1,0 +1,154 @@
+"""A real Kafka broker for the tests, `make up` and the demo: one KRaft node (broker and controller in
+one process) on loopback, its log in a tmp folder.
+
+Its jars: Apache Kafka's server and what it needs at run time, fetched from Maven into hudi-ops' jar
+cache (`python -m hudi_ops.jars fetch kafka`, which make runs). `stop()` ends the process (SIGTERM, or
+SIGKILL with `hard=True`) and `start()` brings it back on the same ports and log folder, with its topics
+and their messages, as a restarted broker keeps them.
+"""
+
+from __future__ import annotations
+
+import atexit
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+from hudi_ops.errors import ConfigError
+from hudi_ops.local.ports import free_port
+from hudi_ops.maven import MavenArtifact, fetched, jars_dir
+
+RELEASE = "4.1.1"
+#: the broker logs through SLF4J 1.7 (Kafka's own API release) to stderr, that is its log file
+SERVER_ARTIFACTS = (
+    MavenArtifact("org.apache.kafka", "kafka_2.13", RELEASE),
+    MavenArtifact("org.slf4j", "slf4j-simple", "1.7.36"),
+)
+
+
+def maven_jars_dir() -> Path:
+    return jars_dir() / f"kafka-{RELEASE}"
+
+
+def require_kafka() -> str:
+    """The broker's classpath, or a ConfigError that names the fix."""
+    if shutil.which("java") is None:
+        raise ConfigError("starting Kafka needs `java` (17) on PATH")
+    if not fetched(maven_jars_dir()):
+        raise ConfigError("Kafka's jars are not fetched: run `python -m hudi_ops.jars fetch kafka` (make does)")
+    return f"{maven_jars_dir()}/*"
+
+
+class KafkaServer:
+    """`.bootstrap_servers` (`127.0.0.1:PORT`), `.start()`, `.stop(hard=False)`, `.cleanup()`."""
+
+    def __init__(self, root: Path | None = None, *, port: int | None = None) -> None:
+        self.root = Path(root) if root is not None else Path(tempfile.mkdtemp(prefix="hudi-ops-kafka-"))
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.port, self.controller_port = port or free_port(), free_port()
+        self.bootstrap_servers = f"127.0.0.1:{self.port}"
+        self.log_dir = self.root / "data"
+        self.log_path = self.root / "kafka.log"
+        self.config_path = self.root / "server.properties"
+        self.config_path.write_text("\n".join([
+            "process.roles=broker,controller",
+            "node.id=1",
+            f"controller.quorum.bootstrap.servers=127.0.0.1:{self.controller_port}",
+            f"listeners=PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{self.controller_port}",
+            f"advertised.listeners=PLAINTEXT://127.0.0.1:{self.port}",
+            "controller.listener.names=CONTROLLER",
+            "inter.broker.listener.name=PLAINTEXT",
+            "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            f"log.dirs={self.log_dir}",
+            "num.partitions=1",
+            # one node: every internal topic has one replica
+            "offsets.topic.replication.factor=1",
+            "transaction.state.log.replication.factor=1",
+            "transaction.state.log.min.isr=1",
+            "share.coordinator.state.topic.replication.factor=1",
+            "share.coordinator.state.topic.min.isr=1",
+            "group.initial.rebalance.delay.ms=0",
+            # retention is checked every few seconds, so a test can make old offsets go away
+            "log.retention.check.interval.ms=2000",
+            "log.segment.delete.delay.ms=0",
+            "",
+        ]))
+        self.classpath = require_kafka()
+        self._formatted = False
+        self._process: subprocess.Popen[bytes] | None = None
+        atexit.register(self.stop)  # no stray JVM when a run dies before its teardown
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    def start(self, timeout_s: float = 60.0) -> None:
+        if self.running:
+            return
+        if not self._formatted and not (self.log_dir / "meta.properties").is_file():
+            cluster = uuid.uuid4().bytes.hex()[:22]  # any 22 characters do as a cluster id
+            self._java("kafka.tools.StorageTool", "format", "--standalone", "-t", cluster, "-c",
+                       str(self.config_path))
+        self._formatted = True
+        with open(self.log_path, "ab") as log:
+            self._process = subprocess.Popen(
+                ["java", "-Xmx512m", "-cp", self.classpath, "kafka.Kafka", str(self.config_path)],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        self._wait_ready(timeout_s)
+
+    def _java(self, main: str, *args: str) -> None:
+        done = subprocess.run(["java", "-cp", self.classpath, main, *args], capture_output=True, text=True,
+                              check=False)
+        if done.returncode != 0:
+            raise RuntimeError(f"{main} {' '.join(args)} failed: {done.stdout[-2000:]}{done.stderr[-2000:]}")
+
+    def _wait_ready(self, timeout_s: float) -> None:
+        """Until the broker answers a metadata request (its port opens a little before it can)."""
+        from confluent_kafka.admin import AdminClient
+
+        deadline = time.monotonic() + timeout_s
+        while True:
+            if not self.running:
+                raise RuntimeError(f"Kafka exited during start-up:\n{self.log_tail()}")
+            if _port_open(self.port):
+                try:
+                    AdminClient({"bootstrap.servers": self.bootstrap_servers}).list_topics(timeout=2.0)
+                    return
+                except Exception:  # librdkafka's KafkaException: not ready yet
+                    pass
+            if time.monotonic() > deadline:
+                self.stop(hard=True)
+                raise RuntimeError(f"Kafka did not answer within {timeout_s:g}s:\n{self.log_tail()}")
+            time.sleep(0.2)
+
+    def stop(self, *, hard: bool = False, grace_s: float = 20.0) -> None:
+        process, self._process = self._process, None
+        if process is None or process.poll() is not None:
+            return
+        process.send_signal(signal.SIGKILL if hard else signal.SIGTERM)
+        try:
+            process.wait(grace_s)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+    def log_tail(self, chars: int = 4000) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")[-chars:]
+        except FileNotFoundError:
+            return ""
+
+    def cleanup(self) -> None:
+        self.stop()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _port_open(port: int) -> bool:
+    with socket.socket() as s:
+        s.settimeout(0.5)
+        return s.connect_ex(("127.0.0.1", port)) == 0

@@ -1,0 +1,79 @@
+"""`ingest --source-kind kafka`: the messages of a Kafka topic the table's ingest has not taken, up to the
+topic's end offsets when the run starts, in one commit (or commits of at most `--source-limit-events`).
+
+Each commit carries the offsets it read up to in HoodieStreamer's checkpoint key, written with the data
+(hudi_ops.sources.kafka), and the run in hudi-ops' own: a retry of a run that committed finds it, and
+one killed before its commit reads the same range again. The whole job holds the topic's batch fence,
+as a files ingest holds its folder's (hudi_ops.spark.jobs.batch_fence). The Kafka client's settings
+(`kafka.*` options) go to Spark's reader and never to Hudi's writer, so no secret reaches the commit.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+from typing import Any
+
+from hudi_ops.job_specs import IngestSpec
+from hudi_ops.job_specs.results import ALREADY_COMMITTED, JobResult, since
+from hudi_ops.read.pipeline_metadata import INGEST_CHECKPOINT_KEY
+from hudi_ops.sources.kafka import (
+    CLIENT_PREFIX,
+    FAIL_ON_DATA_LOSS,
+    MAX_EVENTS,
+    KafkaWork,
+    client_settings,
+    kafka_work,
+    source_id,
+)
+from hudi_ops.spark.jobs import hudi_write
+from hudi_ops.spark.jobs.batch_fence import BatchFence, ingest_batch
+from hudi_ops.spark.jobs.input_schema import check_input_schema
+from hudi_ops.spark.jobs.table_creation import TableCreation
+from hudi_ops.spark.jobs.target import resolve_target
+from hudi_ops.spark.sources import arrow_schema
+from hudi_ops.spark.sources.kafka import read_batch
+
+
+def run(spec: IngestSpec, options: dict[str, str], spark: Callable[[], Any]) -> JobResult:
+    """`spark` starts the session, called only when there is work."""
+    topic = str(spec.kafka_topic)
+    client = client_settings(options)
+    hudi_options = {k: v for k, v in options.items() if not k.startswith(CLIENT_PREFIX)}
+    name = spec.table_name or "table"
+    with BatchFence(spec.base_path, hudi_options, name, ingest_batch(source_id(topic)), spec.wait_seconds) as fence, \
+            TableCreation(spec.base_path, hudi_options, name):
+        started = time.perf_counter()
+        target = resolve_target(spec.base_path, hudi_options, **spec.table_settings())
+        work = kafka_work(spec.base_path, topic, client,
+                          fail_on_data_loss=options.get(FAIL_ON_DATA_LOSS, "true").strip().lower() != "false")
+        batches = work.batches(spec.source_limit_events or int(options.get(MAX_EVENTS) or 0))
+        if not batches:
+            return _nothing_to_do(spec, work, started)
+        result = JobResult("ingest")
+        for batch in batches:
+            frame = read_batch(spark(), batch, client)
+            check_input_schema(arrow_schema(frame), target, hudi_options,
+                               f"topic {topic} from {batch.start} to {batch.end}", keys_only=spec.operation == "DELETE")
+            run_id, write_options = hudi_write.write_options(
+                target, spec.operation, fence.write_options(hudi_options), job="ingest",
+                extra_metadata={INGEST_CHECKPOINT_KEY: batch.ingest_checkpoint(spec.run_id or "").to_json(),
+                                **batch.skipped_record()})
+            written = hudi_write.write(spark(), frame, target, write_options, run_id, f"Kafka topic {topic}",
+                                       commit_metadata=batch.commit_metadata())
+            result = result.plus(written.commit, checkpoint=str(batch.end), after_commit=written.after_commit)
+            if not target.exists:  # the next batch writes to the table this one made
+                target = resolve_target(spec.base_path, hudi_options, **spec.table_settings())
+        return dataclasses.replace(result, durations_ms=since(started))
+
+
+def _nothing_to_do(spec: IngestSpec, work: KafkaWork, started: float) -> JobResult:
+    """No message left: this run's own earlier attempt may have taken them (the fence made us wait for it)."""
+    done = work.checkpoint
+    if spec.run_id and done is not None and done.run == spec.run_id:
+        return JobResult("ingest", instant=done.instant, outcome=ALREADY_COMMITTED, checkpoint=work.position,
+                         reason=f"run {spec.run_id} committed topic {work.topic} up to {done.offsets} in "
+                                f"{done.instant} (another attempt of it); nothing written", durations_ms=since(started))
+    return JobResult("ingest", checkpoint=work.position, reason=f"nothing to ingest: {work.describe()}",
+                     durations_ms=since(started))

@@ -1,0 +1,30 @@
+"""Spark's Kafka reader for Spark 3.5 (spark-sql-kafka-0-10): the jars a Kafka ingest's Spark needs.
+
+Maven serves the connector up to 3.5.7 here (not 3.5.9), which reads Kafka well on pyspark 3.5.x; with
+it its Kafka client and pool. Fetched once with Maven into the jar cache, like Hudi's bundle
+(`python -m hudi_ops.jars fetch kafka`). The reader's `kafka.*` settings, secrets among them, are options
+of the job (its `--props` file), never spark-submit's command line.
+"""
+
+from __future__ import annotations
+
+from hudi_ops.errors import ConfigError
+from hudi_ops.maven import MavenArtifact, jars_dir
+
+SPARK_RELEASE = "3.5.7"
+ARTIFACTS = (
+    MavenArtifact("org.apache.spark", "spark-sql-kafka-0-10_2.12", SPARK_RELEASE),
+    MavenArtifact("org.apache.spark", "spark-token-provider-kafka-0-10_2.12", SPARK_RELEASE),
+    MavenArtifact("org.apache.kafka", "kafka-clients", "3.4.1"),
+    MavenArtifact("org.apache.commons", "commons-pool2", "2.11.1"),
+)
+
+
+def kafka_jars() -> tuple[str, ...]:
+    """The connector's jars in the jar cache, as absolute paths."""
+    jars = tuple(jars_dir() / a.jar_name for a in ARTIFACTS)
+    missing = [j.name for j in jars if not j.is_file()]
+    if missing:
+        raise ConfigError(f"Spark's Kafka reader's jars {', '.join(missing)} are not in {jars_dir()}; fetch them "
+                          "with `python -m hudi_ops.jars fetch kafka` (make does)")
+    return tuple(str(j.resolve()) for j in jars)

@@ -1,0 +1,137 @@
+"""A Kafka-fed table (`ingest --source-kind kafka`) against a real broker: runs read exactly the messages
+their checkpoint has not taken, the checkpoint rides in HoodieStreamer's key and format (read back by
+Hudi's own checkpoint classes), an idle run starts no Spark, a retry of a killed job writes each key
+once, and lost or malformed messages fail the run naming them. Tables are judged by hudi-rs and Spark's
+Hudi reader against a plain model of the messages produced."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.job_specs import IngestSpec
+from hudi_ops.sources.kafka import STREAMER_CHECKPOINT_KEY_V2, KafkaOffsets
+from hudi_ops.spark.__main__ import main
+from tests.integration.test_spark_jobs import NoSpark
+from tests.tables import Model, job_result, read_hudi_rs, read_spark, trips
+
+pytestmark = pytest.mark.spark
+PARTITIONS = 3
+
+
+class Topic:
+    """A fresh topic of 3 partitions, what was produced to it, and ingests of it into a table."""
+
+    def __init__(self, kafka, tmp_path, spark, capsys, partitions: int = PARTITIONS):
+        self.kafka, self.spark, self.capsys = kafka, spark, capsys
+        self.name = f"trips-{uuid.uuid4().hex[:8]}"
+        self.table = tmp_path / "trips"
+        admin = AdminClient({"bootstrap.servers": kafka.bootstrap_servers})
+        made = admin.create_topics([NewTopic(self.name, num_partitions=partitions, replication_factor=1)])
+        made[self.name].result(30)
+        self.model = Model()
+
+    def produce(self, rows, *, raw: list[bytes] | None = None) -> None:
+        """Rows as JSON values keyed by their trip, so a key's changes stay in one partition, in order."""
+        producer = Producer({"bootstrap.servers": self.kafka.bootstrap_servers})  # gone with the call
+        for row in rows:
+            producer.produce(self.name, key=row["trip_id"].encode(), value=json.dumps(row).encode())
+        for value in raw or ():
+            producer.produce(self.name, key=b"bad", value=value)
+        assert producer.flush(30) == 0
+        self.model.upsert(rows)
+
+    def ingest(self, run: str = "", **fields) -> list[str]:
+        return IngestSpec(base_path=str(self.table), table_name="trips", table_type="MERGE_ON_READ",
+                          record_key_field="trip_id", partition_path_field="dt", ordering_field="ts",
+                          source_kind="kafka", kafka_topic=self.name, run_id=run or None,
+                          hoodie_conf={"kafka.bootstrap.servers": self.kafka.bootstrap_servers,
+                                       **fields.pop("hoodie_conf", {})}, **fields).to_argv()
+
+    def run(self, argv, spark=None) -> tuple[int, dict]:
+        code = main(argv, spark=spark or self.spark)
+        return code, job_result(self.capsys.readouterr().out)
+
+    def read(self):
+        rows = read_hudi_rs(self.table)
+        assert rows == read_spark(self.spark, self.table), "hudi-rs and Spark's Hudi reader disagree"
+        return rows
+
+    def end_offsets(self) -> dict[int, int]:
+        from hudi_ops.sources.kafka import watermarks
+
+        return watermarks(self.name, {"bootstrap.servers": self.kafka.bootstrap_servers})[1]
+
+
+@pytest.fixture
+def topic(kafka, tmp_path, spark, capsys):
+    return Topic(kafka, tmp_path, spark, capsys)
+
+
+def last_commit_extra(table) -> dict[str, str]:
+    timeline = MetaClient.open(table).timeline()
+    _, metadata = next(iter(timeline.newest_writes()))
+    return metadata.extra_metadata
+
+
+def hudi_checkpoint(spark, table) -> str:
+    """The checkpoint Hudi's own classes read from the table's newest commit with one, as HoodieStreamer
+    resumes from it."""
+    jvm = spark.sparkContext._jvm
+    meta = (jvm.org.apache.hudi.common.table.HoodieTableMetaClient.builder()
+            .setConf(jvm.org.apache.hudi.hadoop.fs.HadoopFSUtils.getStorageConf(
+                spark.sparkContext._jsc.hadoopConfiguration()))
+            .setBasePath(str(table)).build())
+    timeline = meta.getActiveTimeline().getCommitsTimeline().filterCompletedInstants()
+    instant = timeline.lastInstant().get()
+    metadata = timeline.readCommitMetadata(instant)
+    checkpoint = jvm.org.apache.hudi.common.table.checkpoint.CheckpointUtils.getCheckpoint(metadata)
+    assert checkpoint.getClass().getSimpleName() == "StreamerCheckpointV2"
+    return checkpoint.getCheckpointKey()
+
+
+def test_three_runs_read_what_was_produced_between_them_and_an_idle_run_starts_no_spark(topic, spark):
+    for n in range(3):
+        topic.produce(trips("2026-11-2" + str(n), range(10), ts=n) + trips("2026-11-20", range(n), ts=10 + n))
+        code, result = topic.run(topic.ingest(f"run-{n}"))
+        assert code == 0 and result["outcome"] == "committed", result
+        assert topic.read() == topic.model.expected()
+    end = topic.end_offsets()
+    expected = str(KafkaOffsets.of(topic.name, end))
+    assert last_commit_extra(topic.table)[STREAMER_CHECKPOINT_KEY_V2] == expected
+    assert hudi_checkpoint(spark, topic.table) == expected  # HoodieStreamer would resume there
+
+    code, result = topic.run(topic.ingest("run-3"), spark=NoSpark())  # nothing new: no session started
+    assert code == 0 and result["instant"] is None and "0 new message(s)" in result["reason"], result
+
+
+def test_a_run_reads_at_most_its_bound_per_commit(topic):
+    topic.produce(trips("2026-11-20", range(25), ts=1))
+    code, result = topic.run(topic.ingest("catch-up", source_limit_events=10))
+    assert code == 0 and result["commits"] == 3 and result["inserts"] == 25, result
+    assert topic.read() == topic.model.expected()
+
+
+def test_a_retry_of_a_run_that_committed_finds_it_committed(topic):
+    topic.produce(trips("2026-11-20", range(5), ts=1))
+    code, first = topic.run(topic.ingest("run-7"))
+    assert code == 0 and first["outcome"] == "committed", first
+    code, again = topic.run(topic.ingest("run-7"), spark=NoSpark())
+    assert code == 0 and again["outcome"] == "already committed" and again["instant"] == first["instant"], again
+    assert topic.read() == topic.model.expected()
+
+
+def test_a_malformed_message_fails_the_run_naming_its_offset_and_nothing_is_written(topic):
+    topic.produce(trips("2026-11-20", range(4), ts=1))
+    assert topic.run(topic.ingest("ok"))[0] == 0
+    before = topic.read()
+    topic.produce([], raw=[b"{not json"])
+    code, result = topic.run(topic.ingest("bad"))
+    assert code == 2 and result["error"] == "InvalidInputError", result
+    assert f"topic {topic.name} partition" in result["message"] and "offset" in result["message"], result
+    assert topic.read() == before
