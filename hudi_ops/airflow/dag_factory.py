@@ -262,13 +262,15 @@ class _Table:
         with DAG(
             ingest_dag_id(self.name), schedule=ingest.schedule, max_active_runs=1, catchup=False,
             allowed_run_types=NO_BACKFILLS, tags=["hudi", self.name],
-            description=self._no_backfills(f"Ingests new files of {ingest.source_path} into {self.name}."),
-            doc_md=f"Ingests new files of `{ingest.source_path}` into `{self.name}`.",
+            description=self._no_backfills(f"Ingests {ingest.describe()} into {self.name}."),
+            doc_md=f"Ingests {ingest.describe(markdown=True)} into `{self.name}`.",
         ) as dag:
             HudiIngestOperator(
-                task_id="ingest", source_path=ingest.source_path, source_format=ingest.source_format,
-                operation=ingest.operation, source_limit=ingest.source_limit_bytes,
-                source_limit_files=ingest.source_limit_files, hoodie_conf=self.writer_conf(),
+                task_id="ingest", source_kind=ingest.source_kind, source_path=ingest.source_path,
+                source_format=ingest.source_format, kafka_topic=ingest.kafka_topic,
+                kafka_conn_id=ingest.kafka_conn_id, operation=ingest.operation,
+                source_limit=ingest.source_limit_bytes, source_limit_files=ingest.source_limit_files,
+                source_limit_events=ingest.source_limit_events, hoodie_conf=self.writer_conf(),
                 **self._operator_args(ingest),
             )
         return dag

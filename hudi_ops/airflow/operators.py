@@ -47,6 +47,8 @@ from airflow.sdk.exceptions import (
 
 from hudi_ops.airflow.aws_connection import table_s3
 from hudi_ops.airflow.hook import HudiHook
+from hudi_ops.airflow.kafka_connection import DEFAULT_CONN_ID as DEFAULT_KAFKA_CONN_ID
+from hudi_ops.airflow.kafka_connection import kafka_options
 from hudi_ops.config import props_file_text
 from hudi_ops.errors import (
     EXIT_BAD_INPUT,
@@ -62,6 +64,7 @@ from hudi_ops.job_specs.results import RESULT_FILE_ENV, read_result_file
 from hudi_ops.locks.job_options import resolve_job_options
 from hudi_ops.s3_settings import S3Settings
 from hudi_ops.sources.files import ingest_work
+from hudi_ops.sources.kafka import client_settings, fails_on_data_loss, kafka_work
 from hudi_ops.spark import driver_jvm
 from hudi_ops.spark.cluster_mode import (
     PROPS_NAME,
@@ -73,6 +76,7 @@ from hudi_ops.spark.cluster_mode import (
 )
 from hudi_ops.spark.driver_lifetime import TASK_PROCESS_ENV, task_process
 from hudi_ops.spark.hudi_bundle import hudi_jars
+from hudi_ops.spark.kafka_connector import kafka_jars
 from hudi_ops.spark.s3a import s3a_conf, s3a_jars
 from hudi_ops.spark.session import HUDI_SESSION_CONF
 from hudi_ops.spark.submit import APPLICATION
@@ -177,6 +181,10 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         """Why the job has nothing to do, asked of the table in Python; None: there is work."""
         return None
 
+    def extra_jars(self) -> tuple[str, ...]:
+        """Jars the job needs besides Hudi's and s3a's (a Kafka ingest: Spark's Kafka reader)."""
+        return ()
+
     def prepare(self, context: Any) -> None:
         """Everything before spark-submit: the job's arguments checked, work looked for (none: the task
         is skipped), Hudi's jars and session settings added to the submit."""
@@ -184,7 +192,7 @@ class HudiSparkJobOperator(SparkSubmitOperator):
             spec = self.job_spec(context, self.job_options())
             options_file = props_file_text(spec.options())
             self._check_keys_stay_off_the_command_line()
-            jars = [*hudi_jars(), *(s3a_jars() if self.s3 else ())]
+            jars = [*hudi_jars(), *(s3a_jars() if self.s3 else ()), *self.extra_jars()]
             idle = self.idle_reason(context, spec)
         except InvalidInputError as e:
             raise AirflowFailException(f"bad job arguments, not retried: {e}") from e
@@ -334,7 +342,7 @@ class HudiWriteOperator(HudiSparkJobOperator):
                                       "operation")
 
     def __init__(
-        self, *, table_name: str, record_key_field: str, source_path: str,
+        self, *, table_name: str, record_key_field: str, source_path: str | None = None,
         partition_path_field: str | None = None, ordering_field: str | None = None,
         table_type: str | None = None, source_format: str = "parquet", operation: str = "UPSERT",
         **kwargs: Any,
@@ -359,7 +367,7 @@ class HudiWriteOperator(HudiSparkJobOperator):
         return {}
 
     def lineage_sources(self) -> tuple[str, ...]:
-        return (self.source_path,)
+        return (self.source_path,) if self.source_path else ()
 
     def announce(self, context: Any, result: Mapping[str, Any]) -> None:
         if result.get("instant"):
@@ -369,20 +377,49 @@ class HudiWriteOperator(HudiSparkJobOperator):
 
 
 class HudiIngestOperator(HudiWriteOperator):
-    """`ingest`: the source files the table's ingest has not taken, whatever their modification times, in
-    one commit or in commits of at most `source_limit` bytes and `source_limit_files` files (0: no
-    bound). Skipped, without starting Spark, when no file arrived."""
+    """`ingest`: what the table's ingest has not taken from its source, skipped without starting Spark when
+    nothing arrived. From a landing folder (`source_path`): the files, whatever their modification
+    times, in one commit or in commits of at most `source_limit` bytes and `source_limit_files` files (0:
+    no bound). From a Kafka topic (`source_kind="kafka"`, `kafka_topic`, `kafka_conn_id`: a connection of
+    the Kafka provider's type): its messages up to the end offsets at the run's start, in commits of at
+    most `source_limit_events` (0: no bound)."""
 
     spec_type = IngestSpec
+    template_fields: Sequence[str] = (*HudiWriteOperator.template_fields, "kafka_topic")
 
-    def __init__(self, *, source_limit: int = 0, source_limit_files: int = 0, **kwargs: Any) -> None:
+    def __init__(self, *, source_limit: int = 0, source_limit_files: int = 0, source_kind: str = "files",
+                 kafka_topic: str | None = None, kafka_conn_id: str = DEFAULT_KAFKA_CONN_ID,
+                 source_limit_events: int = 0, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.source_limit, self.source_limit_files = source_limit, source_limit_files
+        self.source_kind, self.kafka_topic, self.kafka_conn_id = source_kind, kafka_topic, kafka_conn_id
+        self.source_limit_events = source_limit_events
+
+    @property
+    def reads_kafka(self) -> bool:
+        return self.source_kind == "kafka"
+
+    def job_options(self) -> dict[str, str]:
+        """With a Kafka ingest's client settings (`kafka.*`, secrets among them): they reach the job in its
+        `--props` file, readable by the task's user only."""
+        options = super().job_options()
+        return {**options, **kafka_options(self.kafka_conn_id)} if self.reads_kafka else options
 
     def batch_flags(self, context: Any) -> dict[str, Any]:
-        return {"source_limit": self.source_limit, "source_limit_files": self.source_limit_files}
+        return {"source_limit": self.source_limit, "source_limit_files": self.source_limit_files,
+                "source_kind": self.source_kind, "kafka_topic": self.kafka_topic,
+                "source_limit_events": self.source_limit_events}
+
+    def extra_jars(self) -> tuple[str, ...]:
+        return kafka_jars() if self.reads_kafka else ()
 
     def idle_reason(self, context: Any, spec: IngestSpec) -> str | None:  # type: ignore[override]
+        if self.reads_kafka:
+            options = spec.options()
+            work = kafka_work(spec.base_path, str(spec.kafka_topic), client_settings(options),
+                              fail_on_data_loss=fails_on_data_loss(options))
+            return None if work.events else f"nothing to ingest: {work.describe()}"
+        assert spec.source_path is not None  # the spec's own check
         work = ingest_work(spec.base_path, Storage.for_uri(spec.source_path, s3=self.s3), spec.source_format,
                            s3=self.s3)
         for warning in work.warnings():

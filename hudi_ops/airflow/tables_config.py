@@ -34,9 +34,10 @@ from pydantic import (
 
 from hudi_ops.airflow.airflow_api import DEFAULT_CONN_ID as AIRFLOW_API_CONN_ID
 from hudi_ops.airflow.hook import HudiHook
+from hudi_ops.airflow.kafka_connection import DEFAULT_CONN_ID as DEFAULT_KAFKA_CONN_ID
 from hudi_ops.errors import ConfigError
 from hudi_ops.fleet.policies import POLICIES
-from hudi_ops.job_specs.writes import OPERATIONS, SOURCE_FORMATS, TABLE_TYPES
+from hudi_ops.job_specs.writes import OPERATIONS, SOURCE_FORMATS, SOURCE_KINDS, TABLE_TYPES
 from hudi_ops.locks.job_options import INLINE_SERVICE_OFF
 from hudi_ops.locks.occ_options import (
     BUCKET_ENGINE,
@@ -48,6 +49,7 @@ from hudi_ops.locks.occ_options import (
 )
 
 SourceFormat = Literal[tuple(SOURCE_FORMATS)]  # type: ignore[valid-type]
+SourceKind = Literal[SOURCE_KINDS]  # type: ignore[valid-type]
 Operation = Literal[OPERATIONS]  # type: ignore[valid-type]
 TableType = Literal[TABLE_TYPES]  # type: ignore[valid-type]
 
@@ -112,14 +114,39 @@ class SparkSection(_Section):
 
 
 class IngestConfig(SparkSection):
-    """The `hudi_ingest__<table>` DAG: new files of `source_path`, one run at a time."""
+    """The `hudi_ingest__<table>` DAG, one run at a time: new files of `source_path`, or new messages of
+    `kafka_topic` (`source_kind: kafka`)."""
 
-    source_path: str = Field(min_length=1, description="the landing folder the ingest reads")
+    source_kind: SourceKind = "files"
+    source_path: Annotated[str | None, Blank] = Field(None, description="the landing folder the ingest reads")
     source_format: SourceFormat = "parquet"
+    kafka_topic: Annotated[str | None, Blank] = Field(None, description="the topic a Kafka ingest reads")
+    kafka_conn_id: str = Field(DEFAULT_KAFKA_CONN_ID, min_length=1,
+                               description="a connection of type kafka: its extra holds the client's settings")
     schedule: str | None = Field(None, description="a cron expression or preset; none: triggered only")
     operation: Annotated[Operation, Upper] = "UPSERT"
     source_limit_bytes: int = Field(0, ge=0, description="bytes of source files per commit at most (0: no bound)")
     source_limit_files: int = Field(0, ge=0, description="source files per commit at most (0: no bound)")
+    source_limit_events: int = Field(0, ge=0, description="Kafka messages per commit at most (0: no bound)")
+
+    @model_validator(mode="after")
+    def _source(self) -> IngestConfig:
+        if self.source_kind == "files" and not self.source_path:
+            raise ValueError("`source_path` is required: the landing folder the ingest reads (or `source_kind: "
+                             "kafka` with `kafka_topic`)")
+        if self.source_kind == "kafka":
+            if not self.kafka_topic:
+                raise ValueError("`source_kind: kafka` needs `kafka_topic`, the topic the ingest reads")
+            if self.source_path:
+                raise ValueError("`source_path` names a landing folder, which a Kafka ingest does not read: "
+                                 "leave it out, or give `source_kind: files`")
+        return self
+
+    def describe(self, *, markdown: bool = False) -> str:
+        quote = "`" if markdown else ""
+        if self.source_kind == "kafka":
+            return f"new messages of Kafka topic {quote}{self.kafka_topic}{quote}"
+        return f"new files of {quote}{self.source_path}{quote}"
 
     @field_validator("schedule")
     @classmethod

@@ -255,21 +255,33 @@ def watermarks(topic: str, client: Mapping[str, str]) -> tuple[dict[int, int], d
         consumer.close()
 
 
+def fails_on_data_loss(options: Mapping[str, str]) -> bool:
+    """Whether lost offsets fail the run (hudi-ops' default), by the options' FAIL_ON_DATA_LOSS."""
+    return options.get(FAIL_ON_DATA_LOSS, "true").strip().lower() != "false"
+
+
 def client_settings(options: Mapping[str, str]) -> dict[str, str]:
     """The Kafka client's settings among a job's options (`kafka.*`), without the prefix."""
     return {k[len(CLIENT_PREFIX):]: v for k, v in options.items() if k.startswith(CLIENT_PREFIX)}
 
 
 def librdkafka_settings(client: Mapping[str, str]) -> dict[str, str]:
-    """The Java client's settings as confluent-kafka (librdkafka) names them: the same for the servers, the
-    protocol and TLS; SASL's PLAIN and SCRAM logins from Java's JAAS line."""
-    out = {k: v for k, v in client.items() if k != "sasl.jaas.config"}
+    """The Java client's settings as confluent-kafka (librdkafka) names them, of those both have: the
+    brokers, the protocol, SASL's PLAIN and SCRAM logins (from Java's JAAS line) and a PEM trust store."""
+    out = {k: v for k, v in client.items() if k in _SHARED_SETTINGS}
     jaas = client.get("sasl.jaas.config", "")
     for name in ("username", "password"):
         marker = f'{name}="'
         if marker in jaas:
             out[f"sasl.{name}"] = jaas.split(marker, 1)[1].split('"', 1)[0]
+    if client.get("ssl.truststore.location") and client.get("ssl.truststore.type", "").upper() == "PEM":
+        out["ssl.ca.location"] = client["ssl.truststore.location"]
     if "bootstrap.servers" not in out:
         raise ConfigError("the Kafka ingest needs its brokers: give kafka.bootstrap.servers (the Kafka connection's "
                           "bootstrap.servers)")
     return out
+
+
+#: settings the Java client and librdkafka name alike
+_SHARED_SETTINGS = ("bootstrap.servers", "security.protocol", "sasl.mechanism", "client.id",
+                    "ssl.endpoint.identification.algorithm")

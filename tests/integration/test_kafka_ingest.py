@@ -15,8 +15,12 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import IngestSpec
+from hudi_ops.locks.held_lock import HeldLock
 from hudi_ops.sources.kafka import STREAMER_CHECKPOINT_KEY_V2, KafkaOffsets
 from hudi_ops.spark.__main__ import main
+from hudi_ops.spark.kafka_connector import kafka_jars
+from tests.integration.lock_options import await_stopped_writes_expired, occ_options
+from tests.integration.processes import Job, await_write_in_flight
 from tests.integration.test_spark_jobs import NoSpark
 from tests.tables import Model, job_result, read_hudi_rs, read_spark, trips
 
@@ -135,3 +139,33 @@ def test_a_malformed_message_fails_the_run_naming_its_offset_and_nothing_is_writ
     assert code == 2 and result["error"] == "InvalidInputError", result
     assert f"topic {topic.name} partition" in result["message"] and "offset" in result["message"], result
     assert topic.read() == before
+
+
+def test_a_job_killed_before_its_commit_is_retried_and_writes_each_key_once(topic, zookeeper, tmp_path):
+    """Killed after its files are written, while it waits for the table's lock to commit: nothing of it
+    is visible, and Airflow's retry reads the same range again and commits it once."""
+    options = occ_options(zookeeper.url)
+    topic.produce(trips("2026-11-20", range(4), ts=1))
+    assert topic.run(topic.ingest("seed", hoodie_conf=options))[0] == 0
+    seeded = topic.read()
+    batch = trips("2026-11-21", range(6), ts=2)
+    topic.produce(batch)
+    before = {i.requested_time for i in MetaClient.open(topic.table).timeline().completed}
+    job = Job.start(topic.ingest("run-k", hoodie_conf=options), tmp_path / "killed.log", jars=kafka_jars())
+    try:
+        await_write_in_flight(topic.table, before, job)
+        with HeldLock({**options, "hoodie.write.lock.wait_time_ms": "60000"},
+                      options["hoodie.write.lock.zookeeper.lock_key"]) as held:
+            held.wait_for_waiters(1, timeout_s=180)  # its files are written, it waits to commit
+            job.kill()
+    finally:
+        if job.process.poll() is None:
+            job.kill()
+    assert topic.read() == seeded
+
+    await_stopped_writes_expired(topic.table)
+    code, result = topic.run(topic.ingest("run-k", hoodie_conf=options))  # Airflow's retry
+    assert code == 0 and result["outcome"] == "committed" and result["inserts"] == len(batch), result
+    assert topic.read() == topic.model.expected()  # each key once
+    assert last_commit_extra(topic.table)[STREAMER_CHECKPOINT_KEY_V2] == str(KafkaOffsets.of(topic.name,
+                                                                                             topic.end_offsets()))

@@ -20,10 +20,10 @@ from hudi_ops.job_specs.results import ALREADY_COMMITTED, JobResult, since
 from hudi_ops.read.pipeline_metadata import INGEST_CHECKPOINT_KEY
 from hudi_ops.sources.kafka import (
     CLIENT_PREFIX,
-    FAIL_ON_DATA_LOSS,
     MAX_EVENTS,
     KafkaWork,
     client_settings,
+    fails_on_data_loss,
     kafka_work,
     source_id,
 )
@@ -46,8 +46,7 @@ def run(spec: IngestSpec, options: dict[str, str], spark: Callable[[], Any]) -> 
             TableCreation(spec.base_path, hudi_options, name):
         started = time.perf_counter()
         target = resolve_target(spec.base_path, hudi_options, **spec.table_settings())
-        work = kafka_work(spec.base_path, topic, client,
-                          fail_on_data_loss=options.get(FAIL_ON_DATA_LOSS, "true").strip().lower() != "false")
+        work = kafka_work(spec.base_path, topic, client, fail_on_data_loss=fails_on_data_loss(options))
         batches = work.batches(spec.source_limit_events or int(options.get(MAX_EVENTS) or 0))
         if not batches:
             return _nothing_to_do(spec, work, started)

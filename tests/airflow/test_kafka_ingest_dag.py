@@ -1,0 +1,75 @@
+"""A Kafka-fed ingest DAG with real Airflow, a real broker and spark-submit: the Kafka provider's
+connection names the brokers (its secrets never reach a command line or a log), a run commits the new
+messages, and an idle tick is skipped without starting Spark."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pytest
+from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from tests.airflow.conftest import SPARK_CONF, dag_in_folder
+from tests.tables import Model, read_hudi_rs, trips
+
+pytestmark = pytest.mark.spark  # spark-submit jobs of its own
+
+DAG_ID = "hudi_ops_test_kafka_ingest"
+DAG_FILE = f'''
+from airflow.sdk import DAG, Param
+
+from hudi_ops.airflow.operators import HudiIngestOperator
+
+with DAG("{DAG_ID}", schedule=None,
+         params={{"base_path": Param(""), "topic": Param(""), "driver_memory": Param("1g")}}):
+    HudiIngestOperator(
+        task_id="ingest", base_path="{{{{ params.base_path }}}}", source_kind="kafka",
+        kafka_topic="{{{{ params.topic }}}}", kafka_conn_id="kafka_test", table_name="trips",
+        table_type="MERGE_ON_READ",
+        record_key_field="trip_id", partition_path_field="dt", ordering_field="ts",
+        conf={{**{SPARK_CONF!r}, "spark.driver.memory": "{{{{ params.driver_memory }}}}"}}, retries=0,
+    )
+'''
+#: a login the broker (PLAINTEXT) never asks for: it must still never show in a command line or a log
+SECRET = f"not-shown-{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture
+def kafka_dag(airflow_db, kafka, zookeeper_connection, monkeypatch):
+    monkeypatch.setenv("AIRFLOW_CONN_KAFKA_TEST", json.dumps({"conn_type": "kafka", "extra": {
+        "bootstrap.servers": kafka.bootstrap_servers, "group.id": "airflow", "sasl.mechanism": "PLAIN",
+        "sasl.username": "reader", "sasl.password": SECRET}}))
+    with dag_in_folder(DAG_ID, DAG_FILE) as dag:
+        yield dag
+
+
+def _task(run):
+    (ti,) = [t for t in run.get_task_instances() if t.task_id == "ingest"]
+    return ti
+
+
+def test_a_kafka_ingest_dag_commits_new_messages_and_skips_an_idle_tick_without_spark(kafka_dag, kafka, tmp_path,
+                                                                                      capfd):
+    topic, base = f"trips-{uuid.uuid4().hex[:8]}", tmp_path / "trips"
+    admin = AdminClient({"bootstrap.servers": kafka.bootstrap_servers})
+    admin.create_topics([NewTopic(topic, num_partitions=2, replication_factor=1)])[topic].result(30)
+    rows = trips("2026-11-20", range(7), ts=1)
+    producer = Producer({"bootstrap.servers": kafka.bootstrap_servers})
+    for row in rows:
+        producer.produce(topic, key=row["trip_id"].encode(), value=json.dumps(row).encode())
+    assert producer.flush(30) == 0
+    del producer
+
+    run = kafka_dag.test(run_conf={"base_path": str(base), "topic": topic})
+    log = "".join(capfd.readouterr())
+    assert run.state == "success", log[-3000:]
+    assert read_hudi_rs(base) == Model().upsert(rows).expected()
+    assert "Spark-Submit cmd" in log and SECRET not in log
+
+    # a Spark setting spark-submit refuses at once: a task that started spark-submit would fail
+    idle = kafka_dag.test(run_conf={"base_path": str(base), "topic": topic, "driver_memory": "lots"})
+    log = "".join(capfd.readouterr())
+    assert idle.state == "success" and _task(idle).state == "skipped", log[-3000:]
+    assert f"nothing to ingest: 0 new message(s) in topic {topic}" in log and "Spark-Submit cmd" not in log
