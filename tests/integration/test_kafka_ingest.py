@@ -10,19 +10,19 @@ import json
 import uuid
 
 import pytest
-from confluent_kafka import Producer
+from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from hudi_ops.format.meta_client import MetaClient
-from hudi_ops.job_specs import IngestSpec
+from hudi_ops.job_specs import BackfillSpec, CompactSpec, IngestSpec
 from hudi_ops.locks.held_lock import HeldLock
-from hudi_ops.sources.kafka import STREAMER_CHECKPOINT_KEY_V2, KafkaOffsets
+from hudi_ops.sources.kafka import FAIL_ON_DATA_LOSS, STREAMER_CHECKPOINT_KEY_V2, KafkaOffsets, kafka_checkpoint
 from hudi_ops.spark.__main__ import main
 from hudi_ops.spark.kafka_connector import kafka_jars
 from tests.integration.lock_options import await_stopped_writes_expired, occ_options
 from tests.integration.processes import Job, await_write_in_flight
 from tests.integration.test_spark_jobs import NoSpark
-from tests.tables import Model, job_result, read_hudi_rs, read_spark, trips
+from tests.tables import Model, job_result, read_hudi_rs, read_spark, trips, write_source
 
 pytestmark = pytest.mark.spark
 PARTITIONS = 3
@@ -65,6 +65,26 @@ class Topic:
         rows = read_hudi_rs(self.table)
         assert rows == read_spark(self.spark, self.table), "hudi-rs and Spark's Hudi reader disagree"
         return rows
+
+    def held_rows(self) -> list[dict]:
+        """Every message the topic still holds, read back with a plain consumer."""
+        consumer = Consumer({"bootstrap.servers": self.kafka.bootstrap_servers, "group.id": "test-reader",
+                             "enable.auto.commit": False})
+        try:
+            from hudi_ops.sources.kafka import watermarks
+
+            earliest, ends = watermarks(self.name, {"bootstrap.servers": self.kafka.bootstrap_servers})
+            consumer.assign([TopicPartition(self.name, p, OFFSET_BEGINNING) for p in ends])
+            rows, wanted = [], {p for p in ends if earliest[p] < ends[p]}
+            while wanted:
+                message = consumer.poll(10)
+                assert message is not None and message.error() is None, message and message.error()
+                rows.append(json.loads(message.value()))
+                if message.offset() + 1 >= ends[message.partition()]:
+                    wanted.discard(message.partition())
+            return rows
+        finally:
+            consumer.close()
 
     def end_offsets(self) -> dict[int, int]:
         from hudi_ops.sources.kafka import watermarks
@@ -169,3 +189,63 @@ def test_a_job_killed_before_its_commit_is_retried_and_writes_each_key_once(topi
     assert topic.read() == topic.model.expected()  # each key once
     assert last_commit_extra(topic.table)[STREAMER_CHECKPOINT_KEY_V2] == str(KafkaOffsets.of(topic.name,
                                                                                              topic.end_offsets()))
+
+
+def test_offsets_the_topic_no_longer_holds_fail_the_run_naming_them_and_a_skip_is_recorded(topic):
+    topic.produce(trips("2026-11-20", range(3), ts=1))
+    assert topic.run(topic.ingest("first"))[0] == 0
+    before = topic.read()
+    topic.produce(trips("2026-11-21", range(30), ts=2))
+    ends = topic.end_offsets()
+    lost = {p: ends[p] - 1 for p in ends if ends[p] > 1}  # retention passed the checkpoint: all but the last
+    admin = AdminClient({"bootstrap.servers": topic.kafka.bootstrap_servers})
+    for future in admin.delete_records([TopicPartition(topic.name, p, o) for p, o in lost.items()]).values():
+        future.result(30)
+
+    code, result = topic.run(topic.ingest("after-outage"), spark=NoSpark())  # found before Spark starts
+    assert code == 2 and result["error"] == "InvalidInputError", result
+    p = min(lost)
+    assert f"partition {p} offsets" in result["message"] and f"to {lost[p] - 1}" in result["message"], result
+    assert "enable.failOnDataLoss=false" in result["message"] and topic.read() == before
+
+    code, result = topic.run(topic.ingest("skip", hoodie_conf={FAIL_ON_DATA_LOSS: "false"}))
+    assert code == 0 and result["outcome"] == "committed", result
+    skipped = last_commit_extra(topic.table)["_hudi_ops.kafka.skipped"]
+    assert skipped.startswith(topic.name + ",") and f"{p}:" in skipped
+    held = topic.held_rows()  # what the topic still holds: the first batch's messages went with the rest
+    assert 0 < len(held) < 33
+    assert topic.read() == Model().upsert(trips("2026-11-20", range(3), ts=1)).upsert(held).expected()
+
+
+def test_each_topic_keeps_its_checkpoint_beside_a_backfill_at_once_a_compaction_and_a_second_topic(
+        topic, kafka, tmp_path, spark, capsys, zookeeper):
+    options = occ_options(zookeeper.url)
+    other = Topic(kafka, tmp_path / "other", spark, capsys, partitions=1)
+    other.table, other.model = topic.table, topic.model  # one table, two pipelines
+    topic.produce(trips("2026-11-20", range(5), ts=1))
+    assert topic.run(topic.ingest("a-1", hoodie_conf=options))[0] == 0
+    history = tmp_path / "history"
+    old = trips("2026-10-01", range(8), ts=0)
+    write_source(history / "dt=2026-10-01" / "part-0.parquet", [{k: v for k, v in r.items() if k != "dt"}
+                                                                 for r in old])
+    backfill = Job.start(BackfillSpec(base_path=str(topic.table), source_path=str(history), start="2026-10-01",
+                                      end="2026-10-01", run_id="bf", hoodie_conf=options).to_argv(),
+                         tmp_path / "backfill.log")
+    topic.produce(trips("2026-11-21", range(5), ts=2))
+    assert topic.run(topic.ingest("a-2", hoodie_conf=options))[0] == 0  # while the backfill writes
+    code, done = backfill.finish()
+    assert code == 0 and done["outcome"] == "committed", done
+    topic.model.upsert(old)
+    assert main(CompactSpec(base_path=str(topic.table), mode="scheduleAndExecute", hoodie_conf=options).to_argv(),
+                spark=spark) == 0
+    capsys.readouterr()
+    other.produce(trips("2026-11-22", range(4), ts=3))
+    assert other.run(other.ingest("b-1", hoodie_conf=options))[0] == 0
+
+    meta = MetaClient.open(topic.table)
+    assert kafka_checkpoint(meta, topic.name).offsets == KafkaOffsets.of(topic.name, topic.end_offsets())
+    assert kafka_checkpoint(meta, other.name).offsets == KafkaOffsets.of(other.name, other.end_offsets())
+    for t in (topic, other):  # each pipeline finds nothing new, past the other's commits and the services'
+        code, idle = t.run(t.ingest("again", hoodie_conf=options), spark=NoSpark())
+        assert code == 0 and "0 new message(s)" in idle["reason"], idle
+    assert topic.read() == topic.model.expected()
