@@ -61,6 +61,7 @@ from hudi_ops.errors import (
 )
 from hudi_ops.job_specs import BackfillSpec, IngestSpec, JobFailure, JobResult, JobSpec, ServiceResult, WriteSpec
 from hudi_ops.job_specs.results import RESULT_FILE_ENV, read_result_file
+from hudi_ops.job_specs.writes import KAFKA_KINDS
 from hudi_ops.locks.job_options import resolve_job_options
 from hudi_ops.s3_settings import S3Settings
 from hudi_ops.sources.files import ingest_work
@@ -380,7 +381,8 @@ class HudiIngestOperator(HudiWriteOperator):
     """`ingest`: what the table's ingest has not taken from its source, skipped without starting Spark when
     nothing arrived. From a landing folder (`source_path`): the files, whatever their modification
     times, in one commit or in commits of at most `source_limit` bytes and `source_limit_files` files (0:
-    no bound). From a Kafka topic (`source_kind="kafka"`, `kafka_topic`, `kafka_conn_id`: a connection of
+    no bound). From a Kafka topic (`source_kind="kafka"`, or `"debezium"` for a change log; `kafka_topic`,
+    `kafka_conn_id`: a connection of
     the Kafka provider's type): its messages up to the end offsets at the run's start, in commits of at
     most `source_limit_events` (0: no bound)."""
 
@@ -397,7 +399,7 @@ class HudiIngestOperator(HudiWriteOperator):
 
     @property
     def reads_kafka(self) -> bool:
-        return self.source_kind == "kafka"
+        return self.source_kind in KAFKA_KINDS
 
     def job_options(self) -> dict[str, str]:
         """With a Kafka ingest's client settings (`kafka.*`, secrets among them): they reach the job in its

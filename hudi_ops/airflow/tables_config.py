@@ -37,7 +37,7 @@ from hudi_ops.airflow.hook import HudiHook
 from hudi_ops.airflow.kafka_connection import DEFAULT_CONN_ID as DEFAULT_KAFKA_CONN_ID
 from hudi_ops.errors import ConfigError
 from hudi_ops.fleet.policies import POLICIES
-from hudi_ops.job_specs.writes import OPERATIONS, SOURCE_FORMATS, SOURCE_KINDS, TABLE_TYPES
+from hudi_ops.job_specs.writes import KAFKA_KINDS, OPERATIONS, SOURCE_FORMATS, SOURCE_KINDS, TABLE_TYPES
 from hudi_ops.locks.job_options import INLINE_SERVICE_OFF
 from hudi_ops.locks.occ_options import (
     BUCKET_ENGINE,
@@ -134,9 +134,9 @@ class IngestConfig(SparkSection):
         if self.source_kind == "files" and not self.source_path:
             raise ValueError("`source_path` is required: the landing folder the ingest reads (or `source_kind: "
                              "kafka` with `kafka_topic`)")
-        if self.source_kind == "kafka":
+        if self.source_kind in KAFKA_KINDS:
             if not self.kafka_topic:
-                raise ValueError("`source_kind: kafka` needs `kafka_topic`, the topic the ingest reads")
+                raise ValueError(f"`source_kind: {self.source_kind}` needs `kafka_topic`, the topic the ingest reads")
             if self.source_path:
                 raise ValueError("`source_path` names a landing folder, which a Kafka ingest does not read: "
                                  "leave it out, or give `source_kind: files`")
@@ -144,6 +144,8 @@ class IngestConfig(SparkSection):
 
     def describe(self, *, markdown: bool = False) -> str:
         quote = "`" if markdown else ""
+        if self.source_kind == "debezium":
+            return f"the changes of Debezium's change log {quote}{self.kafka_topic}{quote}"
         if self.source_kind == "kafka":
             return f"new messages of Kafka topic {quote}{self.kafka_topic}{quote}"
         return f"new files of {quote}{self.source_path}{quote}"

@@ -19,6 +19,7 @@ from typing import Any
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import IngestSpec
 from hudi_ops.job_specs.results import ALREADY_COMMITTED, JobResult
+from hudi_ops.job_specs.writes import KAFKA_KINDS
 from hudi_ops.read.pipeline_metadata import INGEST_CHECKPOINT_KEY, ingest_checkpoints
 from hudi_ops.read.table_overview import commit_stats_of
 from hudi_ops.sources.files import IngestWork, ingest_work
@@ -34,7 +35,7 @@ from hudi_ops.storage import Storage
 
 def run(spec: IngestSpec, options: dict[str, str], spark: Callable[[], Any]) -> JobResult:
     """`spark` starts the session, called only when there is work."""
-    if spec.source_kind == "kafka":
+    if spec.source_kind in KAFKA_KINDS:
         return kafka_ingest.run(spec, options, spark)
     source = Storage.for_uri(spec.source_path)
     name = spec.table_name or "table"

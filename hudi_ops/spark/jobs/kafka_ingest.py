@@ -1,5 +1,7 @@
-"""`ingest --source-kind kafka`: the messages of a Kafka topic the table's ingest has not taken, up to the
-topic's end offsets when the run starts, in one commit (or commits of at most `--source-limit-events`).
+"""`ingest --source-kind kafka` (or `debezium`): the messages of a Kafka topic the table's ingest has not
+taken, up to the topic's end offsets when the run starts, in one commit (or commits of at most
+`--source-limit-events`): JSON objects as rows, or a Debezium change log's changes
+(hudi_ops.spark.sources.debezium), ordered by their place in the database's log.
 
 Each commit carries the offsets it read up to in HoodieStreamer's checkpoint key, written with the data
 (hudi_ops.sources.kafka), and the run in hudi-ops' own: a retry of a run that committed finds it, and
@@ -15,12 +17,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from hudi_ops.errors import InvalidInputError
 from hudi_ops.job_specs import IngestSpec
 from hudi_ops.job_specs.results import ALREADY_COMMITTED, JobResult, since
 from hudi_ops.read.pipeline_metadata import INGEST_CHECKPOINT_KEY
 from hudi_ops.sources.kafka import (
     CLIENT_PREFIX,
     MAX_EVENTS,
+    KafkaBatch,
     KafkaWork,
     client_settings,
     fails_on_data_loss,
@@ -31,8 +35,9 @@ from hudi_ops.spark.jobs import hudi_write
 from hudi_ops.spark.jobs.batch_fence import BatchFence, ingest_batch
 from hudi_ops.spark.jobs.input_schema import check_input_schema
 from hudi_ops.spark.jobs.table_creation import TableCreation
-from hudi_ops.spark.jobs.target import resolve_target
+from hudi_ops.spark.jobs.target import TargetTable, resolve_target
 from hudi_ops.spark.sources import arrow_schema
+from hudi_ops.spark.sources.debezium import read_changes
 from hudi_ops.spark.sources.kafka import read_batch
 
 
@@ -52,7 +57,7 @@ def run(spec: IngestSpec, options: dict[str, str], spark: Callable[[], Any]) -> 
             return _nothing_to_do(spec, work, started)
         result = JobResult("ingest")
         for batch in batches:
-            frame = read_batch(spark(), batch, client)
+            frame, target = _read(spark(), spec, batch, client, target, hudi_options)
             check_input_schema(arrow_schema(frame), target, hudi_options,
                                f"topic {topic} from {batch.start} to {batch.end}", keys_only=spec.operation == "DELETE")
             run_id, write_options = hudi_write.write_options(
@@ -65,6 +70,21 @@ def run(spec: IngestSpec, options: dict[str, str], spark: Callable[[], Any]) -> 
             if not target.exists:  # the next batch writes to the table this one made
                 target = resolve_target(spec.base_path, hudi_options, **spec.table_settings())
         return dataclasses.replace(result, durations_ms=since(started))
+
+
+def _read(spark: Any, spec: IngestSpec, batch: KafkaBatch, client: dict[str, str], target: TargetTable,
+          options: dict[str, str]) -> tuple[Any, TargetTable]:
+    """The batch's rows, and the table they go to: a change log's is ordered by its ordering column."""
+    if spec.source_kind != "debezium":
+        return read_batch(spark, batch, client), target
+    frame, column = read_changes(spark, batch, client)
+    if column is None or target.ordering_field == column:
+        return frame, target
+    if spec.ordering_field not in (None, column):
+        raise InvalidInputError(f"a change log is ordered by its place in the database's log ({column}), not by "
+                                f"--source-ordering-field {spec.ordering_field}; leave it out")
+    settings = {**spec.table_settings(), "ordering_field": column}
+    return frame, resolve_target(spec.base_path, options, **settings)  # a table of another order: refused
 
 
 def _nothing_to_do(spec: IngestSpec, work: KafkaWork, started: float) -> JobResult:
