@@ -65,6 +65,7 @@ from hudi_ops.job_specs.writes import KAFKA_KINDS
 from hudi_ops.locks.job_options import resolve_job_options
 from hudi_ops.s3_settings import S3Settings
 from hudi_ops.sources.files import ingest_work
+from hudi_ops.sources.hudi_table import upstream_work
 from hudi_ops.sources.kafka import client_settings, fails_on_data_loss, kafka_work
 from hudi_ops.spark import driver_jvm
 from hudi_ops.spark.cluster_mode import (
@@ -381,7 +382,8 @@ class HudiIngestOperator(HudiWriteOperator):
     """`ingest`: what the table's ingest has not taken from its source, skipped without starting Spark when
     nothing arrived. From a landing folder (`source_path`): the files, whatever their modification
     times, in one commit or in commits of at most `source_limit` bytes and `source_limit_files` files (0:
-    no bound). From a Kafka topic (`source_kind="kafka"`, or `"debezium"` for a change log; `kafka_topic`,
+    no bound). From an upstream Hudi table (`source_kind="hudi"`, `source_path` its base path): its changes
+    since the checkpoint. From a Kafka topic (`source_kind="kafka"`, or `"debezium"` for a change log; `kafka_topic`,
     `kafka_conn_id`: a connection of
     the Kafka provider's type): its messages up to the end offsets at the run's start, in commits of at
     most `source_limit_events` (0: no bound)."""
@@ -422,6 +424,9 @@ class HudiIngestOperator(HudiWriteOperator):
                               fail_on_data_loss=fails_on_data_loss(options))
             return None if work.events else f"nothing to ingest: {work.describe()}"
         assert spec.source_path is not None  # the spec's own check
+        if spec.source_kind == "hudi":
+            upstream = upstream_work(spec.base_path, spec.source_path, spec.options())
+            return None if upstream.writes else f"nothing to ingest: {upstream.describe()}"
         work = ingest_work(spec.base_path, Storage.for_uri(spec.source_path, s3=self.s3), spec.source_format,
                            s3=self.s3)
         for warning in work.warnings():

@@ -118,7 +118,8 @@ class IngestConfig(SparkSection):
     `kafka_topic` (`source_kind: kafka`)."""
 
     source_kind: SourceKind = "files"
-    source_path: Annotated[str | None, Blank] = Field(None, description="the landing folder the ingest reads")
+    source_path: Annotated[str | None, Blank] = Field(
+        None, description="the landing folder the ingest reads; the upstream table, for `source_kind: hudi`")
     source_format: SourceFormat = "parquet"
     kafka_topic: Annotated[str | None, Blank] = Field(None, description="the topic a Kafka ingest reads")
     kafka_conn_id: str = Field(DEFAULT_KAFKA_CONN_ID, min_length=1,
@@ -134,6 +135,8 @@ class IngestConfig(SparkSection):
         if self.source_kind == "files" and not self.source_path:
             raise ValueError("`source_path` is required: the landing folder the ingest reads (or `source_kind: "
                              "kafka` with `kafka_topic`)")
+        if self.source_kind == "hudi" and not self.source_path:
+            raise ValueError("`source_kind: hudi` needs `source_path`, the upstream Hudi table's base path")
         if self.source_kind in KAFKA_KINDS:
             if not self.kafka_topic:
                 raise ValueError(f"`source_kind: {self.source_kind}` needs `kafka_topic`, the topic the ingest reads")
@@ -144,6 +147,8 @@ class IngestConfig(SparkSection):
 
     def describe(self, *, markdown: bool = False) -> str:
         quote = "`" if markdown else ""
+        if self.source_kind == "hudi":
+            return f"the commits of upstream Hudi table {quote}{self.source_path}{quote}"
         if self.source_kind == "debezium":
             return f"the changes of Debezium's change log {quote}{self.kafka_topic}{quote}"
         if self.source_kind == "kafka":

@@ -12,7 +12,7 @@ from hudi_ops.job_specs.results import JobResult
 
 TABLE_TYPES = ("COPY_ON_WRITE", "MERGE_ON_READ")
 #: what an ingest reads (hudi_ops.sources: one module per kind)
-SOURCE_KINDS = ("files", "kafka", "debezium")
+SOURCE_KINDS = ("files", "kafka", "debezium", "hudi")
 #: the kinds read from a Kafka topic (`--kafka-topic`)
 KAFKA_KINDS = ("kafka", "debezium")
 #: the landing files' formats, and the names that make a file one of them
@@ -69,7 +69,8 @@ class IngestSpec(WriteSpec):
                                        "limit)", default=0, kind=COUNT)
     source_kind: str = argument("--source-kind", "what the ingest reads: a landing folder's files "
                                 "(--source-path), a Kafka topic's JSON objects or a Debezium change log on a "
-                                "topic (--kafka-topic)", default="files", choices=SOURCE_KINDS)
+                                "topic (--kafka-topic), or an upstream Hudi table's changes (--source-path)",
+                                default="files", choices=SOURCE_KINDS)
     kafka_topic: str | None = argument("--kafka-topic", "the topic a Kafka ingest reads; its client settings are "
                                        "the options kafka.* (kafka.bootstrap.servers, ...), best in --props",
                                        default=None)
@@ -80,13 +81,16 @@ class IngestSpec(WriteSpec):
         if self.source_kind == "files" and not self.source_path:
             raise InvalidInputError("ingest: --source-path is required: the landing folder the ingest reads "
                                     "(or --source-kind kafka with --kafka-topic)")
+        if self.source_kind == "hudi" and not self.source_path:
+            raise InvalidInputError("ingest: --source-kind hudi needs --source-path, the upstream Hudi table's base "
+                                    "path")
         if self.source_kind in KAFKA_KINDS and not self.kafka_topic:
             raise InvalidInputError(f"ingest: --source-kind {self.source_kind} needs --kafka-topic, the topic the "
                                     "ingest reads")
         if self.source_kind in KAFKA_KINDS and self.source_path:
             raise InvalidInputError("ingest: --source-path names a landing folder, which a Kafka ingest does not "
                                     "read; give --source-kind files, or leave --source-path out")
-        if self.source_kind == "debezium" and self.operation != "UPSERT":
+        if self.source_kind in ("debezium", "hudi") and self.operation != "UPSERT":
             raise InvalidInputError(f"ingest: a change log's changes say themselves what they do (--op "
                                     f"{self.operation} cannot apply); leave --op out")
 

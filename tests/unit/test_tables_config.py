@@ -67,7 +67,7 @@ def test_a_dag_section_in_the_defaults_is_refused_rather_than_given_to_every_tab
     ({**TABLE, "ingest": {"source_kind": "kafka", "kafka_topic": "t", "source_path": "/in"}},
      "a Kafka ingest does not read"),
     ({**TABLE, "ingest": {"source_kind": "mqtt"}},
-     "`ingest.source_kind`: Input should be 'files', 'kafka' or 'debezium'"),
+     "`ingest.source_kind`: Input should be 'files', 'kafka', 'debezium' or 'hudi'"),
     ({**TABLE, "backfill": {"operation": "MERGE"}}, "`backfill.operation`: Input should be 'UPSERT'"),
     ({**TABLE, "backfill": {"max_active_runs": 0}}, "`backfill.max_active_runs`: Input should be greater than 0"),
     ({**TABLE, "table_type": "cow"}, "`table_type`: Input should be 'COPY_ON_WRITE' or 'MERGE_ON_READ'"),

@@ -6,7 +6,8 @@ commit records the files it took in its extra metadata, so a re-run never ingest
 file that lands late is still taken, a run with nothing new makes no commit, and other writers'
 commits in between (backfills, table services) change nothing. The whole job holds the source's
 batch fence (hudi_ops.spark.jobs.batch_fence): a second attempt of the run waits, then finds what the
-first committed and reports it as "already committed". A Kafka topic's ingest: hudi_ops.spark.jobs.kafka_ingest.
+first committed and reports it as "already committed". A Kafka topic's ingest: hudi_ops.spark.jobs.kafka_ingest;
+an upstream Hudi table's: hudi_ops.spark.jobs.upstream_ingest.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from hudi_ops.job_specs.writes import KAFKA_KINDS
 from hudi_ops.read.pipeline_metadata import INGEST_CHECKPOINT_KEY, ingest_checkpoints
 from hudi_ops.read.table_overview import commit_stats_of
 from hudi_ops.sources.files import IngestWork, ingest_work
-from hudi_ops.spark.jobs import hudi_write, kafka_ingest
+from hudi_ops.spark.jobs import hudi_write, kafka_ingest, upstream_ingest
 from hudi_ops.spark.jobs.batch_fence import BatchFence, ingest_batch
 from hudi_ops.spark.jobs.input_schema import check_input_schema
 from hudi_ops.spark.jobs.table_creation import TableCreation
@@ -37,6 +38,8 @@ def run(spec: IngestSpec, options: dict[str, str], spark: Callable[[], Any]) -> 
     """`spark` starts the session, called only when there is work."""
     if spec.source_kind in KAFKA_KINDS:
         return kafka_ingest.run(spec, options, spark)
+    if spec.source_kind == "hudi":
+        return upstream_ingest.run(spec, options, spark)
     source = Storage.for_uri(spec.source_path)
     name = spec.table_name or "table"
     with BatchFence(spec.base_path, options, name, ingest_batch(source.table_id), spec.wait_seconds) as fence, \

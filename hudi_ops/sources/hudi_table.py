@@ -1,0 +1,143 @@
+"""An upstream Hudi table's commits (`--source-kind hudi`): the FAQ's incremental processing, a derived
+table fed by the changes another Hudi table committed since the derived table's checkpoint.
+
+The changes are the upstream's change data (Hudi's CDC query, `hoodie.table.cdc.enabled` on the
+upstream): inserts, updates and deletes, each with the row before and after. A run reads the writes
+that completed after the checkpoint, up to the newest completed when it starts (completion times, as
+Hudi 1.x's incremental queries take them); the checkpoint is the last completion time consumed, in
+hudi-ops' key (naming the upstream) and in HoodieStreamer's `streamer.checkpoint.key.v2`, as its
+HoodieIncrSource keeps it. Table services' commits (compaction, clustering) change no row and are no
+work. An upstream whose cleaner removed file versions the changes need, or whose archiver moved commits
+after the checkpoint out of its active timeline, fails the run naming both instants, never a silent
+gap; Hudi's `hoodie.datasource.read.incr.fallback.fulltablescan.enable=true` reads the upstream's whole
+snapshot instead (upserts only: rows deleted upstream since the checkpoint stay in the derived table).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from hudi_ops.errors import InvalidInputError, TableNotFoundError
+from hudi_ops.format.instant import Action, Instant
+from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.read.pipeline_metadata import INGEST_CHECKPOINT_KEY, IngestCheckpoint, extra_metadata_values
+from hudi_ops.read.service_history import cleans
+from hudi_ops.sources.kafka import STREAMER_CHECKPOINT_KEY_V2
+from hudi_ops.storage import Storage
+
+#: Hudi's own switch for reading the whole upstream when its changes since the checkpoint are gone
+FULL_SCAN_FALLBACK = "hoodie.datasource.read.incr.fallback.fulltablescan.enable"
+#: HoodieStreamer's SQL transform: a query of `<SRC>`, the changes (hudi_ops.spark.sources.hudi_table)
+TRANSFORMER_SQL = "hoodie.streamer.transformer.sql"
+_SERVICE_OPERATIONS = ("compact", "cluster", "log_compact")
+
+
+def source_id(upstream: Storage) -> str:
+    return f"hudi:{upstream.table_id}"
+
+
+def falls_back_to_full_scan(options: Mapping[str, str]) -> bool:
+    return options.get(FULL_SCAN_FALLBACK, "false").strip().lower() == "true"
+
+
+@dataclass(frozen=True)
+class UpstreamWork:
+    upstream: str  # the upstream table's base path, as given
+    source: str  # source_id()
+    checkpoint: IngestCheckpoint | None  # the derived table's; its position is a completion time
+    writes: tuple[Instant, ...]  # the upstream's data writes completed after it, oldest first
+    full_scan: bool = False  # the changes are gone and the options asked for the whole snapshot
+
+    @property
+    def begin(self) -> str:
+        """Where the changes to read begin (exclusive): the checkpoint's completion time, or the start."""
+        return self.checkpoint.position if self.checkpoint else "000"
+
+    @property
+    def end(self) -> str:
+        """The last completion time this run consumes (inclusive): the checkpoint after it."""
+        return max(str(w.completion_time) for w in self.writes)
+
+    def commit_metadata(self) -> dict[str, str]:
+        return {STREAMER_CHECKPOINT_KEY_V2: self.end}
+
+    def ingest_checkpoint(self, run: str) -> IngestCheckpoint:
+        return IngestCheckpoint("", self.source, self.end, run)
+
+    def describe(self) -> str:
+        since = f"since its completion time {self.begin}" if self.checkpoint else "(no ingest of it yet)"
+        return f"{len(self.writes)} new commit(s) of upstream table {self.upstream} {since}"
+
+
+def upstream_work(base_path: str, upstream_path: str, options: Mapping[str, str]) -> UpstreamWork:
+    """What the derived table at `base_path` has not taken from the upstream table."""
+    upstream_storage = Storage.for_uri(upstream_path)
+    try:
+        upstream = MetaClient.open(upstream_path)
+    except TableNotFoundError:
+        raise InvalidInputError(f"the upstream table {upstream_path} does not exist: fix the ingest's source path "
+                                "(the upstream Hudi table's base path)") from None
+    if upstream.properties.values.get("hoodie.table.cdc.enabled", "false").lower() != "true":
+        raise InvalidInputError(f"the upstream table {upstream_path} keeps no change data (hoodie.table.cdc.enabled is "
+                                "not true), so its deletes cannot be read: create it with CDC on, or feed the derived "
+                                "table from the upstream's own source")
+    source = source_id(upstream_storage)
+    checkpoint = _checkpoint(base_path, source)
+    timeline = upstream.timeline()
+    writes = tuple(sorted((i for i, metadata in timeline.newest_writes()
+                           if not _is_service(metadata.operation_type)
+                           and (checkpoint is None or str(i.completion_time) > checkpoint.position)),
+                          key=lambda i: str(i.completion_time)))
+    work = UpstreamWork(upstream_path, source, checkpoint, writes)
+    if not writes or checkpoint is None:
+        return work
+    gone = _gone(upstream, checkpoint, writes)
+    if gone is None:
+        return work
+    if falls_back_to_full_scan(options):
+        return UpstreamWork(upstream_path, source, checkpoint, writes, full_scan=True)
+    raise InvalidInputError(
+        f"the upstream table {upstream_path} no longer holds the changes after this table's checkpoint (completion "
+        f"time {checkpoint.position}, commit {checkpoint.instant}): {gone}; nothing was written. Set "
+        f"{FULL_SCAN_FALLBACK}=true to read the upstream's whole snapshot once (rows it deleted meanwhile stay here), "
+        "and keep more of the upstream's history (its cleaner's and archiver's retention) than the derived table "
+        "lags behind")
+
+
+def _is_service(operation: str | None) -> bool:
+    """A table service's commit (its operation, as Hudi's WriteOperationType names it), which changes no row."""
+    return (operation or "").lower() in _SERVICE_OPERATIONS
+
+
+def _checkpoint(base_path: str, source: str) -> IngestCheckpoint | None:
+    """The derived table's newest checkpoint of the upstream: hudi-ops' own, else HoodieIncrSource's."""
+    try:
+        meta = MetaClient.open(base_path)
+    except TableNotFoundError:
+        return None
+    for instant, value in extra_metadata_values(meta, INGEST_CHECKPOINT_KEY):
+        checkpoint = IngestCheckpoint.parse(instant, value)
+        if checkpoint is not None and checkpoint.source == source:
+            return checkpoint
+    for instant, value in extra_metadata_values(meta, STREAMER_CHECKPOINT_KEY_V2):
+        if value.isdigit():  # a completion time: HoodieIncrSource's (a Kafka checkpoint names its topic)
+            return IngestCheckpoint(instant, source, value)
+    return None
+
+
+def _gone(upstream: MetaClient, checkpoint: IngestCheckpoint, writes: tuple[Instant, ...]) -> str | None:
+    """Why the upstream cannot give the changes after the checkpoint, naming the instants; None: it can."""
+    archived = [a for a in upstream.archived_timeline() if a.action in Action.WRITE_ACTIONS and a.metadata
+                and (a.completion_time or a.requested_time) > checkpoint.position
+                and not _is_service(a.commit_metadata().operation_type)]
+    if archived:
+        oldest = min(archived, key=lambda a: a.completion_time or a.requested_time)
+        return (f"its archiver moved commit {oldest.requested_time} (completed {oldest.completion_time}) and "
+                f"{len(archived) - 1} more after the checkpoint out of its active timeline")
+    last = cleans(upstream, latest=1)
+    first = writes[0]
+    if last and last[0].earliest_commit_to_retain and first.requested_time < last[0].earliest_commit_to_retain:
+        return (f"its clean {last[0].instant} kept file versions from commit {last[0].earliest_commit_to_retain} on, "
+                f"and the changes begin with commit {first.requested_time}")
+    return None

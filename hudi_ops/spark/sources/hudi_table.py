@@ -1,0 +1,56 @@
+"""An upstream Hudi table's changes (hudi_ops.sources.hudi_table) as the rows the derived table upserts:
+Hudi's CDC query over the run's completion times, each key's last change (its row after, or its row
+before with Hudi's delete marker for a delete), then the optional SQL transform."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from hudi_ops.errors import InvalidInputError
+from hudi_ops.sources.debezium import DELETED
+from hudi_ops.sources.hudi_table import TRANSFORMER_SQL, UpstreamWork
+
+#: Hudi's columns of its own in a row image, which the derived table writes anew
+_META_COLUMNS = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path",
+                 "_hoodie_file_name", "_hoodie_operation")
+_SOURCE_VIEW = "hudi_ops_upstream_changes"
+
+
+def read_upstream(spark: Any, work: UpstreamWork, record_keys: tuple[str, ...], options: Mapping[str, str]) -> Any:
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StructType
+
+    snapshot = spark.read.format("hudi").load(work.upstream)
+    row = StructType([f for f in snapshot.schema.fields if f.name not in _META_COLUMNS])
+    if work.full_scan:
+        rows = snapshot.select(*row.names, F.lit(False).alias(DELETED))
+    else:
+        changes = (spark.read.format("hudi").option("hoodie.datasource.query.type", "incremental")
+                   .option("hoodie.datasource.query.incremental.format", "cdc")
+                   .option("hoodie.datasource.read.begin.instanttime", work.begin)
+                   .option("hoodie.datasource.read.end.instanttime", work.end).load(work.upstream))
+        deleted = F.col("op") == "d"
+        image = F.from_json(F.when(deleted, F.col("before")).otherwise(F.col("after")), row)
+        missing = [k for k in record_keys if k not in row.names]
+        if missing:
+            raise InvalidInputError(f"the upstream table {work.upstream} has no column {', '.join(missing)}, the "
+                                    "derived table's record key: give the derived table a key of the upstream's "
+                                    "columns (or make it in the transform)")
+        latest = Window.partitionBy(*(F.col(f"row.{k}") for k in record_keys)).orderBy(F.col("ts_ms").desc())
+        rows = (changes.select(image.alias("row"), deleted.alias(DELETED), "ts_ms")
+                .withColumn("nth", F.row_number().over(latest)).where("nth = 1")
+                .select("row.*", DELETED))
+    query = options.get(TRANSFORMER_SQL)
+    if not query:
+        return rows
+    if "<SRC>" not in query:
+        raise InvalidInputError(f"{TRANSFORMER_SQL} must read the changes as <SRC> (SELECT ... FROM <SRC> ...), as "
+                                "HoodieStreamer's SqlQueryBasedTransformer does")
+    rows.createOrReplaceTempView(_SOURCE_VIEW)
+    transformed = spark.sql(query.replace("<SRC>", _SOURCE_VIEW))
+    if DELETED not in transformed.columns:
+        raise InvalidInputError(f"{TRANSFORMER_SQL} drops {DELETED}, which marks the upstream's deletes: keep it "
+                                "(SELECT ..., _hoodie_is_deleted FROM <SRC>)")
+    return transformed
