@@ -56,6 +56,17 @@ def jars_dir() -> Path:
     return Path.home() / ".cache" / "hudi-ops" / "jars"
 
 
+def cached_jars(artifacts: tuple[MavenArtifact, ...], what: str, part: str) -> tuple[str, ...]:
+    """The artifacts' own jars in the jar cache, as absolute paths; a ConfigError naming the command that
+    fetches them (`python -m hudi_ops.jars fetch PART`) when one is missing."""
+    jars = tuple(jars_dir() / a.jar_name for a in artifacts)
+    missing = [j.name for j in jars if not j.is_file()]
+    if missing:
+        raise ConfigError(f"{what}'s jars {', '.join(missing)} are not in {jars_dir()}; fetch them with "
+                          f"`python -m hudi_ops.jars fetch {part}` (make does)")
+    return tuple(str(j.resolve()) for j in jars)
+
+
 def fetch_jar(artifact: MavenArtifact, folder: Path) -> Path:
     """The artifact's own jar (no dependencies) in `folder`, copied from Maven unless already there."""
     target = folder / artifact.jar_name

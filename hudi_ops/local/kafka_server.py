@@ -9,9 +9,7 @@ and their messages, as a restarted broker keeps them.
 
 from __future__ import annotations
 
-import atexit
 import shutil
-import signal
 import socket
 import subprocess
 import tempfile
@@ -20,6 +18,7 @@ import uuid
 from pathlib import Path
 
 from hudi_ops.errors import ConfigError
+from hudi_ops.local.java_server import JavaServer
 from hudi_ops.local.ports import free_port
 from hudi_ops.maven import MavenArtifact, fetched, jars_dir
 
@@ -44,7 +43,7 @@ def require_kafka() -> str:
     return f"{maven_jars_dir()}/*"
 
 
-class KafkaServer:
+class KafkaServer(JavaServer):
     """`.bootstrap_servers` (`127.0.0.1:PORT`), `.start()`, `.stop(hard=False)`, `.cleanup()`."""
 
     def __init__(self, root: Path | None = None, *, port: int | None = None) -> None:
@@ -80,12 +79,7 @@ class KafkaServer:
         ]))
         self.classpath = require_kafka()
         self._formatted = False
-        self._process: subprocess.Popen[bytes] | None = None
-        atexit.register(self.stop)  # no stray JVM when a run dies before its teardown
-
-    @property
-    def running(self) -> bool:
-        return self._process is not None and self._process.poll() is None
+        super().__init__()
 
     def start(self, timeout_s: float = 60.0) -> None:
         if self.running:
@@ -95,10 +89,7 @@ class KafkaServer:
             self._java("kafka.tools.StorageTool", "format", "--standalone", "-t", cluster, "-c",
                        str(self.config_path))
         self._formatted = True
-        with open(self.log_path, "ab") as log:
-            self._process = subprocess.Popen(
-                ["java", "-Xmx512m", "-cp", self.classpath, "kafka.Kafka", str(self.config_path)],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        self._launch(["java", "-Xmx512m", "-cp", self.classpath, "kafka.Kafka", str(self.config_path)])
         self._wait_ready(timeout_s)
 
     def _java(self, main: str, *args: str) -> None:
@@ -125,27 +116,6 @@ class KafkaServer:
                 self.stop(hard=True)
                 raise RuntimeError(f"Kafka did not answer within {timeout_s:g}s:\n{self.log_tail()}")
             time.sleep(0.2)
-
-    def stop(self, *, hard: bool = False, grace_s: float = 20.0) -> None:
-        process, self._process = self._process, None
-        if process is None or process.poll() is not None:
-            return
-        process.send_signal(signal.SIGKILL if hard else signal.SIGTERM)
-        try:
-            process.wait(grace_s)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-    def log_tail(self, chars: int = 4000) -> str:
-        try:
-            return self.log_path.read_text(errors="replace")[-chars:]
-        except FileNotFoundError:
-            return ""
-
-    def cleanup(self) -> None:
-        self.stop()
-        shutil.rmtree(self.root, ignore_errors=True)
 
 
 def _port_open(port: int) -> bool:

@@ -10,11 +10,8 @@ dir, so sessions and znodes survive a restart the way they do on a real ensemble
 
 from __future__ import annotations
 
-import atexit
 import os
 import shutil
-import signal
-import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -22,6 +19,7 @@ from pathlib import Path
 from kazoo.client import KazooClient
 
 from hudi_ops.errors import ConfigError
+from hudi_ops.local.java_server import JavaServer
 from hudi_ops.local.ports import free_port
 from hudi_ops.maven import MavenArtifact, fetched, jars_dir
 
@@ -67,7 +65,7 @@ def require_zookeeper() -> str:
     return classpath
 
 
-class ZookeeperServer:
+class ZookeeperServer(JavaServer):
     def __init__(self, root: Path | None = None, *, port: int | None = None, tick_ms: int = 500) -> None:
         self.root = Path(root) if root is not None else Path(tempfile.mkdtemp(prefix="hudi-ops-zk-"))
         self.port = port or free_port()
@@ -94,24 +92,12 @@ class ZookeeperServer:
             )
         )
         self.classpath = require_zookeeper()
-        self._process: subprocess.Popen[bytes] | None = None
-        atexit.register(self.stop)  # no stray JVM when a test run dies before its teardown
-
-    @property
-    def running(self) -> bool:
-        return self._process is not None and self._process.poll() is None
+        super().__init__()
 
     def start(self, timeout_s: float = 30.0) -> None:
         if self.running:
             return
-        with open(self.log_path, "ab") as log:
-            self._process = subprocess.Popen(
-                ["java", "-Xmx256m", "-cp", self.classpath, MAIN_CLASS, str(self.config_path)],
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
+        self._launch(["java", "-Xmx256m", "-cp", self.classpath, MAIN_CLASS, str(self.config_path)])
         self._wait_ready(timeout_s)
 
     def _wait_ready(self, timeout_s: float) -> None:
@@ -136,24 +122,3 @@ class ZookeeperServer:
             finally:
                 client.stop()
                 client.close()
-
-    def stop(self, grace_s: float = 10.0) -> None:
-        process, self._process = self._process, None
-        if process is None or process.poll() is not None:
-            return
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(grace_s)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-    def log_tail(self, chars: int = 4000) -> str:
-        try:
-            return self.log_path.read_text(errors="replace")[-chars:]
-        except FileNotFoundError:
-            return ""
-
-    def cleanup(self) -> None:
-        self.stop()
-        shutil.rmtree(self.root, ignore_errors=True)

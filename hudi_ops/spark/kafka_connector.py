@@ -8,8 +8,7 @@ of the job (its `--props` file), never spark-submit's command line.
 
 from __future__ import annotations
 
-from hudi_ops.errors import ConfigError
-from hudi_ops.maven import MavenArtifact, jars_dir
+from hudi_ops.maven import MavenArtifact, cached_jars
 
 SPARK_RELEASE = "3.5.7"
 ARTIFACTS = (
@@ -22,9 +21,4 @@ ARTIFACTS = (
 
 def kafka_jars() -> tuple[str, ...]:
     """The connector's jars in the jar cache, as absolute paths."""
-    jars = tuple(jars_dir() / a.jar_name for a in ARTIFACTS)
-    missing = [j.name for j in jars if not j.is_file()]
-    if missing:
-        raise ConfigError(f"Spark's Kafka reader's jars {', '.join(missing)} are not in {jars_dir()}; fetch them "
-                          "with `python -m hudi_ops.jars fetch kafka` (make does)")
-    return tuple(str(j.resolve()) for j in jars)
+    return cached_jars(ARTIFACTS, "Spark's Kafka reader", "kafka")

@@ -9,8 +9,7 @@ on spark-submit's command line): s3a reads them from the environment (`AWS_ACCES
 
 from __future__ import annotations
 
-from hudi_ops.errors import ConfigError
-from hudi_ops.maven import MavenArtifact, jars_dir
+from hudi_ops.maven import MavenArtifact, cached_jars
 from hudi_ops.s3_settings import S3Settings
 
 HADOOP_AWS = MavenArtifact("org.apache.hadoop", "hadoop-aws", "3.3.4")
@@ -20,12 +19,7 @@ ARTIFACTS = (HADOOP_AWS, AWS_SDK_BUNDLE)
 
 def s3a_jars() -> tuple[str, ...]:
     """The connector's jars in the jar cache, as absolute paths."""
-    jars = tuple(jars_dir() / a.jar_name for a in ARTIFACTS)
-    missing = [j.name for j in jars if not j.is_file()]
-    if missing:
-        raise ConfigError(f"the s3a connector's jars {', '.join(missing)} are not in {jars_dir()}; fetch them "
-                          "with `python -m hudi_ops.jars fetch s3a` (make does)")
-    return tuple(str(j.resolve()) for j in jars)
+    return cached_jars(ARTIFACTS, "the s3a connector", "s3a")
 
 
 def s3a_conf(s3: S3Settings) -> dict[str, str]:

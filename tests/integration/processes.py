@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -83,3 +84,17 @@ def await_write_in_flight(table: Path | str, before: set[str], job: Job, timeout
         assert job.process.poll() is None and time.monotonic() < deadline, job.log.read_text()[-3000:]
         time.sleep(0.02)
     return new[0]
+
+
+@contextlib.contextmanager
+def waiting_to_commit(table: Path | str, before: set[str], job: Job, options: Mapping[str, str]) -> Iterator[Any]:
+    """The table's lock, held from when `job` has a write in flight until it has written its files and
+    waits for the lock to commit (the block runs then); released at the block's end."""
+    from hudi_ops.locks.held_lock import HeldLock
+
+    lock = HeldLock({**options, "hoodie.write.lock.wait_time_ms": "60000"},
+                    options["hoodie.write.lock.zookeeper.lock_key"])
+    await_write_in_flight(table, before, job)
+    with lock as held:
+        held.wait_for_waiters(1, timeout_s=180)
+        yield held

@@ -16,7 +16,6 @@ from kazoo.client import KazooClient
 
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import BackfillSpec
-from hudi_ops.locks.held_lock import HeldLock
 from hudi_ops.locks.job_locks import batch_lock
 from hudi_ops.read.table_overview import COMPLETED, instant_spans
 from hudi_ops.spark.__main__ import main
@@ -24,7 +23,7 @@ from hudi_ops.spark.driver_lifetime import TASK_PROCESS_ENV, task_process
 from hudi_ops.spark.jobs.batch_fence import backfill_batch, ingest_batch
 from hudi_ops.storage import Storage
 from tests.integration.lock_options import await_stopped_writes_expired, occ_options
-from tests.integration.processes import Job, await_write_in_flight
+from tests.integration.processes import Job, await_write_in_flight, waiting_to_commit
 from tests.integration.test_spark_jobs import TRIPS_TABLE, NoSpark, ingest_args
 from tests.tables import Model, job_result, read_hudi_rs, read_spark, trips, write_source
 
@@ -143,12 +142,8 @@ def test_a_write_whose_fence_was_lost_before_its_commit_fails_and_leaves_nothing
     batch = trips(NEW, range(8), ts=2)
     write_source(lake.landing / "next.parquet", batch)
     before = set(lake.completed_writes())
-    table_lock = HeldLock({**lake.options, "hoodie.write.lock.wait_time_ms": "60000"},
-                          lake.options["hoodie.write.lock.zookeeper.lock_key"])
     job = lake.start(lake.ingest("run-9"), "fenced")
-    await_write_in_flight(lake.table, before, job)
-    with table_lock as held:
-        held.wait_for_waiters(1, timeout_s=180)  # done writing, it waits to commit
+    with waiting_to_commit(lake.table, before, job, lake.options):  # done writing, it waits to commit
         fence_path = (f"{lake.options['hoodie.write.lock.zookeeper.base_path']}/"
                       f"{lake.options['hoodie.write.lock.zookeeper.lock_key']}."
                       f"{ingest_batch(Storage.for_uri(lake.landing).table_id)}")
@@ -180,15 +175,11 @@ def test_a_write_whose_task_died_ends_at_once_saying_so_and_leaves_nothing(lake)
     batch = trips(NEW, range(8), ts=2)
     write_source(lake.landing / "next.parquet", batch)
     before = set(lake.completed_writes())
-    table_lock = HeldLock({**lake.options, "hoodie.write.lock.wait_time_ms": "60000"},
-                          lake.options["hoodie.write.lock.zookeeper.lock_key"])
     task = subprocess.Popen(["sleep", "600"])  # the Airflow task process that started spark-submit
     try:
         job = Job.start(lake.ingest("run-4"), lake.root / "orphan.log", env={TASK_PROCESS_ENV: task_process(task.pid)})
         lake.jobs.append(job)
-        await_write_in_flight(lake.table, before, job)
-        with table_lock as held:
-            held.wait_for_waiters(1, timeout_s=180)  # in Hudi's commit, waiting for the lock
+        with waiting_to_commit(lake.table, before, job, lake.options):  # in Hudi's commit, waiting for the lock
             task.kill()
             task.wait()
             code = job.process.wait(timeout=60)

@@ -15,12 +15,11 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import BackfillSpec, CompactSpec, IngestSpec
-from hudi_ops.locks.held_lock import HeldLock
 from hudi_ops.sources.kafka import FAIL_ON_DATA_LOSS, STREAMER_CHECKPOINT_KEY_V2, KafkaOffsets, kafka_checkpoint
 from hudi_ops.spark.__main__ import main
 from hudi_ops.spark.kafka_connector import kafka_jars
 from tests.integration.lock_options import await_stopped_writes_expired, occ_options
-from tests.integration.processes import Job, await_write_in_flight
+from tests.integration.processes import Job, waiting_to_commit
 from tests.integration.test_spark_jobs import NoSpark
 from tests.tables import Model, job_result, read_hudi_rs, read_spark, trips, write_source
 
@@ -173,10 +172,7 @@ def test_a_job_killed_before_its_commit_is_retried_and_writes_each_key_once(topi
     before = {i.requested_time for i in MetaClient.open(topic.table).timeline().completed}
     job = Job.start(topic.ingest("run-k", hoodie_conf=options), tmp_path / "killed.log", jars=kafka_jars())
     try:
-        await_write_in_flight(topic.table, before, job)
-        with HeldLock({**options, "hoodie.write.lock.wait_time_ms": "60000"},
-                      options["hoodie.write.lock.zookeeper.lock_key"]) as held:
-            held.wait_for_waiters(1, timeout_s=180)  # its files are written, it waits to commit
+        with waiting_to_commit(topic.table, before, job, options):  # its files are written, it waits to commit
             job.kill()
     finally:
         if job.process.poll() is None:
