@@ -116,8 +116,8 @@ def props_file_text(options: Mapping[str, str]) -> str:
     for key, value in sorted(options.items()):
         line = f"{key}={value}"
         if parse_props_file(line) != {key: value}:
-            raise ConfigError(f"the option {key}={value!r} cannot be written to a properties file (line breaks, "
-                              "or blanks at its ends or in a row); remove them from the value")
+            raise ConfigError(f"the value of option {key} cannot be written to a properties file (line breaks, or "
+                              "blanks at its ends or in a row): change it, or give the setting another way")
         lines.append(f"{line}\n")
     return "".join(lines)
 

@@ -133,6 +133,10 @@ class LockHeldError(LockAcquisitionError):
     """Another process held the lock for the whole wait (ZooKeeper answered throughout)."""
 
 
+class SourceUnavailableError(HudiOpsError):
+    """A source (a Kafka broker, an object store) did not answer just now: the run is retried."""
+
+
 class JobEndedError(HudiOpsError):
     """The driver ended itself because spark-submit or the Airflow task that started it is gone: nobody
     waits for its outcome, and a retry of the task may already be at work. Nothing it had not committed

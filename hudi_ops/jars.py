@@ -6,8 +6,8 @@ Parts, in the order they are fetched:
   Java classes for it, compiled against it (hudi_ops.spark.hudi_java);
 - `s3a`: Hadoop's s3a connector and the AWS SDK it was built with (hudi_ops.spark.s3a);
 - `zookeeper`: the ZooKeeper server `make up`, the demo and the tests start (hudi_ops.local);
-- `kafka`: Spark's Kafka reader (hudi_ops.spark.kafka_connector) and the Kafka broker `make up`, the
-  demo and the tests start (hudi_ops.local.kafka_server);
+- `kafka`: Spark's Kafka reader (hudi_ops.spark.kafka_connector) and the Kafka broker the tests start
+  (hudi_ops.local.kafka_server);
 - `hadoop`: YARN's ResourceManager and NodeManager, for the tests of cluster deploy mode
   (hudi_ops.local.yarn_cluster);
 - `class-sharing`: the jobs' class-data-sharing archive, built by running each kind of job once

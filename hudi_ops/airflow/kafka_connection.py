@@ -24,6 +24,9 @@ DEFAULT_CONN_ID = "kafka_default"
 #: a consumer group's settings (and Spark's reader refuses some of them): hudi-ops reads exact ranges
 _GROUP_KEYS = ("group.id", "enable.auto.commit", "auto.offset.reset", "enable.auto.offset.store",
                "key.deserializer", "value.deserializer", "interceptor.classes")
+#: librdkafka's client-certificate files, which Java's client takes only as a key store
+_UNMAPPED = ("ssl.key.location", "ssl.certificate.location", "ssl.key.pem", "ssl.certificate.pem",
+             "ssl.keystore.location")
 _LOGIN_MODULES = {"PLAIN": "org.apache.kafka.common.security.plain.PlainLoginModule",
                   "SCRAM-SHA-256": "org.apache.kafka.common.security.scram.ScramLoginModule",
                   "SCRAM-SHA-512": "org.apache.kafka.common.security.scram.ScramLoginModule"}
@@ -42,7 +45,13 @@ def kafka_options(conn_id: str) -> dict[str, str]:
 def java_client_settings(extra: Mapping[str, Any], conn_id: str = "") -> dict[str, str]:
     """librdkafka's settings as the Java client names them (hudi_ops.sources.kafka.librdkafka_settings
     turns them back)."""
+    unmapped = sorted(set(extra) & set(_UNMAPPED))
+    if unmapped:
+        raise ConfigError(f"the Kafka connection {conn_id!r} sets {', '.join(unmapped)} (a client certificate), which "
+                          "hudi-ops cannot hand to Spark's Kafka reader yet: use SASL over SSL")
     out = {k: str(v) for k, v in extra.items() if k not in _GROUP_KEYS and not k.endswith("_cb")}
+    if out.get("ssl.endpoint.identification.algorithm") == "none":  # librdkafka's "none" is Java's ""
+        out["ssl.endpoint.identification.algorithm"] = ""
     if "sasl.mechanisms" in out:
         out["sasl.mechanism"] = out.pop("sasl.mechanisms")
     username, password = out.pop("sasl.username", None), out.pop("sasl.password", None)

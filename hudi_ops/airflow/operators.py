@@ -421,11 +421,11 @@ class HudiIngestOperator(HudiWriteOperator):
         if self.reads_kafka:
             options = spec.options()
             work = kafka_work(spec.base_path, str(spec.kafka_topic), client_settings(options),
-                              fail_on_data_loss=fails_on_data_loss(options))
+                              fail_on_data_loss=fails_on_data_loss(options), s3=self.s3)
             return None if work.events else f"nothing to ingest: {work.describe()}"
         assert spec.source_path is not None  # the spec's own check
         if spec.source_kind == "hudi":
-            upstream = upstream_work(spec.base_path, spec.source_path, spec.options())
+            upstream = upstream_work(spec.base_path, spec.source_path, spec.options(), s3=self.s3)
             return None if upstream.writes else f"nothing to ingest: {upstream.describe()}"
         work = ingest_work(spec.base_path, Storage.for_uri(spec.source_path, s3=self.s3), spec.source_format,
                            s3=self.s3)

@@ -135,6 +135,12 @@ class IngestConfig(SparkSection):
         if self.source_kind == "files" and not self.source_path:
             raise ValueError("`source_path` is required: the landing folder the ingest reads (or `source_kind: "
                              "kafka` with `kafka_topic`)")
+        if self.source_kind in ("debezium", "hudi") and self.operation != "UPSERT":
+            raise ValueError(f"`source_kind: {self.source_kind}` brings changes that say what they do: leave "
+                             "`operation` out")
+        if self.source_kind == "kafka" and self.operation == "BULK_INSERT":
+            raise ValueError("`source_kind: kafka` cannot take `operation: BULK_INSERT` (Hudi's bulk insert by rows "
+                             "commits without HoodieStreamer's checkpoint); use INSERT or UPSERT")
         if self.source_kind == "hudi" and not self.source_path:
             raise ValueError("`source_kind: hudi` needs `source_path`, the upstream Hudi table's base path")
         if self.source_kind in KAFKA_KINDS:

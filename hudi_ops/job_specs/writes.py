@@ -90,6 +90,9 @@ class IngestSpec(WriteSpec):
         if self.source_kind in KAFKA_KINDS and self.source_path:
             raise InvalidInputError("ingest: --source-path names a landing folder, which a Kafka ingest does not "
                                     "read; give --source-kind files, or leave --source-path out")
+        if self.source_kind == "kafka" and self.operation == "BULK_INSERT":
+            raise InvalidInputError("ingest: a Kafka ingest cannot --op BULK_INSERT: Hudi's bulk insert by rows "
+                                    "commits without HoodieStreamer's checkpoint; use INSERT or UPSERT")
         if self.source_kind in ("debezium", "hudi") and self.operation != "UPSERT":
             raise InvalidInputError(f"ingest: a change log's changes say themselves what they do (--op "
                                     f"{self.operation} cannot apply); leave --op out")

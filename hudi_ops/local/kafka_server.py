@@ -1,4 +1,4 @@
-"""A real Kafka broker for the tests, `make up` and the demo: one KRaft node (broker and controller in
+"""A real Kafka broker for the tests: one KRaft node (broker and controller in
 one process) on loopback, its log in a tmp folder.
 
 Its jars: Apache Kafka's server and what it needs at run time, fetched from Maven into hudi-ops' jar

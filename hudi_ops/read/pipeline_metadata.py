@@ -108,12 +108,18 @@ def extra_metadata_values(meta: MetaClient, key: str, *, archived: bool = True) 
     """(instant, value) of `key` in completed writes, the latest completed first, past the commits of
     other writers (a backfill or a table service never moves an ingest's checkpoint), on into the
     archived timeline (a long backfill pushes an ingest's last commit out of the active one)."""
+    for instant, extra in newest_extra_metadata(meta, archived=archived):
+        if value := extra.get(key):
+            yield instant, value
+
+
+def newest_extra_metadata(meta: MetaClient, *, archived: bool = True) -> Iterator[tuple[str, Mapping[str, str]]]:
+    """(instant, extra metadata) of every completed write, the latest completed first, on into the
+    archived timeline unless told not to."""
     for inst, metadata in meta.timeline().newest_writes():
-        if value := metadata.extra_metadata.get(key):
-            yield inst.requested_time, value
+        yield inst.requested_time, metadata.extra_metadata
     if not archived:
         return
     for old in meta.archived_timeline():
-        if old.action in Action.WRITE_ACTIONS and old.metadata and (
-                value := old.commit_metadata().extra_metadata.get(key)):
-            yield old.requested_time, value
+        if old.action in Action.WRITE_ACTIONS and old.metadata:
+            yield old.requested_time, old.commit_metadata().extra_metadata

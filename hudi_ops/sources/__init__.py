@@ -1,6 +1,7 @@
-"""What an ingest reads, one module per kind of source, each answering the same three questions without a
-JVM: what is new since the table's checkpoint of this source, that work cut into batches within a bound,
-and the checkpoint each batch commits with (in the commit's extra metadata, with the data):
+"""What an ingest reads, one module per kind of source, each answering the same questions without a JVM:
+what is new since the table's checkpoint of this source, that work in commits within a bound (a files
+or Kafka ingest; an upstream table's changes are one commit), and the checkpoint each commit records in
+its extra metadata, with the data:
 
 - `files`: a landing folder's files, by name (hudi_ops.sources.files);
 - `kafka`: a Kafka topic's messages, by offset, with HoodieStreamer's checkpoints (hudi_ops.sources.kafka);

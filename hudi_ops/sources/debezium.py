@@ -18,6 +18,7 @@ MYSQL_ORDERING = "_event_seq"
 #: Hudi's delete marker: a row with it true deletes its key in an upsert
 DELETED = "_hoodie_is_deleted"
 UPSERTS, DELETES = ("c", "r", "u"), ("d",)
-#: MySQL's place in its binlog as one number: the file's index, then the position in it, then the row
-#: of the event (a position is below 2^32 and a multi-row event's rows below 2^8)
+#: MySQL's place in its binlog as one number: the file's index, then the position in it (below 2^32),
+#: then the row of a multi-row event; an event of n rows is over n bytes long, so the next event's
+#: position, shifted, is past every row of this one
 POS_BITS, ROW_BITS = 32, 8

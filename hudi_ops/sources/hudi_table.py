@@ -3,14 +3,17 @@ table fed by the changes another Hudi table committed since the derived table's 
 
 The changes are the upstream's change data (Hudi's CDC query, `hoodie.table.cdc.enabled` on the
 upstream): inserts, updates and deletes, each with the row before and after. A run reads the writes
-that completed after the checkpoint, up to the newest completed when it starts (completion times, as
-Hudi 1.x's incremental queries take them); the checkpoint is the last completion time consumed, in
-hudi-ops' key (naming the upstream) and in HoodieStreamer's `streamer.checkpoint.key.v2`, as its
-HoodieIncrSource keeps it. Table services' commits (compaction, clustering) change no row and are no
-work. An upstream whose cleaner removed file versions the changes need, or whose archiver moved commits
-after the checkpoint out of its active timeline, fails the run naming both instants, never a silent
-gap; Hudi's `hoodie.datasource.read.incr.fallback.fulltablescan.enable=true` reads the upstream's whole
-snapshot instead (upserts only: rows deleted upstream since the checkpoint stay in the derived table).
+that completed after the checkpoint, up to the newest completed when it starts; the checkpoint is the
+last completion time consumed, in hudi-ops' key (naming the upstream) and in HoodieStreamer's
+`streamer.checkpoint.key.v2`, as its HoodieIncrSource keeps it. Hudi 1.1's CDC query selects commits by
+their requested times, and two writers' commits may complete in another order than they began: so it
+is asked for the range of the new writes' requested times, and only their changes are kept. A first
+run (no checkpoint) reads the upstream's snapshot: its history may be archived or cleaned already.
+Table services' commits (compaction, clustering) change no row and are no work. An upstream whose
+cleaner removed file versions the changes need, or whose archiver moved commits after the checkpoint
+out of its active timeline, fails the run naming both instants, never a silent gap; Hudi's
+`hoodie.datasource.read.incr.fallback.fulltablescan.enable=true` reads the upstream's whole snapshot
+instead (upserts only: rows deleted upstream since the checkpoint stay in the derived table).
 """
 
 from __future__ import annotations
@@ -21,8 +24,9 @@ from dataclasses import dataclass
 from hudi_ops.errors import InvalidInputError, TableNotFoundError
 from hudi_ops.format.instant import Action, Instant
 from hudi_ops.format.meta_client import MetaClient
-from hudi_ops.read.pipeline_metadata import INGEST_CHECKPOINT_KEY, IngestCheckpoint, extra_metadata_values
+from hudi_ops.read.pipeline_metadata import INGEST_CHECKPOINT_KEY, IngestCheckpoint, newest_extra_metadata
 from hudi_ops.read.service_history import cleans
+from hudi_ops.s3_settings import S3Settings
 from hudi_ops.sources.kafka import STREAMER_CHECKPOINT_KEY_V2
 from hudi_ops.storage import Storage
 
@@ -47,17 +51,24 @@ class UpstreamWork:
     source: str  # source_id()
     checkpoint: IngestCheckpoint | None  # the derived table's; its position is a completion time
     writes: tuple[Instant, ...]  # the upstream's data writes completed after it, oldest first
-    full_scan: bool = False  # the changes are gone and the options asked for the whole snapshot
+    #: read the upstream's snapshot: a first run, or the changes are gone and the options asked for it
+    full_scan: bool = False
 
     @property
     def begin(self) -> str:
-        """Where the changes to read begin (exclusive): the checkpoint's completion time, or the start."""
-        return self.checkpoint.position if self.checkpoint else "000"
+        """The checkpoint's completion time, or the start: what this run reads after."""
+        return self.checkpoint.position if self.checkpoint else "0"
 
     @property
     def end(self) -> str:
         """The last completion time this run consumes (inclusive): the checkpoint after it."""
         return max(str(w.completion_time) for w in self.writes)
+
+    @property
+    def requested_range(self) -> tuple[str, str]:
+        """(after, up to) the new writes' requested times, as Hudi's CDC query takes its range."""
+        first = min(w.requested_time for w in self.writes)
+        return str(int(first) - 1).zfill(len(first)), max(w.requested_time for w in self.writes)
 
     def commit_metadata(self) -> dict[str, str]:
         return {STREAMER_CHECKPOINT_KEY_V2: self.end}
@@ -70,11 +81,13 @@ class UpstreamWork:
         return f"{len(self.writes)} new commit(s) of upstream table {self.upstream} {since}"
 
 
-def upstream_work(base_path: str, upstream_path: str, options: Mapping[str, str]) -> UpstreamWork:
-    """What the derived table at `base_path` has not taken from the upstream table."""
-    upstream_storage = Storage.for_uri(upstream_path)
+def upstream_work(base_path: str, upstream_path: str, options: Mapping[str, str], *,
+                  s3: S3Settings | None = None) -> UpstreamWork:
+    """What the derived table at `base_path` has not taken from the upstream table; `s3`: how to reach
+    tables on S3."""
+    upstream_storage = Storage.for_uri(upstream_path, s3=s3)
     try:
-        upstream = MetaClient.open(upstream_path)
+        upstream = MetaClient.open(upstream_path, s3=s3)
     except TableNotFoundError:
         raise InvalidInputError(f"the upstream table {upstream_path} does not exist: fix the ingest's source path "
                                 "(the upstream Hudi table's base path)") from None
@@ -83,13 +96,13 @@ def upstream_work(base_path: str, upstream_path: str, options: Mapping[str, str]
                                 "not true), so its deletes cannot be read: create it with CDC on, or feed the derived "
                                 "table from the upstream's own source")
     source = source_id(upstream_storage)
-    checkpoint = _checkpoint(base_path, source)
+    checkpoint = _checkpoint(base_path, source, s3)
     timeline = upstream.timeline()
     writes = tuple(sorted((i for i, metadata in timeline.newest_writes()
                            if not _is_service(metadata.operation_type)
                            and (checkpoint is None or str(i.completion_time) > checkpoint.position)),
                           key=lambda i: str(i.completion_time)))
-    work = UpstreamWork(upstream_path, source, checkpoint, writes)
+    work = UpstreamWork(upstream_path, source, checkpoint, writes, full_scan=checkpoint is None)
     if not writes or checkpoint is None:
         return work
     gone = _gone(upstream, checkpoint, writes)
@@ -110,18 +123,18 @@ def _is_service(operation: str | None) -> bool:
     return (operation or "").lower() in _SERVICE_OPERATIONS
 
 
-def _checkpoint(base_path: str, source: str) -> IngestCheckpoint | None:
-    """The derived table's newest checkpoint of the upstream: hudi-ops' own, else HoodieIncrSource's."""
+def _checkpoint(base_path: str, source: str, s3: S3Settings | None) -> IngestCheckpoint | None:
+    """The derived table's newest checkpoint of the upstream: hudi-ops' own, or HoodieIncrSource's (a
+    completion time under HoodieStreamer's key; a Kafka checkpoint there names its topic)."""
     try:
-        meta = MetaClient.open(base_path)
+        meta = MetaClient.open(base_path, s3=s3)
     except TableNotFoundError:
         return None
-    for instant, value in extra_metadata_values(meta, INGEST_CHECKPOINT_KEY):
-        checkpoint = IngestCheckpoint.parse(instant, value)
-        if checkpoint is not None and checkpoint.source == source:
-            return checkpoint
-    for instant, value in extra_metadata_values(meta, STREAMER_CHECKPOINT_KEY_V2):
-        if value.isdigit():  # a completion time: HoodieIncrSource's (a Kafka checkpoint names its topic)
+    for instant, extra in newest_extra_metadata(meta):
+        own = IngestCheckpoint.parse(instant, extra.get(INGEST_CHECKPOINT_KEY, ""))
+        if own is not None and own.source == source:
+            return own
+        if (value := extra.get(STREAMER_CHECKPOINT_KEY_V2, "")).isdigit():
             return IngestCheckpoint(instant, source, value)
     return None
 
@@ -136,8 +149,8 @@ def _gone(upstream: MetaClient, checkpoint: IngestCheckpoint, writes: tuple[Inst
         return (f"its archiver moved commit {oldest.requested_time} (completed {oldest.completion_time}) and "
                 f"{len(archived) - 1} more after the checkpoint out of its active timeline")
     last = cleans(upstream, latest=1)
-    first = writes[0]
-    if last and last[0].earliest_commit_to_retain and first.requested_time < last[0].earliest_commit_to_retain:
+    first = min(w.requested_time for w in writes)
+    if last and last[0].earliest_commit_to_retain and first < last[0].earliest_commit_to_retain:
         return (f"its clean {last[0].instant} kept file versions from commit {last[0].earliest_commit_to_retain} on, "
-                f"and the changes begin with commit {first.requested_time}")
+                f"and the changes begin with commit {first}")
     return None

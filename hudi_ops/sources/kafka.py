@@ -18,12 +18,13 @@ Asked in Python (confluent-kafka, the client of Airflow's Kafka provider), witho
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from hudi_ops.errors import ConfigError, InvalidInputError, TableNotFoundError
+from hudi_ops.errors import ConfigError, InvalidInputError, SourceUnavailableError, TableNotFoundError
 from hudi_ops.format.meta_client import MetaClient
-from hudi_ops.read.pipeline_metadata import INGEST_CHECKPOINT_KEY, IngestCheckpoint, extra_metadata_values
+from hudi_ops.read.pipeline_metadata import INGEST_CHECKPOINT_KEY, IngestCheckpoint, newest_extra_metadata
+from hudi_ops.s3_settings import S3Settings
 
 #: HoodieStreamer's checkpoint keys in a commit's extra metadata (Hudi's StreamerCheckpointV2 and V1)
 STREAMER_CHECKPOINT_KEY_V2 = "streamer.checkpoint.key.v2"
@@ -92,37 +93,24 @@ class KafkaCheckpoint:
 
 
 def kafka_checkpoint(meta: MetaClient, topic: str) -> KafkaCheckpoint | None:
-    """The newest completed commit's checkpoint of `topic` (HoodieStreamer's v2 key, else its v1 key),
-    active or archived; None before the topic's first ingest."""
-    runs = {cp.instant: cp.run for cp in _own_checkpoints(meta, topic)}
-    for instant, text in _streamer_values(meta):
+    """The newest completed commit's checkpoint of `topic`, active or archived: HoodieStreamer's (its v2 key,
+    else its v1 key) or hudi-ops' own beside it, which holds the same offsets (a write that skips Hudi's
+    pre-commit step, such as a bulk insert by rows, leaves HoodieStreamer's out); None before the topic's
+    first ingest."""
+    for instant, extra in newest_extra_metadata(meta):
+        own = IngestCheckpoint.parse(instant, extra.get(INGEST_CHECKPOINT_KEY, ""))
+        if own is not None and own.source == source_id(topic):
+            return KafkaCheckpoint(instant, KafkaOffsets.parse(own.position), own.run)
+        text = extra.get(STREAMER_CHECKPOINT_KEY_V2) or extra.get(STREAMER_CHECKPOINT_KEY_V1)
+        if not text:
+            continue
         try:
             offsets = KafkaOffsets.parse(text)
         except ValueError:
-            continue  # another source's checkpoint (files, an upstream table) under HoodieStreamer's key
+            continue  # another source's checkpoint (an upstream table's completion time) under HoodieStreamer's key
         if offsets.topic == topic:
-            return KafkaCheckpoint(instant, offsets, runs.get(instant, ""))
+            return KafkaCheckpoint(instant, offsets)
     return None
-
-
-def _streamer_values(meta: MetaClient) -> Iterator[tuple[str, str]]:
-    """(instant, checkpoint) of every completed write, newest first, each by its v2 key or else its v1 key."""
-    for inst, metadata in meta.timeline().newest_writes():
-        extra = metadata.extra_metadata
-        if text := extra.get(STREAMER_CHECKPOINT_KEY_V2) or extra.get(STREAMER_CHECKPOINT_KEY_V1):
-            yield inst.requested_time, text
-    for old in meta.archived_timeline():
-        if old.metadata and old.action in ("commit", "deltacommit", "replacecommit"):
-            extra = old.commit_metadata().extra_metadata
-            if text := extra.get(STREAMER_CHECKPOINT_KEY_V2) or extra.get(STREAMER_CHECKPOINT_KEY_V1):
-                yield old.requested_time, text
-
-
-def _own_checkpoints(meta: MetaClient, topic: str) -> Iterator[IngestCheckpoint]:
-    for instant, value in extra_metadata_values(meta, INGEST_CHECKPOINT_KEY, archived=False):
-        checkpoint = IngestCheckpoint.parse(instant, value)
-        if checkpoint is not None and checkpoint.source == source_id(topic):
-            yield checkpoint
 
 
 @dataclass(frozen=True)
@@ -196,11 +184,12 @@ class KafkaWork:
 
 
 def kafka_work(base_path: str, topic: str, client: Mapping[str, str], *, fail_on_data_loss: bool = True,
-               meta: MetaClient | None = None) -> KafkaWork:
+               s3: S3Settings | None = None) -> KafkaWork:
     """What the table's ingest of `topic` has not taken, up to the topic's end offsets now. `client`: the
-    Kafka client's settings (Java names, as Spark's reader takes them without their `kafka.` prefix)."""
+    Kafka client's settings (Java names, as Spark's reader takes them without their `kafka.` prefix);
+    `s3`: how to reach a table on S3."""
     try:
-        checkpoint = kafka_checkpoint(meta or MetaClient.open(base_path), topic)
+        checkpoint = kafka_checkpoint(MetaClient.open(base_path, s3=s3), topic)
     except TableNotFoundError:
         checkpoint = None
     earliest, end = watermarks(topic, client)
@@ -235,22 +224,28 @@ def watermarks(topic: str, client: Mapping[str, str]) -> tuple[dict[int, int], d
         from confluent_kafka import Consumer, KafkaException, TopicPartition
     except ImportError:
         raise ConfigError("reading Kafka needs confluent-kafka: install hudi-ops[kafka]") from None
-    consumer = Consumer({**librdkafka_settings(client), "group.id": "hudi-ops-offsets", "enable.auto.commit": False})
+    settings = librdkafka_settings(client)
+    try:
+        consumer = Consumer({**settings, "group.id": "hudi-ops-offsets", "enable.auto.commit": False})
+    except KafkaException as e:
+        raise ConfigError(f"the Kafka client refuses the ingest's settings: {e}; fix the Kafka connection") from None
     try:
         topics = consumer.list_topics(topic, timeout=_TIMEOUT_S).topics
         found = topics.get(topic)
-        if found is None or found.error is not None or not found.partitions:
-            why = found.error.str() if found is not None and found.error is not None else "it has no partitions"
-            raise InvalidInputError(f"Kafka topic {topic} cannot be read at {client.get('bootstrap.servers')}: {why}; "
-                                    "check the topic's name and the ingest's Kafka connection")
+        if found is None or not found.partitions:
+            raise InvalidInputError(f"Kafka topic {topic} does not exist at {client.get('bootstrap.servers')}: check "
+                                    "the topic's name and the ingest's Kafka connection")
+        if found.error is not None:
+            raise SourceUnavailableError(f"Kafka topic {topic} cannot be read at {client.get('bootstrap.servers')} "
+                                         f"just now: {found.error.str()}; retried")
         earliest, end = {}, {}
         for p in sorted(found.partitions):
             low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=_TIMEOUT_S)
             earliest[p], end[p] = low, high
         return earliest, end
     except KafkaException as e:
-        raise InvalidInputError(f"Kafka at {client.get('bootstrap.servers')} did not answer for topic {topic}: "
-                                f"{e}; check the ingest's Kafka connection") from None
+        raise SourceUnavailableError(f"Kafka at {client.get('bootstrap.servers')} did not answer for topic {topic}: "
+                                     f"{e}; retried (if it lasts, check the ingest's Kafka connection)") from None
     finally:
         consumer.close()
 
@@ -258,6 +253,14 @@ def watermarks(topic: str, client: Mapping[str, str]) -> tuple[dict[int, int], d
 def fails_on_data_loss(options: Mapping[str, str]) -> bool:
     """Whether lost offsets fail the run (hudi-ops' default), by the options' FAIL_ON_DATA_LOSS."""
     return options.get(FAIL_ON_DATA_LOSS, "true").strip().lower() != "false"
+
+
+def max_events(options: Mapping[str, str]) -> int:
+    """HoodieStreamer's bound of messages per commit among the options; 0: none."""
+    text = options.get(MAX_EVENTS, "0").strip() or "0"
+    if not text.isdigit():
+        raise ConfigError(f"{MAX_EVENTS}={text!r} is not a count of messages; give a whole number (0: no bound)")
+    return int(text)
 
 
 def client_settings(options: Mapping[str, str]) -> dict[str, str]:
@@ -276,6 +279,8 @@ def librdkafka_settings(client: Mapping[str, str]) -> dict[str, str]:
             out[f"sasl.{name}"] = jaas.split(marker, 1)[1].split('"', 1)[0]
     if client.get("ssl.truststore.location") and client.get("ssl.truststore.type", "").upper() == "PEM":
         out["ssl.ca.location"] = client["ssl.truststore.location"]
+    if out.get("ssl.endpoint.identification.algorithm") == "":  # Java's "" is librdkafka's "none"
+        out["ssl.endpoint.identification.algorithm"] = "none"
     if "bootstrap.servers" not in out:
         raise ConfigError("the Kafka ingest needs its brokers: give kafka.bootstrap.servers (the Kafka connection's "
                           "bootstrap.servers)")

@@ -41,11 +41,13 @@ def main(argv: Sequence[str] | None = None, *, spark: Any | None = None) -> int:
         with _Session(spark, job) as session:
             result = _run(spec, resolve_job_options(spec.JOB, spec.options()), session)
         report(result)
+        finished()  # from here the job keeps the outcome it reported, whatever ends it
         return EXIT_OK
     except (Exception, DriverEnded) as e:  # every failure ends with the JSON line: the operator reads it
         error = _as_error(e)
         code = exit_code(error)
         report(JobFailure(job, code, type(error).__name__, str(error)))
+        finished()
         if code == EXIT_FAILED and not isinstance(error, JobEndedError):  # the unforeseen: keep the trace
             # (Java's too) for the log
             traceback.print_exception(e.__cause__ or e, file=sys.stderr)
@@ -129,6 +131,4 @@ class _Session:
 
 if __name__ == "__main__":
     end_with_spark_submit_and_task()
-    code = main()
-    finished()
-    sys.exit(code)
+    sys.exit(main())

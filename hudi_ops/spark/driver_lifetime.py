@@ -113,6 +113,7 @@ def end_with_spark_submit_and_task() -> None:
 
 
 def finished() -> None:
-    """The job has reported its outcome: from now on it ends on its own."""
+    """The job has reported its outcome: from now on it ends on its own (a signal would only turn the
+    outcome it reported into a traceback)."""
     _finished.set()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 
 import pytest
 
@@ -58,3 +59,34 @@ def test_the_java_clients_sasl_login_becomes_librdkafkas():
                         "sasl.mechanism": "PLAIN", "sasl.username": "u", "sasl.password": "p w"}
     with pytest.raises(ConfigError, match=r"kafka\.bootstrap\.servers"):
         librdkafka_settings({})
+
+
+def test_an_airflow_kafka_connection_becomes_the_java_clients_settings_and_back():
+    from hudi_ops.airflow.kafka_connection import java_client_settings
+
+    extra = {"bootstrap.servers": "127.0.0.1:9092", "security.protocol": "SASL_SSL", "sasl.mechanisms": "SCRAM-SHA-512",
+             "sasl.username": "reader", "sasl.password": "s3cret", "ssl.ca.location": "/etc/ca.pem",
+             "ssl.endpoint.identification.algorithm": "none", "group.id": "airflow", "enable.auto.commit": "false",
+             "error_cb": "my.module.cb"}
+    java = java_client_settings(extra, "kafka_default")
+    assert java == {"bootstrap.servers": "127.0.0.1:9092", "security.protocol": "SASL_SSL",
+                    "sasl.mechanism": "SCRAM-SHA-512", "ssl.truststore.location": "/etc/ca.pem",
+                    "ssl.truststore.type": "PEM", "ssl.endpoint.identification.algorithm": "",
+                    "sasl.jaas.config": 'org.apache.kafka.common.security.scram.ScramLoginModule required '
+                                        'username="reader" password="s3cret";'}
+    back = librdkafka_settings(java)  # what the job's look at the offsets connects with
+    assert back == {"bootstrap.servers": "127.0.0.1:9092", "security.protocol": "SASL_SSL",
+                    "sasl.mechanism": "SCRAM-SHA-512", "sasl.username": "reader", "sasl.password": "s3cret",
+                    "ssl.ca.location": "/etc/ca.pem", "ssl.endpoint.identification.algorithm": "none"}
+
+
+@pytest.mark.parametrize(("extra", "said"), [
+    ({}, "names no brokers"),
+    ({"bootstrap.servers": "b:9092", "ssl.key.location": "/k.pem"}, "ssl.key.location (a client certificate)"),
+    ({"bootstrap.servers": "b:9092", "sasl.mechanism": "GSSAPI", "sasl.username": "u"}, "SASL GSSAPI"),
+])
+def test_a_kafka_connection_hudi_ops_cannot_pass_on_is_refused_naming_why(extra, said):
+    from hudi_ops.airflow.kafka_connection import java_client_settings
+
+    with pytest.raises(ConfigError, match=re.escape(said)):
+        java_client_settings(extra, "kafka_default")

@@ -75,11 +75,12 @@ def write(spark: Any, frame: Any, target: TargetTable, options: Mapping[str, str
 
 def _save(spark: Any, frame: Any, base_path: str, options: Mapping[str, str], commit_metadata: Mapping[str, str]
           ) -> None:
-    if hudi_loads(spark, DATASOURCE_WRITE.name):
+    if commit_metadata and hudi_loads(spark, DATASOURCE_WRITE.name):
         spark.sparkContext._jvm.hudiops.write.DatasourceWrite.save(frame._jdf, base_path, dict(options),
                                                                    dict(commit_metadata))
         return
-    if commit_metadata:  # a Hudi of the user's own, without hudi-ops' classes
+    if commit_metadata:  # a Hudi of the user's own, without hudi-ops' classes: hudi-ops' own keys still hold
+        # the checkpoint, only HoodieStreamer cannot resume from this commit
         print(f"hudi_ops.spark: warning: {DATASOURCE_WRITE.missing} ({', '.join(commit_metadata)}): pass every "
               "jar `python -m hudi_ops.jars hudi` prints", file=sys.stderr, flush=True)
     frame.write.format("hudi").options(**options).mode("append").save(base_path)

@@ -23,12 +23,12 @@ from hudi_ops.job_specs.results import ALREADY_COMMITTED, JobResult, since
 from hudi_ops.read.pipeline_metadata import INGEST_CHECKPOINT_KEY
 from hudi_ops.sources.kafka import (
     CLIENT_PREFIX,
-    MAX_EVENTS,
     KafkaBatch,
     KafkaWork,
     client_settings,
     fails_on_data_loss,
     kafka_work,
+    max_events,
     source_id,
 )
 from hudi_ops.spark.jobs import hudi_write
@@ -38,7 +38,7 @@ from hudi_ops.spark.jobs.table_creation import TableCreation
 from hudi_ops.spark.jobs.target import TargetTable, resolve_target
 from hudi_ops.spark.sources import arrow_schema
 from hudi_ops.spark.sources.debezium import read_changes
-from hudi_ops.spark.sources.kafka import read_batch
+from hudi_ops.spark.sources.kafka import read_batch, table_columns
 
 
 def run(spec: IngestSpec, options: dict[str, str], spark: Callable[[], Any]) -> JobResult:
@@ -52,12 +52,15 @@ def run(spec: IngestSpec, options: dict[str, str], spark: Callable[[], Any]) -> 
         started = time.perf_counter()
         target = resolve_target(spec.base_path, hudi_options, **spec.table_settings())
         work = kafka_work(spec.base_path, topic, client, fail_on_data_loss=fails_on_data_loss(options))
-        batches = work.batches(spec.source_limit_events or int(options.get(MAX_EVENTS) or 0))
+        batches = work.batches(spec.source_limit_events or max_events(options))
         if not batches:
             return _nothing_to_do(spec, work, started)
         result = JobResult("ingest")
         for batch in batches:
-            frame, target = _read(spark(), spec, batch, client, target, hudi_options)
+            read = _read(spark(), spec, batch, client, target, hudi_options)
+            if read is None:  # tombstones only: the next batch's commit records the offsets past them
+                continue
+            frame, target = read
             check_input_schema(arrow_schema(frame), target, hudi_options,
                                f"topic {topic} from {batch.start} to {batch.end}", keys_only=spec.operation == "DELETE")
             run_id, write_options = hudi_write.write_options(
@@ -69,16 +72,26 @@ def run(spec: IngestSpec, options: dict[str, str], spark: Callable[[], Any]) -> 
             result = result.plus(written.commit, checkpoint=str(batch.end), after_commit=written.after_commit)
             if not target.exists:  # the next batch writes to the table this one made
                 target = resolve_target(spec.base_path, hudi_options, **spec.table_settings())
+        if not result.commits:
+            return dataclasses.replace(_nothing_to_do(spec, work, started), reason=(
+                f"nothing to ingest: the {work.events} new message(s) in topic {topic} are tombstones (null values), "
+                "which carry no row; the next commit records the offsets past them"))
         return dataclasses.replace(result, durations_ms=since(started))
 
 
 def _read(spark: Any, spec: IngestSpec, batch: KafkaBatch, client: dict[str, str], target: TargetTable,
-          options: dict[str, str]) -> tuple[Any, TargetTable]:
-    """The batch's rows, and the table they go to: a change log's is ordered by its ordering column."""
+          options: dict[str, str]) -> tuple[Any, TargetTable] | None:
+    """The batch's rows, and the table they go to (a change log's is ordered by its ordering column);
+    None when the batch holds tombstones only."""
+    known = table_columns(target)
     if spec.source_kind != "debezium":
-        return read_batch(spark, batch, client), target
-    frame, column = read_changes(spark, batch, client)
-    if column is None or target.ordering_field == column:
+        frame = read_batch(spark, batch, client, known)
+        return None if frame is None else (frame, target)
+    changes = read_changes(spark, batch, client, known, target.partition_fields)
+    if changes is None:
+        return None
+    frame, column = changes
+    if target.ordering_field == column:
         return frame, target
     if spec.ordering_field not in (None, column):
         raise InvalidInputError(f"a change log is ordered by its place in the database's log ({column}), not by "

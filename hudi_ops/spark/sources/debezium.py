@@ -3,6 +3,8 @@ image, Hudi's delete marker for deletes, and its place in the database's log as 
 
 from __future__ import annotations
 
+import functools
+import operator
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,24 +19,26 @@ from hudi_ops.sources.debezium import (
     UPSERTS,
 )
 from hudi_ops.sources.kafka import KafkaBatch
-from hudi_ops.spark.sources.kafka import messages, parsed_values, refuse_first_bad
+from hudi_ops.spark.sources.kafka import messages, parsed_values, refuse_first_bad, with_known_types
 
 
-def read_changes(spark: Any, batch: KafkaBatch, client: Mapping[str, str]) -> tuple[Any, str | None]:
-    """(the rows, the ordering column); None when the batch holds no change (tombstones only)."""
+def read_changes(spark: Any, batch: KafkaBatch, client: Mapping[str, str], known: Any | None,
+                 partition_fields: tuple[str, ...]) -> tuple[Any, str] | None:
+    """(the rows, the ordering column); None when the batch holds no change (tombstones only). `known`:
+    the table's columns (a Spark schema), whose types the row images take."""
     from pyspark.sql import functions as F
 
     topic = batch.end.topic
-    parsed = parsed_values(spark, messages(spark, batch, client), topic, _envelope)
-    if not parsed.take(1):
-        return parsed.select("v.*"), None
+    parsed = parsed_values(spark, messages(spark, batch, client), topic, lambda inferred: _envelope(inferred, known))
+    if parsed is None:
+        return None
     change = "v.payload" if "payload" in parsed.schema["v"].dataType.names else "v"
     op = F.col(f"{change}.op")
     refuse_first_bad(parsed.where(~op.isin(*UPSERTS, *DELETES) | op.isNull()), topic,
                      "is a Debezium change hudi-ops cannot apply (op c, r, u and d only)")
-    source = parsed.schema["v"].dataType
-    source = source["payload"].dataType if change == "v.payload" else source
-    names = source["source"].dataType.names
+    envelope = parsed.schema["v"].dataType
+    envelope = envelope["payload"].dataType if change == "v.payload" else envelope
+    names = envelope["source"].dataType.names
     if "lsn" in names:
         column, order = POSTGRES_ORDERING, F.col(f"{change}.source.lsn").cast("long")
     elif "file" in names and "pos" in names:
@@ -51,13 +55,22 @@ def read_changes(spark: Any, batch: KafkaBatch, client: Mapping[str, str]) -> tu
     refuse_first_bad(parsed.where(image.isNull() | order.isNull()), topic,
                      "is a Debezium change without its row (a delete needs `before`: the table's REPLICA IDENTITY "
                      "must give the key) or without its place in the log")
+    if partition_fields:  # a delete goes to its key's partition, which `before` must name
+        columns = envelope["before"].dataType.names
+        unplaced = functools.reduce(operator.or_, (F.col(f"{change}.before.{p}").isNull() if p in columns
+                                                   else F.lit(True) for p in partition_fields))
+        refuse_first_bad(parsed.where(op.isin(*DELETES) & unplaced), topic,
+                         f"is a delete whose row before names no {', '.join(partition_fields)} (the table's "
+                         "partition): give the source table REPLICA IDENTITY FULL (Postgres) or full row images "
+                         "(MySQL's binlog_row_image=FULL), or a global index to this table")
     rows = parsed.select(image.alias("row"), op.isin(*DELETES).alias(DELETED), order.alias(column))
     return rows.select("row.*", DELETED, column), column
 
 
-def _envelope(inferred: Any) -> Any:
+def _envelope(inferred: Any, known: Any | None) -> Any:
     """The schema to parse the changes with: `before` and `after` of one row type (a batch of creates
-    infers `before` as a null's text, a batch of deletes `after`)."""
+    infers `before` as a null's text, a batch of deletes `after`), typed as the table's columns where it
+    has them."""
     from pyspark.sql.types import StructField, StructType
 
     wrapped = "payload" in inferred.names and "op" not in inferred.names
@@ -71,6 +84,9 @@ def _envelope(inferred: Any) -> Any:
         raise InvalidInputError("the Debezium changes carry no row (neither before nor after is an object)")
     row = images[0] if len(images) == 1 else StructType(
         [*images[0].fields, *(f for f in images[1].fields if f.name not in images[0].names)])
+    if known is not None:  # the table's own columns of a change log's rows
+        own = StructType([f for f in known.fields if f.name not in (DELETED, POSTGRES_ORDERING, MYSQL_ORDERING)])
+        row = with_known_types(row, own)
     fields = [StructField(f.name, row if f.name in ("before", "after") else f.dataType) for f in change.fields]
     for name in ("before", "after"):
         if name not in change.names:

@@ -1,6 +1,6 @@
 """An upstream Hudi table's changes (hudi_ops.sources.hudi_table) as the rows the derived table upserts:
-Hudi's CDC query over the run's completion times, each key's last change (its row after, or its row
-before with Hudi's delete marker for a delete), then the optional SQL transform."""
+Hudi's CDC query of the run's new writes, each key's last change (its row after, or its row before with
+Hudi's delete marker for a delete), or the upstream's snapshot; then the optional SQL transform."""
 
 from __future__ import annotations
 
@@ -27,10 +27,12 @@ def read_upstream(spark: Any, work: UpstreamWork, record_keys: tuple[str, ...], 
     if work.full_scan:
         rows = snapshot.select(*row.names, F.lit(False).alias(DELETED))
     else:
+        after, up_to = work.requested_range
         changes = (spark.read.format("hudi").option("hoodie.datasource.query.type", "incremental")
                    .option("hoodie.datasource.query.incremental.format", "cdc")
-                   .option("hoodie.datasource.read.begin.instanttime", work.begin)
-                   .option("hoodie.datasource.read.end.instanttime", work.end).load(work.upstream))
+                   .option("hoodie.datasource.read.begin.instanttime", after)
+                   .option("hoodie.datasource.read.end.instanttime", up_to).load(work.upstream)
+                   .where(F.col("ts_ms").isin(*(w.requested_time for w in work.writes))))
         deleted = F.col("op") == "d"
         image = F.from_json(F.when(deleted, F.col("before")).otherwise(F.col("after")), row)
         missing = [k for k in record_keys if k not in row.names]

@@ -14,11 +14,45 @@ from hudi_ops.errors import InvalidInputError
 from hudi_ops.sources.kafka import CLIENT_PREFIX, KafkaBatch
 
 _CORRUPT = "_corrupt_record"
+#: Hudi's columns of its own in a table's rows, which a write makes anew
+HUDI_META_COLUMNS = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path",
+                     "_hoodie_file_name", "_hoodie_operation")
 
 
-def read_batch(spark: Any, batch: KafkaBatch, client: Mapping[str, str]) -> Any:
-    """The batch's JSON objects as rows."""
-    return parsed_values(spark, messages(spark, batch, client), batch.end.topic).select("v.*")
+def read_batch(spark: Any, batch: KafkaBatch, client: Mapping[str, str], known: Any | None) -> Any | None:
+    """The batch's JSON objects as rows, their columns typed as the table's (`known`, a Spark schema) where
+    it has them; None when the batch holds no value (tombstones only)."""
+    parsed = parsed_values(spark, messages(spark, batch, client), batch.end.topic,
+                           lambda inferred: with_known_types(inferred, known))
+    return None if parsed is None else parsed.select("v.*")
+
+
+def with_known_types(inferred: Any, known: Any | None) -> Any:
+    """The table's columns with its types (a field null in every message of a batch is read as text, one
+    missing from all of them not at all), then the batch's new ones."""
+    from pyspark.sql.types import StructType
+
+    if known is None:
+        return inferred
+    return StructType([*known.fields, *(f for f in inferred.fields if f.name not in known.names)])
+
+
+def table_columns(target: Any) -> Any | None:
+    """The table's data columns as a Spark schema (Hudi's own columns left out); None for a new table."""
+    from pyspark.sql.pandas.types import from_arrow_type
+    from pyspark.sql.types import StructField, StructType
+
+    if target.schema is None:
+        return None
+    fields = []
+    for f in target.schema:
+        if f.name in HUDI_META_COLUMNS:
+            continue
+        try:
+            fields.append(StructField(f.name, from_arrow_type(f.type)))
+        except (TypeError, ValueError):
+            continue  # a type Spark's Arrow conversion lacks: the batch's own reading of it stands
+    return StructType(fields)
 
 
 def messages(spark: Any, batch: KafkaBatch, client: Mapping[str, str]) -> Any:
@@ -37,9 +71,10 @@ def messages(spark: Any, batch: KafkaBatch, client: Mapping[str, str]) -> Any:
         "partition", "offset", F.col("value").cast("string").alias("json"))
 
 
-def parsed_values(spark: Any, values: Any, topic: str, shape: Callable[[Any], Any] | None = None) -> Any:
+def parsed_values(spark: Any, values: Any, topic: str, shape: Callable[[Any], Any] | None = None) -> Any | None:
     """`values` with each JSON object parsed as `v`, by the schema Spark infers from them (`shape` makes
-    it the one to parse with); a value that is not a JSON object fails the run naming its offset."""
+    it the one to parse with); None when there is no value. A value that is not a JSON object fails the
+    run naming its offset."""
     from pyspark.sql import DataFrame
     from pyspark.sql import functions as F
     from pyspark.sql.types import StringType, StructField, StructType
@@ -49,6 +84,7 @@ def parsed_values(spark: Any, values: Any, topic: str, shape: Callable[[Any], An
     columns = StructType([f for f in inferred.fields if f.name != _CORRUPT])
     if not columns.fields:
         refuse_first_bad(values, topic)
+        return None
     if shape is not None:
         columns = shape(columns)
     schema = StructType([*columns.fields, StructField(_CORRUPT, StringType())])
@@ -59,13 +95,16 @@ def parsed_values(spark: Any, values: Any, topic: str, shape: Callable[[Any], An
 
 
 def refuse_first_bad(bad: Any, topic: str, why: str = "is not a JSON object") -> None:
-    """Fail the run naming the first of the `bad` messages (`partition`, `offset`, `json`), if any."""
-    first = bad.orderBy("partition", "offset").select("partition", "offset", "json").limit(1).collect()
+    """Fail the run naming the first of the `bad` messages (`partition`, `offset`, `json`), if any; the
+    message's content stays out of the error (and so out of logs): it may be anyone's data."""
+    from pyspark.sql import functions as F
+
+    first = bad.orderBy("partition", "offset").select("partition", "offset", F.length("json")).limit(1).collect()
     if first:
-        partition, offset, text = first[0]
+        partition, offset, length = first[0]
         raise InvalidInputError(
-            f"the message at topic {topic} partition {partition} offset {offset} {why} ({text[:200]!r}); nothing "
-            "was written or skipped, and the ingest stops at it until it can be read")
+            f"the message at topic {topic} partition {partition} offset {offset} ({length} characters) {why}; its "
+            "batch was not written and nothing was skipped: the ingest stops at it until it can be read")
 
 
 def _partitions_json(batch: KafkaBatch) -> str:
