@@ -245,3 +245,21 @@ def test_each_topic_keeps_its_checkpoint_beside_a_backfill_at_once_a_compaction_
         code, idle = t.run(t.ingest("again", hoodie_conf=options), spark=NoSpark())
         assert code == 0 and "0 new message(s)" in idle["reason"], idle
     assert topic.read() == topic.model.expected()
+
+
+def test_tombstones_alone_make_no_commit_and_the_next_commit_records_the_offsets_past_them(topic):
+    topic.produce(trips("2026-11-20", range(3), ts=1))
+    assert topic.run(topic.ingest("rows"))[0] == 0
+    producer = Producer({"bootstrap.servers": topic.kafka.bootstrap_servers})
+    for i in range(3):  # a compacted topic's deletes: keys with null values
+        producer.produce(topic.name, key=f"2026-11-20-{i:04d}".encode(), value=None)
+    assert producer.flush(30) == 0
+    del producer
+    code, result = topic.run(topic.ingest("tombstones"))
+    assert code == 0 and result["instant"] is None and "tombstones" in result["reason"], result
+    topic.produce(trips("2026-11-21", range(2), ts=2))
+    code, result = topic.run(topic.ingest("more"))
+    assert code == 0 and result["commits"] == 1 and result["inserts"] == 2, result
+    assert last_commit_extra(topic.table)[STREAMER_CHECKPOINT_KEY_V2] == str(KafkaOffsets.of(topic.name,
+                                                                                             topic.end_offsets()))
+    assert topic.read() == topic.model.expected()
