@@ -69,15 +69,19 @@ def yarn(tmp_path_factory):
 
 
 class Argv:
-    """The command lines of this test's processes (spark-submit, the YARN daemons and their containers),
-    sampled while jobs run: none may show a `hoodie.*` option."""
+    """The command lines of this test's processes (its spark-submits, YARN's containers), sampled while jobs
+    run: none may show a `hoodie.*` option. Processes this worker had before the block (the YARN daemons;
+    an earlier test's client-mode job, whose options file is `hoodie.properties`, ending as this one
+    starts) are not this test's: told apart by pid and start time, as a pid is reused."""
 
     def __init__(self, *secrets: str) -> None:
         self.secrets, self.seen, self.sampled = secrets, set(), 0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._before: set[tuple[int, str]] = set()
 
     def __enter__(self) -> Argv:
+        self._before = {(pid, _started(pid)) for pid in _descendants(os.getpid())}
         self._thread.start()
         return self
 
@@ -88,12 +92,22 @@ class Argv:
     def _sample(self) -> None:
         while not self._stop.wait(0.2):
             for pid in _descendants(os.getpid()):
+                if (pid, _started(pid)) in self._before:
+                    continue
                 try:
                     argv = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
                 except OSError:
                     continue
                 self.sampled += 1
                 self.seen.update(s for s in self.secrets if s in argv)
+
+
+def _started(pid: int) -> str:
+    """A process's start time (field 22 of its stat), "" once it is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except OSError:
+        return ""
 
 
 def _descendants(root: int) -> set[int]:
