@@ -150,10 +150,10 @@ def test_writers_of_one_file_group_one_conflicts_and_commits_on_rerun(make_table
 
 @pytest.mark.parametrize("where", ["local"], indirect=True)  # Hudi's conflict check, not the storage, is the point
 def test_two_writers_inserting_one_new_key_at_once_both_commit_it_under_a_check_by_file_group(make_table):
-    """Hudi's limit, which the README states (the chaos run's table type): OCC compares the file groups
+    """Hudi's limit, which docs/concurrency.md states (the chaos run's table type): OCC compares the file groups
     two writes touched, and each writer puts a key that is not in the table yet into a file group of its
     own, so neither conflicts and the key is in the table twice (apache/hudi#9831). Should this fail
-    with exit 3, either Hudi closed the gap (fix the README) or the second writer looked its keys up only
+    with exit 3, either Hudi closed the gap (fix docs/concurrency.md) or the second writer looked its keys up only
     after the first had committed (the writers start together, so that takes a stall of seconds)."""
     table = make_table("MERGE_ON_READ")
     a, b = trips(DAY3, range(0, 10), ts=2, fare=50.0), trips(DAY3, range(5, 15), ts=3, fare=60.0)
@@ -165,7 +165,7 @@ def test_two_writers_inserting_one_new_key_at_once_both_commit_it_under_a_check_
 
 @pytest.mark.parametrize("where", ["local"], indirect=True)
 def test_under_a_bucket_index_two_writers_inserting_one_new_key_at_once_conflict_and_the_rerun_updates_it(make_table):
-    """The README's remedy: with a bucket index Hudi checks conflicts by bucket, so of two writers that
+    """docs/concurrency.md's remedy: with a bucket index Hudi checks conflicts by bucket, so of two writers that
     insert one new key at once the second conflicts, and its re-run finds the key and updates it."""
     table = make_table(table_options={"hoodie.index.type": "BUCKET", "hoodie.bucket.index.num.buckets": "2"})
     a, b = trips(DAY3, range(0, 10), ts=2, fare=50.0), trips(DAY3, range(5, 15), ts=3, fare=60.0)
