@@ -382,11 +382,10 @@ class HudiIngestOperator(HudiWriteOperator):
     """`ingest`: what the table's ingest has not taken from its source, skipped without starting Spark when
     nothing arrived. From a landing folder (`source_path`): the files, whatever their modification
     times, in one commit or in commits of at most `source_limit` bytes and `source_limit_files` files (0:
-    no bound). From an upstream Hudi table (`source_kind="hudi"`, `source_path` its base path): its changes
-    since the checkpoint. From a Kafka topic (`source_kind="kafka"`, or `"debezium"` for a change log; `kafka_topic`,
-    `kafka_conn_id`: a connection of
-    the Kafka provider's type): its messages up to the end offsets at the run's start, in commits of at
-    most `source_limit_events` (0: no bound)."""
+    no bound). From an upstream Hudi table (`source_kind="hudi"`, `source_path` its base path): its
+    changes since the checkpoint. From a Kafka topic (`source_kind="kafka"`, or `"debezium"` for a change
+    log; `kafka_topic`; `kafka_conn_id`, a connection of the Kafka provider's type): its messages up to the
+    end offsets at the run's start, in commits of at most `source_limit_events` (0: no bound)."""
 
     spec_type = IngestSpec
     template_fields: Sequence[str] = (*HudiWriteOperator.template_fields, "kafka_topic")

@@ -170,6 +170,17 @@ def parse_result_line(line: str, job: str, result_type: type[JobResult] | type[S
     return kind(**values)
 
 
+def nothing_to_ingest(run: str | None, last: tuple[str, str] | None, position: str | None, *, committed: str,
+                      idle: str, started: float) -> JobResult:
+    """The result of an ingest that found nothing new. `last`: the (instant, run) of the source's latest
+    checkpoint; when this run made it, another attempt of the run committed (`committed` says what)."""
+    if run and last is not None and last[1] == run:
+        return JobResult("ingest", instant=last[0], outcome=ALREADY_COMMITTED, checkpoint=position,
+                         reason=f"run {run} committed {committed} in {last[0]} (another attempt of it); nothing "
+                                "written", durations_ms=since(started))
+    return JobResult("ingest", checkpoint=position, reason=f"nothing to ingest: {idle}", durations_ms=since(started))
+
+
 def since(started: float) -> dict[str, float]:
     """`durations_ms` of a run that began at `started` (time.perf_counter())."""
     return {"total": round((time.perf_counter() - started) * 1000, 1)}

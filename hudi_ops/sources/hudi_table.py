@@ -98,10 +98,11 @@ def upstream_work(base_path: str, upstream_path: str, options: Mapping[str, str]
     source = source_id(upstream_storage)
     checkpoint = _checkpoint(base_path, source, s3)
     timeline = upstream.timeline()
-    writes = tuple(sorted((i for i, metadata in timeline.newest_writes()
-                           if not _is_service(metadata.operation_type)
-                           and (checkpoint is None or str(i.completion_time) > checkpoint.position)),
-                          key=lambda i: str(i.completion_time)))
+    # only the writes after the checkpoint have their metadata read (an idle tick reads none)
+    new = [i for i in timeline.completed_writes()
+           if checkpoint is None or timeline.completion_time(i) > checkpoint.position]
+    writes = tuple(sorted((i for i in new if not _is_service(timeline.commit_metadata(i).operation_type)),
+                          key=timeline.completion_time))
     work = UpstreamWork(upstream_path, source, checkpoint, writes, full_scan=checkpoint is None)
     if not writes or checkpoint is None:
         return work

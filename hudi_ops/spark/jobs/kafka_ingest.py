@@ -19,7 +19,7 @@ from typing import Any
 
 from hudi_ops.errors import InvalidInputError
 from hudi_ops.job_specs import IngestSpec
-from hudi_ops.job_specs.results import ALREADY_COMMITTED, JobResult, since
+from hudi_ops.job_specs.results import JobResult, nothing_to_ingest, since
 from hudi_ops.read.pipeline_metadata import INGEST_CHECKPOINT_KEY
 from hudi_ops.sources.kafka import (
     CLIENT_PREFIX,
@@ -73,9 +73,9 @@ def run(spec: IngestSpec, options: dict[str, str], spark: Callable[[], Any]) -> 
             if not target.exists:  # the next batch writes to the table this one made
                 target = resolve_target(spec.base_path, hudi_options, **spec.table_settings())
         if not result.commits:
-            return dataclasses.replace(_nothing_to_do(spec, work, started), reason=(
-                f"nothing to ingest: the {work.events} new message(s) in topic {topic} are tombstones (null values), "
-                "which carry no row; the next commit records the offsets past them"))
+            return _nothing_to_do(spec, work, started, idle=(
+                f"the {work.events} new message(s) in topic {topic} are tombstones (null values), which carry no "
+                "row; the next commit records the offsets past them"))
         return dataclasses.replace(result, durations_ms=since(started))
 
 
@@ -100,12 +100,8 @@ def _read(spark: Any, spec: IngestSpec, batch: KafkaBatch, client: dict[str, str
     return frame, resolve_target(spec.base_path, options, **settings)  # a table of another order: refused
 
 
-def _nothing_to_do(spec: IngestSpec, work: KafkaWork, started: float) -> JobResult:
+def _nothing_to_do(spec: IngestSpec, work: KafkaWork, started: float, *, idle: str | None = None) -> JobResult:
     """No message left: this run's own earlier attempt may have taken them (the fence made us wait for it)."""
-    done = work.checkpoint
-    if spec.run_id and done is not None and done.run == spec.run_id:
-        return JobResult("ingest", instant=done.instant, outcome=ALREADY_COMMITTED, checkpoint=work.position,
-                         reason=f"run {spec.run_id} committed topic {work.topic} up to {done.offsets} in "
-                                f"{done.instant} (another attempt of it); nothing written", durations_ms=since(started))
-    return JobResult("ingest", checkpoint=work.position, reason=f"nothing to ingest: {work.describe()}",
-                     durations_ms=since(started))
+    last = (work.checkpoint.instant, work.checkpoint.run) if work.checkpoint else None
+    return nothing_to_ingest(spec.run_id, last, work.position, started=started, idle=idle or work.describe(),
+                             committed=f"topic {work.topic} up to {work.position}")

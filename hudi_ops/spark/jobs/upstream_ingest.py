@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hudi_ops.job_specs import IngestSpec
-from hudi_ops.job_specs.results import ALREADY_COMMITTED, JobResult, since
+from hudi_ops.job_specs.results import JobResult, nothing_to_ingest, since
 from hudi_ops.read.pipeline_metadata import INGEST_CHECKPOINT_KEY
 from hudi_ops.sources.hudi_table import source_id, upstream_work
 from hudi_ops.spark.jobs import hudi_write
@@ -35,13 +35,9 @@ def run(spec: IngestSpec, options: dict[str, str], spark: Callable[[], Any]) -> 
         work = upstream_work(spec.base_path, upstream, options)
         if not work.writes:
             done = work.checkpoint
-            if spec.run_id and done is not None and done.run == spec.run_id:
-                return JobResult("ingest", instant=done.instant, outcome=ALREADY_COMMITTED, checkpoint=done.position,
-                                 reason=f"run {spec.run_id} committed the upstream's changes up to {done.position} in "
-                                        f"{done.instant} (another attempt of it); nothing written",
-                                 durations_ms=since(started))
-            return JobResult("ingest", checkpoint=work.checkpoint.position if work.checkpoint else None,
-                             reason=f"nothing to ingest: {work.describe()}", durations_ms=since(started))
+            return nothing_to_ingest(spec.run_id, (done.instant, done.run) if done else None,
+                                     done.position if done else None, started=started, idle=work.describe(),
+                                     committed=f"the upstream's changes up to {done.position if done else ''}")
         frame = read_upstream(spark(), work, target.record_key_fields, options)
         check_input_schema(arrow_schema(frame), target, options,
                            f"the changes of upstream table {upstream} after {work.begin}")
