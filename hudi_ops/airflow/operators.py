@@ -208,7 +208,7 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         self._spec = spec
         self._folder = Path(tempfile.mkdtemp(prefix="hudi-ops-job-"))  # the task's user's alone
         on_cluster = self.deployment.is_cluster
-        props = self._folder / (PROPS_NAME if on_cluster else "hoodie.properties")
+        props = self._folder / PROPS_NAME
         props.touch(mode=0o600)
         props.write_text(options_file)
         conf = {**HUDI_SESSION_CONF, **(s3a_conf(self.s3) if self.s3 else {})}

@@ -41,16 +41,13 @@ from typing import Any
 
 from hudi_ops.airflow.airflow_api import DEFAULT_CONN_ID as AIRFLOW_API_CONN_ID
 from hudi_ops.airflow.airflow_api import AirflowApi, AirflowApiError
+from hudi_ops.local import airflow_sqlite
 from hudi_ops.local.ports import free_port
 
 TERMINAL_RUN_STATES = frozenset({"success", "failed"})
 #: in the home: the settings another shell needs to run `airflow` on this instance
 ENV_FILE = "airflow.env"
 PASSWORDS_FILE = "passwords.json"
-#: how long a connection waits for SQLite's write lock (Python's default: 5 s). The scheduler, the
-#: dag-processor, the triggerer, the api-servers and a CLI all write the one file: under load a CLI's
-#: `backfill create` failed "database is locked" after 5 s (the local-Airflow test, on 2 busy cores)
-SQLITE_CONNECT_ARGS = {"timeout": 60}
 
 
 class AirflowError(RuntimeError):
@@ -89,8 +86,8 @@ class LocalAirflow:
             "AIRFLOW__API__HOST": "127.0.0.1",
             "AIRFLOW__API_AUTH__JWT_SECRET": secrets.token_urlsafe(32),
             "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{self.home / 'airflow.db'}",
-            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS": f"{__name__}.SQLITE_CONNECT_ARGS",
-            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS_ASYNC": f"{__name__}.SQLITE_CONNECT_ARGS",
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS": f"{airflow_sqlite.__name__}.CONNECT_ARGS",
+            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONNECT_ARGS_ASYNC": f"{airflow_sqlite.__name__}.ASYNC_CONNECT_ARGS",
             "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "5",
             "AIRFLOW__SCHEDULER__ENABLE_HEALTH_CHECK": "False",
             **(env or {}),

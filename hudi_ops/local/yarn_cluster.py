@@ -68,7 +68,7 @@ class YarnCluster:
 
     def __init__(self, root: Path, *, memory_mb: int = 6144, vcores: int = 4) -> None:
         """`root`: the cluster's configuration, local and log folders (the caller's to remove)."""
-        self.root = Path(root)
+        self.root, self.memory_mb = Path(root), memory_mb
         self.conf_dir = self.root / "conf"
         self.classpath = require_hadoop()
         self.java_home = java_home()
@@ -148,8 +148,9 @@ class YarnCluster:
         self._wait(lambda: self.api("/ws/v1/cluster/info")["clusterInfo"]["state"] == "STARTED", deadline,
                    "the ResourceManager to start")
         self._start(NODE_MANAGER, "nodemanager")
-        self._wait(lambda: self.api("/ws/v1/cluster/metrics")["clusterMetrics"]["activeNodes"] >= 1, deadline,
-                   "the NodeManager to register")
+        # a node counts as active before the scheduler adds its memory: ready when both are in
+        self._wait(lambda: _serving(self.api("/ws/v1/cluster/metrics")["clusterMetrics"], self.memory_mb), deadline,
+                   "the NodeManager to register and its memory to reach the scheduler")
 
     def _start(self, main_class: str, name: str) -> None:
         command = [str(Path(self.java_home) / "bin" / "java"), "-Xmx512m", "-XX:+UseSerialGC", *_OPENS,
@@ -202,6 +203,10 @@ class YarnCluster:
     def log_tail(self, chars: int = 3000) -> str:
         logs = sorted(self.root.glob("*.log"))
         return "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-chars:]}" for p in logs)
+
+
+def _serving(metrics: dict[str, Any], memory_mb: int) -> bool:
+    return metrics["activeNodes"] >= 1 and metrics["totalMB"] >= memory_mb
 
 
 def _write_site(path: Path, properties: dict[str, str]) -> None:

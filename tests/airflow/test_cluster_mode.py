@@ -70,9 +70,9 @@ def yarn(tmp_path_factory):
 
 class Argv:
     """The command lines of this test's processes (its spark-submits, YARN's containers), sampled while jobs
-    run: none may show a `hoodie.*` option. Processes this worker had before the block (the YARN daemons;
-    an earlier test's client-mode job, whose options file is `hoodie.properties`, ending as this one
-    starts) are not this test's: told apart by pid and start time, as a pid is reused."""
+    run: none may show a `hoodie.*` option; `seen` keeps the lines that did. Processes this worker had
+    before the block (the YARN daemons, the session's Spark) are not this test's: told apart by pid and start
+    time, as a pid is reused."""
 
     def __init__(self, *secrets: str) -> None:
         self.secrets, self.seen, self.sampled = secrets, set(), 0
@@ -99,7 +99,8 @@ class Argv:
                 except OSError:
                     continue
                 self.sampled += 1
-                self.seen.update(s for s in self.secrets if s in argv)
+                if any(s in argv for s in self.secrets):
+                    self.seen.add(argv)
 
 
 def _started(pid: int) -> str:
