@@ -314,3 +314,13 @@ class FailedWritesConfig:
     POLICY = str_key("hoodie.cleaner.policy.failed.writes", "EAGER", choices=("EAGER", "LAZY", "NEVER"))
 
 
+
+
+class ErrorTableConfig:
+    """Hudi's error table (HoodieErrorTableConfig's names): where an ingest puts the messages it cannot
+    make rows of, instead of failing on the first."""
+
+    ENABLED = str_key("hoodie.errortable.enable", "FALSE", "messages that cannot be read go to the error table",
+                      choices=("TRUE", "FALSE"))
+    BASE_PATH = str_key("hoodie.errortable.base.path", doc="the error table's base path")
+    TARGET_TABLE = str_key("hoodie.errortable.target.table.name", doc="the error table's name")

@@ -55,6 +55,7 @@ class JobResult:
     deletes: int = 0
     files: int = 0
     bytes: int = 0
+    errors: int = 0  # messages that went to Hudi's error table (hudi_ops.sources.error_table)
     checkpoint: str | None = None
     reason: str | None = None  # why a run did nothing
     warnings: tuple[str, ...] = ()  # what failed after a commit had completed
@@ -68,7 +69,7 @@ class JobResult:
             commits=self.commits + 1,
             rows=self.rows + commit.inserts + commit.updates + commit.deletes, inserts=self.inserts + commit.inserts,
             updates=self.updates + commit.updates, deletes=self.deletes + commit.deletes,
-            files=self.files + commit.files, bytes=self.bytes + commit.bytes, checkpoint=checkpoint,
+            files=self.files + commit.files, bytes=self.bytes + commit.bytes, errors=self.errors, checkpoint=checkpoint,
             warnings=self.warnings + warning, durations_ms=self.durations_ms,
         )
 

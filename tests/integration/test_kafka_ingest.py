@@ -1,7 +1,8 @@
 """A Kafka-fed table (`ingest --source-kind kafka`) against a real broker: runs read exactly the messages
 their checkpoint has not taken, the checkpoint rides in HoodieStreamer's key and format (read back by
 Hudi's own checkpoint classes), an idle run starts no Spark, a retry of a killed job writes each key
-once, and lost or malformed messages fail the run naming them. Tables are judged by hudi-rs and Spark's
+once, and lost or malformed messages fail the run naming them (or, with Hudi's error table on, land there
+with their place, raw value and reason while the rest commit). Tables are judged by hudi-rs and Spark's
 Hudi reader against a plain model of the messages produced."""
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import BackfillSpec, CompactSpec, IngestSpec
+from hudi_ops.sources.error_table import COLUMNS as ERROR_COLUMNS
+from hudi_ops.sources.error_table import ERRORS_KEY, NOT_A_ROW
 from hudi_ops.sources.kafka import FAIL_ON_DATA_LOSS, STREAMER_CHECKPOINT_KEY_V2, KafkaOffsets, kafka_checkpoint
 from hudi_ops.spark.__main__ import main
 from hudi_ops.spark.kafka_connector import kafka_jars
@@ -82,6 +85,24 @@ class Topic:
                 if message.offset() + 1 >= ends[message.partition()]:
                     wanted.discard(message.partition())
             return rows
+        finally:
+            consumer.close()
+
+    def held_values(self) -> dict[bytes, tuple[int, int]]:
+        """Each value the topic holds (as bytes) at its (partition, offset), read back with a plain consumer."""
+        consumer = Consumer({"bootstrap.servers": self.kafka.bootstrap_servers, "group.id": "test-raw-reader",
+                             "enable.auto.commit": False})
+        try:
+            ends = self.end_offsets()
+            consumer.assign([TopicPartition(self.name, p, OFFSET_BEGINNING) for p in ends])
+            held, wanted = {}, {p for p in ends if ends[p]}
+            while wanted:
+                message = consumer.poll(10)
+                assert message is not None and message.error() is None, message and message.error()
+                held[message.value()] = (message.partition(), message.offset())
+                if message.offset() + 1 >= ends[message.partition()]:
+                    wanted.discard(message.partition())
+            return held
         finally:
             consumer.close()
 
@@ -245,6 +266,34 @@ def test_each_topic_keeps_its_checkpoint_beside_a_backfill_at_once_a_compaction_
         code, idle = t.run(t.ingest("again", hoodie_conf=options), spark=NoSpark())
         assert code == 0 and "0 new message(s)" in idle["reason"], idle
     assert topic.read() == topic.model.expected()
+
+
+def test_with_hudis_error_table_on_messages_that_cannot_be_read_land_there_and_the_rest_commit(topic, tmp_path):
+    """Not JSON, not an object, a value of the wrong type for the table's column: each lands in the error
+    table with its topic, partition, offset, raw value and Hudi's reason, the good rows commit with the
+    checkpoint past all of them, and a retry of the run writes nothing twice."""
+    errors = tmp_path / "trips_errors"
+    conf = {"hoodie.errortable.enable": "true", "hoodie.errortable.base.path": str(errors)}
+    topic.produce(trips("2026-11-20", range(4), ts=1))
+    assert topic.run(topic.ingest("first", hoodie_conf=conf))[0] == 0
+    assert not errors.exists()  # no error, no error table
+    bad = [b"{not json", b"[1, 2]", json.dumps({**trips("2026-11-20", [9], ts=2)[0], "fare": "a lot"}).encode()]
+    topic.produce(trips("2026-11-21", range(3), ts=2), raw=bad)
+    code, result = topic.run(topic.ingest("second", hoodie_conf=conf))
+    assert code == 0 and (result["commits"], result["inserts"], result["errors"]) == (1, 3, 3), result
+    assert topic.read() == topic.model.expected()  # the good rows; key 9 of the bad one is not there
+    extra = last_commit_extra(topic.table)
+    assert extra[ERRORS_KEY] == "3"
+    assert extra[STREAMER_CHECKPOINT_KEY_V2] == str(KafkaOffsets.of(topic.name, topic.end_offsets()))
+    held = topic.held_values()
+    expected = sorted((topic.name, *held[value], value.decode(), NOT_A_ROW, "trips", "second") for value in bad)
+    columns = ("topic", "partition", "offset", "value", "reason", "target_table", "ingest_run")
+    assert read_hudi_rs(errors, columns) == expected
+    assert read_spark(topic.spark, errors, columns) == expected
+    assert set(ERROR_COLUMNS) <= set(topic.spark.read.format("hudi").load(str(errors)).columns)
+    code, again = topic.run(topic.ingest("second", hoodie_conf=conf))  # the same run once more: nothing new
+    assert code == 0 and (again["outcome"], again["instant"]) == ("already committed", result["instant"]), again
+    assert read_hudi_rs(errors, columns) == expected
 
 
 def test_tombstones_alone_make_no_commit_and_the_next_commit_records_the_offsets_past_them(topic):

@@ -1,7 +1,9 @@
 """`ingest --source-kind kafka` (or `debezium`): the messages of a Kafka topic the table's ingest has not
 taken, up to the topic's end offsets when the run starts, in one commit (or commits of at most
 `--source-limit-events`): JSON objects as rows, or a Debezium change log's changes
-(hudi_ops.spark.sources.debezium), ordered by their place in the database's log.
+(hudi_ops.spark.sources.debezium), ordered by their place in the database's log. With Hudi's error
+table on, the messages that cannot be read go there, each batch's just before its commit
+(hudi_ops.sources.error_table); without it the first fails the run.
 
 Each commit carries the offsets it read up to in HoodieStreamer's checkpoint key, written with the data
 (hudi_ops.sources.kafka), and the run in hudi-ops' own: a retry of a run that committed finds it, and
@@ -21,6 +23,7 @@ from hudi_ops.errors import InvalidInputError
 from hudi_ops.job_specs import IngestSpec
 from hudi_ops.job_specs.results import JobResult, nothing_to_ingest, since
 from hudi_ops.read.pipeline_metadata import INGEST_CHECKPOINT_KEY
+from hudi_ops.sources.error_table import ERRORS_KEY, ErrorTable, error_table
 from hudi_ops.sources.kafka import (
     CLIENT_PREFIX,
     KafkaBatch,
@@ -33,12 +36,13 @@ from hudi_ops.sources.kafka import (
 )
 from hudi_ops.spark.jobs import hudi_write
 from hudi_ops.spark.jobs.batch_fence import BatchFence, ingest_batch
+from hudi_ops.spark.jobs.error_table import write_errors
 from hudi_ops.spark.jobs.input_schema import check_input_schema
 from hudi_ops.spark.jobs.table_creation import TableCreation
 from hudi_ops.spark.jobs.target import TargetTable, resolve_target
 from hudi_ops.spark.sources import arrow_schema
 from hudi_ops.spark.sources.debezium import read_changes
-from hudi_ops.spark.sources.kafka import read_batch, table_columns
+from hudi_ops.spark.sources.kafka import BadMessages, read_batch, table_columns
 
 
 def run(spec: IngestSpec, options: dict[str, str], spark: Callable[[], Any]) -> JobResult:
@@ -55,10 +59,14 @@ def run(spec: IngestSpec, options: dict[str, str], spark: Callable[[], Any]) -> 
         batches = work.batches(spec.source_limit_events or max_events(options))
         if not batches:
             return _nothing_to_do(spec, work, started)
+        errors = error_table(options, name)
         result = JobResult("ingest")
         for batch in batches:
-            read = _read(spark(), spec, batch, client, target, hudi_options)
-            if read is None:  # tombstones only: the next batch's commit records the offsets past them
+            bad = BadMessages(topic, keep=errors is not None)
+            read = _read(spark(), spec, batch, client, target, hudi_options, bad)
+            set_aside = _write_errors(spark(), bad, errors, hudi_options, topic, name, spec.run_id)
+            result = dataclasses.replace(result, errors=result.errors + set_aside)
+            if read is None:  # tombstones or errors only: the next batch's commit records the offsets past them
                 continue
             frame, target = read
             check_input_schema(arrow_schema(frame), target, hudi_options,
@@ -66,28 +74,28 @@ def run(spec: IngestSpec, options: dict[str, str], spark: Callable[[], Any]) -> 
             run_id, write_options = hudi_write.write_options(
                 target, spec.operation, fence.write_options(hudi_options), job="ingest",
                 extra_metadata={INGEST_CHECKPOINT_KEY: batch.ingest_checkpoint(spec.run_id or "").to_json(),
-                                **batch.skipped_record()})
+                                **batch.skipped_record(), **({ERRORS_KEY: str(set_aside)} if set_aside else {})})
             written = hudi_write.write(spark(), frame, target, write_options, run_id, f"Kafka topic {topic}",
                                        commit_metadata=batch.commit_metadata())
             result = result.plus(written.commit, checkpoint=str(batch.end), after_commit=written.after_commit)
             if not target.exists:  # the next batch writes to the table this one made
                 target = resolve_target(spec.base_path, hudi_options, **spec.table_settings())
         if not result.commits:
-            return _nothing_to_do(spec, work, started, idle=(
+            return _nothing_to_do(spec, work, started, errors=result.errors, idle=(
                 f"the {work.events} new message(s) in topic {topic} are tombstones (null values), which carry no "
-                "row; the next commit records the offsets past them"))
+                "row, or went to the error table; the next commit records the offsets past them"))
         return dataclasses.replace(result, durations_ms=since(started))
 
 
 def _read(spark: Any, spec: IngestSpec, batch: KafkaBatch, client: dict[str, str], target: TargetTable,
-          options: dict[str, str]) -> tuple[Any, TargetTable] | None:
+          options: dict[str, str], bad: BadMessages) -> tuple[Any, TargetTable] | None:
     """The batch's rows, and the table they go to (a change log's is ordered by its ordering column);
-    None when the batch holds tombstones only."""
+    None when the batch holds tombstones only, or messages that go to `bad`."""
     known = table_columns(target)
     if spec.source_kind != "debezium":
-        frame = read_batch(spark, batch, client, known)
+        frame = read_batch(spark, batch, client, known, bad)
         return None if frame is None else (frame, target)
-    changes = read_changes(spark, batch, client, known, target.partition_fields)
+    changes = read_changes(spark, batch, client, known, target.partition_fields, bad)
     if changes is None:
         return None
     frame, column = changes
@@ -100,8 +108,26 @@ def _read(spark: Any, spec: IngestSpec, batch: KafkaBatch, client: dict[str, str
     return frame, resolve_target(spec.base_path, options, **settings)  # a table of another order: refused
 
 
-def _nothing_to_do(spec: IngestSpec, work: KafkaWork, started: float, *, idle: str | None = None) -> JobResult:
+def _write_errors(spark: Any, bad: BadMessages, table: ErrorTable | None, options: dict[str, str], topic: str,
+                  target_table: str, run: str | None) -> int:
+    """How many of the batch's messages went to the error table (written there now)."""
+    kept = bad.kept()
+    if table is None or kept is None:
+        return 0
+    kept = kept.cache()  # counted, then written: the topic is read once for both
+    try:
+        count = kept.count()
+        if count:
+            write_errors(spark, kept, table, options, topic=topic, target_table=target_table, ingest_run=run or "")
+        return count
+    finally:
+        kept.unpersist()
+
+
+def _nothing_to_do(spec: IngestSpec, work: KafkaWork, started: float, *, idle: str | None = None,
+                   errors: int = 0) -> JobResult:
     """No message left: this run's own earlier attempt may have taken them (the fence made us wait for it)."""
     last = (work.checkpoint.instant, work.checkpoint.run) if work.checkpoint else None
-    return nothing_to_ingest(spec.run_id, last, work.position, started=started, idle=idle or work.describe(),
+    done = nothing_to_ingest(spec.run_id, last, work.position, started=started, idle=idle or work.describe(),
                              committed=f"topic {work.topic} up to {work.position}")
+    return dataclasses.replace(done, errors=errors)

@@ -18,24 +18,26 @@ from hudi_ops.sources.debezium import (
     ROW_BITS,
     UPSERTS,
 )
+from hudi_ops.sources.error_table import NOT_A_RECORD
 from hudi_ops.sources.kafka import KafkaBatch
-from hudi_ops.spark.sources.kafka import messages, parsed_values, refuse_first_bad, with_known_types
+from hudi_ops.spark.sources.kafka import BadMessages, messages, parsed_values, with_known_types
 
 
 def read_changes(spark: Any, batch: KafkaBatch, client: Mapping[str, str], known: Any | None,
-                 partition_fields: tuple[str, ...]) -> tuple[Any, str] | None:
-    """(the rows, the ordering column); None when the batch holds no change (tombstones only). `known`:
-    the table's columns (a Spark schema), whose types the row images take."""
+                 partition_fields: tuple[str, ...], bad: BadMessages) -> tuple[Any, str] | None:
+    """(the rows, the ordering column); None when the batch holds no change (tombstones only) or none
+    that can be applied (those go to `bad`). `known`: the table's columns (a Spark schema), whose types
+    the row images take."""
     from pyspark.sql import functions as F
 
     topic = batch.end.topic
-    parsed = parsed_values(spark, messages(spark, batch, client), topic, lambda inferred: _envelope(inferred, known))
+    parsed = parsed_values(spark, messages(spark, batch, client), bad, lambda inferred: _envelope(inferred, known))
     if parsed is None:
         return None
     change = "v.payload" if "payload" in parsed.schema["v"].dataType.names else "v"
     op = F.col(f"{change}.op")
-    refuse_first_bad(parsed.where(~op.isin(*UPSERTS, *DELETES) | op.isNull()), topic,
-                     "is a Debezium change hudi-ops cannot apply (op c, r, u and d only)")
+    parsed = bad.set_aside(parsed, ~op.isin(*UPSERTS, *DELETES) | op.isNull(),
+                           "is a Debezium change hudi-ops cannot apply (op c, r, u and d only)", NOT_A_RECORD)
     envelope = parsed.schema["v"].dataType
     envelope = envelope["payload"].dataType if change == "v.payload" else envelope
     names = envelope["source"].dataType.names
@@ -52,17 +54,18 @@ def read_changes(spark: Any, batch: KafkaBatch, client: Mapping[str, str], known
                                 "source.lsn, MySQL's source.file and source.pos): hudi-ops reads Postgres and MySQL "
                                 "change logs")
     image = F.when(op.isin(*DELETES), F.col(f"{change}.before")).otherwise(F.col(f"{change}.after"))
-    refuse_first_bad(parsed.where(image.isNull() | order.isNull()), topic,
-                     "is a Debezium change without its row (a delete needs `before`: the table's REPLICA IDENTITY "
-                     "must give the key) or without its place in the log")
+    parsed = bad.set_aside(parsed, image.isNull() | order.isNull(),
+                           "is a Debezium change without its row (a delete needs `before`: the table's REPLICA "
+                           "IDENTITY must give the key) or without its place in the log", NOT_A_RECORD)
     if partition_fields:  # a delete goes to its key's partition, which `before` must name
         columns = envelope["before"].dataType.names
         unplaced = functools.reduce(operator.or_, (F.col(f"{change}.before.{p}").isNull() if p in columns
                                                    else F.lit(True) for p in partition_fields))
-        refuse_first_bad(parsed.where(op.isin(*DELETES) & unplaced), topic,
-                         f"is a delete whose row before names no {', '.join(partition_fields)} (the table's "
-                         "partition): give the source table REPLICA IDENTITY FULL (Postgres) or full row images "
-                         "(MySQL's binlog_row_image=FULL), or a global index to this table")
+        parsed = bad.set_aside(parsed, op.isin(*DELETES) & unplaced,
+                               f"is a delete whose row before names no {', '.join(partition_fields)} (the table's "
+                               "partition): give the source table REPLICA IDENTITY FULL (Postgres) or full row "
+                               "images (MySQL's binlog_row_image=FULL), or a global index to this table",
+                               NOT_A_RECORD)
     rows = parsed.select(image.alias("row"), op.isin(*DELETES).alias(DELETED), order.alias(column))
     return rows.select("row.*", DELETED, column), column
 

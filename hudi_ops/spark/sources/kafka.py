@@ -2,7 +2,8 @@
 batch's exact offset range, each message's value a JSON object whose fields are the row's columns.
 
 Tombstones (a null value) carry no row and are skipped. A value that is not a JSON object fails the run
-naming its topic, partition and offset, before anything is written.
+naming its topic, partition and offset, before anything is written; with Hudi's error table on, it is set
+aside for that table (hudi_ops.sources.error_table) and the rest are read.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from hudi_ops.errors import InvalidInputError
+from hudi_ops.sources.error_table import NOT_A_ROW
 from hudi_ops.sources.kafka import CLIENT_PREFIX, KafkaBatch
 
 _CORRUPT = "_corrupt_record"
@@ -19,10 +21,40 @@ HUDI_META_COLUMNS = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_rec
                      "_hoodie_file_name", "_hoodie_operation")
 
 
-def read_batch(spark: Any, batch: KafkaBatch, client: Mapping[str, str], known: Any | None) -> Any | None:
+class BadMessages:
+    """A batch's messages that cannot become rows. The first fails the run naming its place (the default);
+    with Hudi's error table on (`keep`), each is kept for it with the reason, and the others go on."""
+
+    def __init__(self, topic: str, *, keep: bool) -> None:
+        self.topic, self.keep = topic, keep
+        self._kept: list[Any] = []
+
+    def set_aside(self, frame: Any, bad: Any, why: str, reason: str = NOT_A_ROW) -> Any:
+        """`frame` (messages: `partition`, `offset`, `timestamp`, `json`, ...) without those where the
+        column `bad` holds; they fail the run, or are kept saying the message `why`."""
+        from pyspark.sql import functions as F
+
+        bad = F.coalesce(bad, F.lit(False))
+        if not self.keep:
+            _refuse_first(frame.where(bad), self.topic, why)
+            return frame
+        self._kept.append(frame.where(bad).select("partition", "offset", "timestamp", "json",
+                                                  F.lit(reason).alias("reason"),
+                                                  F.lit(f"the message {why}").alias("error")))
+        return frame.where(~bad)
+
+    def kept(self) -> Any | None:
+        """The messages kept for the error table, as one frame; None when none was set aside."""
+        import functools
+
+        return functools.reduce(lambda a, b: a.unionByName(b), self._kept) if self._kept else None
+
+
+def read_batch(spark: Any, batch: KafkaBatch, client: Mapping[str, str], known: Any | None,
+               bad: BadMessages) -> Any | None:
     """The batch's JSON objects as rows, their columns typed as the table's (`known`, a Spark schema) where
-    it has them; None when the batch holds no value (tombstones only)."""
-    parsed = parsed_values(spark, messages(spark, batch, client), batch.end.topic,
+    it has them; None when the batch holds no value (tombstones only) or none that can be read."""
+    parsed = parsed_values(spark, messages(spark, batch, client), bad,
                            lambda inferred: with_known_types(inferred, known))
     return None if parsed is None else parsed.select("v.*")
 
@@ -56,7 +88,7 @@ def table_columns(target: Any) -> Any | None:
 
 
 def messages(spark: Any, batch: KafkaBatch, client: Mapping[str, str]) -> Any:
-    """The batch's messages with a value: `partition`, `offset` and the value as text, `json`."""
+    """The batch's messages with a value: `partition`, `offset`, `timestamp` and the value as text, `json`."""
     from pyspark.sql import functions as F
 
     reader = spark.read.format("kafka")
@@ -68,13 +100,13 @@ def messages(spark: Any, batch: KafkaBatch, client: Mapping[str, str]) -> Any:
              .option("failOnDataLoss", "true")  # the range was checked against the topic's; a gap is an error
              .load())
     return frame.where(F.col("value").isNotNull()).select(
-        "partition", "offset", F.col("value").cast("string").alias("json"))
+        "partition", "offset", "timestamp", F.col("value").cast("string").alias("json"))
 
 
-def parsed_values(spark: Any, values: Any, topic: str, shape: Callable[[Any], Any] | None = None) -> Any | None:
+def parsed_values(spark: Any, values: Any, bad: BadMessages, shape: Callable[[Any], Any] | None = None) -> Any | None:
     """`values` with each JSON object parsed as `v`, by the schema Spark infers from them (`shape` makes
-    it the one to parse with); None when there is no value. A value that is not a JSON object fails the
-    run naming its offset."""
+    it the one to parse with); None when there is no value, or none is a JSON object. A value that is not
+    a JSON object goes to `bad`."""
     from pyspark.sql import DataFrame
     from pyspark.sql import functions as F
     from pyspark.sql.types import StringType, StructField, StructType
@@ -83,18 +115,21 @@ def parsed_values(spark: Any, values: Any, topic: str, shape: Callable[[Any], An
     inferred = DataFrame(spark._jsparkSession.read().json(as_strings), spark).schema
     columns = StructType([f for f in inferred.fields if f.name != _CORRUPT])
     if not columns.fields:
-        refuse_first_bad(values, topic)
+        bad.set_aside(values, F.lit(True), _NOT_AN_OBJECT)
         return None
     if shape is not None:
         columns = shape(columns)
     schema = StructType([*columns.fields, StructField(_CORRUPT, StringType())])
-    parsed = values.select("partition", "offset", "json",
+    parsed = values.select("partition", "offset", "timestamp", "json",
                            F.from_json("json", schema, {"columnNameOfCorruptRecord": _CORRUPT}).alias("v"))
-    refuse_first_bad(parsed.where(F.col(f"v.{_CORRUPT}").isNotNull() | F.col("v").isNull()), topic)
+    parsed = bad.set_aside(parsed, F.col(f"v.{_CORRUPT}").isNotNull() | F.col("v").isNull(), _NOT_AN_OBJECT)
     return parsed.withColumn("v", F.col("v").dropFields(_CORRUPT))
 
 
-def refuse_first_bad(bad: Any, topic: str, why: str = "is not a JSON object") -> None:
+_NOT_AN_OBJECT = "is not a JSON object of the table's columns"
+
+
+def _refuse_first(bad: Any, topic: str, why: str) -> None:
     """Fail the run naming the first of the `bad` messages (`partition`, `offset`, `json`), if any; the
     message's content stays out of the error (and so out of logs): it may be anyone's data."""
     from pyspark.sql import functions as F
@@ -104,7 +139,9 @@ def refuse_first_bad(bad: Any, topic: str, why: str = "is not a JSON object") ->
         partition, offset, length = first[0]
         raise InvalidInputError(
             f"the message at topic {topic} partition {partition} offset {offset} ({length} characters) {why}; its "
-            "batch was not written and nothing was skipped: the ingest stops at it until it can be read")
+            "batch was not written and nothing was skipped: the ingest stops at it until it can be read, or turn "
+            "on Hudi's error table (hoodie.errortable.enable=true, hoodie.errortable.base.path=...) to set such "
+            "messages aside there")
 
 
 def _partitions_json(batch: KafkaBatch) -> str:
