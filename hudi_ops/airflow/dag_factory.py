@@ -259,8 +259,15 @@ class _Table:
         ingest = self.config.ingest
         if ingest is None:
             return None
+        schedule: Any = ingest.schedule
+        if ingest.on_new_messages:
+            from hudi_ops.airflow.kafka_events import new_messages_asset
+
+            messages = new_messages_asset(self.name, str(ingest.kafka_topic), ingest.kafka_conn_id)
+            schedule = AssetOrTimeSchedule(timetable=CronTriggerTimetable(ingest.schedule, timezone="UTC"),
+                                           assets=[messages]) if ingest.schedule else [messages]
         with DAG(
-            ingest_dag_id(self.name), schedule=ingest.schedule, max_active_runs=1, catchup=False,
+            ingest_dag_id(self.name), schedule=schedule, max_active_runs=1, catchup=False,
             allowed_run_types=NO_BACKFILLS, tags=["hudi", self.name],
             description=self._no_backfills(f"Ingests {ingest.describe()} into {self.name}."),
             doc_md=f"Ingests {ingest.describe(markdown=True)} into `{self.name}`.",

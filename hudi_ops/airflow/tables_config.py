@@ -124,7 +124,10 @@ class IngestConfig(SparkSection):
     kafka_topic: Annotated[str | None, Blank] = Field(None, description="the topic a Kafka ingest reads")
     kafka_conn_id: str = Field(DEFAULT_KAFKA_CONN_ID, min_length=1,
                                description="a connection of type kafka: its extra holds the client's settings")
-    schedule: str | None = Field(None, description="a cron expression or preset; none: triggered only")
+    schedule: str | None = Field(None, description="a cron expression or preset; none: triggered only; with "
+                                 "`on_new_messages`, the longest wait between runs")
+    on_new_messages: bool = Field(False, description="a Kafka ingest also runs when its topic has new messages "
+                                  "(an AssetWatcher on the Kafka provider's message-queue trigger)")
     operation: Annotated[Operation, Upper] = "UPSERT"
     source_limit_bytes: int = Field(0, ge=0, description="bytes of source files per commit at most (0: no bound)")
     source_limit_files: int = Field(0, ge=0, description="source files per commit at most (0: no bound)")
@@ -149,6 +152,12 @@ class IngestConfig(SparkSection):
             if self.source_path:
                 raise ValueError("`source_path` names a landing folder, which a Kafka ingest does not read: "
                                  "leave it out, or give `source_kind: files`")
+            if self.on_new_messages and self.schedule in AIRFLOW_ONLY_PRESETS:
+                raise ValueError(f"with `on_new_messages`, `schedule` is the longest wait between runs: a cron "
+                                 f"expression or preset, not {self.schedule}")
+        elif self.on_new_messages:
+            raise ValueError(f"`on_new_messages` watches a topic, and `source_kind: {self.source_kind}` reads none: "
+                             "leave it out, or give `schedule`")
         return self
 
     def describe(self, *, markdown: bool = False) -> str:

@@ -92,6 +92,14 @@ class KafkaServer(JavaServer):
         self._launch(["java", "-Xmx512m", "-cp", self.classpath, "kafka.Kafka", str(self.config_path)])
         self._wait_ready(timeout_s)
 
+    def create_topic(self, topic: str, partitions: int = 3) -> None:
+        """The topic, unless the broker has it (a restart keeps the broker's data)."""
+        from confluent_kafka.admin import AdminClient, NewTopic
+
+        admin = AdminClient({"bootstrap.servers": self.bootstrap_servers})
+        if topic not in admin.list_topics(timeout=30).topics:
+            admin.create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=1)])[topic].result(30)
+
     def _java(self, main: str, *args: str) -> None:
         done = subprocess.run(["java", "-cp", self.classpath, main, *args], capture_output=True, text=True,
                               check=False)

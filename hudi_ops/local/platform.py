@@ -1,10 +1,12 @@
 """`make up` (`python -m hudi_ops.local.platform`): the platform on one machine, up until Ctrl-C.
 
-A ZooKeeper server, then Airflow (api-server, scheduler, dag-processor, triggerer) on 127.0.0.1 with
-the repo's DAGs and timeline view, the tables config `$HUDI_OPS_TABLES_CONFIG` (without one, an
-example table `trips` whose folders are made under the platform's home), and the connections its
-DAGs use: `hudi_zookeeper_default` (this ZooKeeper), `spark_default` (Spark in local mode) and
-`hudi_ops_airflow_api` (this api-server, for the restore DAG).
+A ZooKeeper server and a Kafka broker (KRaft), then Airflow (api-server, scheduler, dag-processor,
+triggerer) on 127.0.0.1 with the repo's DAGs and timeline view, the tables config
+`$HUDI_OPS_TABLES_CONFIG` (without one, two example tables: `trips`, fed by files landing in a folder,
+and `trips_stream`, fed by a Kafka topic, both made under the platform's home), and the connections its
+DAGs use: `hudi_zookeeper_default` (this ZooKeeper), `kafka_default` (this broker, with the topics the
+tables read through it), `spark_default` (Spark in local mode) and `hudi_ops_airflow_api` (this
+api-server, for the restore DAG).
 The admin password is printed once. SIGINT (Ctrl-C) or SIGTERM stops everything it started; the
 home (Airflow's database, ZooKeeper's data, the example table) stays for the next start.
 """
@@ -23,9 +25,12 @@ from pathlib import Path
 import yaml
 
 from hudi_ops.airflow.dag_factory import TABLES_CONFIG_ENV, table_entries
+from hudi_ops.airflow.kafka_connection import DEFAULT_CONN_ID as DEFAULT_KAFKA_CONN_ID
 from hudi_ops.airflow.tables_config import read_tables_config
 from hudi_ops.errors import ConfigError
+from hudi_ops.local.kafka_server import KafkaServer
 from hudi_ops.local.local_airflow import LocalAirflow
+from hudi_ops.local.sample_stream import SampleStream
 from hudi_ops.local.sample_trips import SampleFeed
 from hudi_ops.local.zookeeper_server import ZookeeperServer, require_zookeeper
 
@@ -35,10 +40,16 @@ DEFAULT_PORT = 8080
 _CHECK_EVERY_S = 2.0
 #: the example table's ingest: each tick takes the sample files landed since the last (hudi_ops.local.sample_trips)
 EXAMPLE_INGEST_SCHEDULE = "*/5 * * * *"
+#: the example stream's topic, its ingest run by new messages (hudi_ops.local.sample_stream) and at
+#: least this often
+EXAMPLE_TOPIC, EXAMPLE_STREAM_SCHEDULE = "trips", "*/15 * * * *"
+#: the trigger's consumer group, of the Kafka provider's message-queue trigger (hudi-ops' jobs use none)
+TRIGGER_GROUP = "hudi-ops-triggers"
 
 
 def example_tables_config(home: Path) -> Path:
-    """A tables config with one table, `trips`, whose folders live under `home`: for a first look."""
+    """A tables config with two tables whose folders live under `home`, for a first look: `trips` fed by a
+    landing folder, `trips_stream` by a topic of this platform's broker."""
     data = home / "data"
     for folder in ("landing/trips", "history/trips"):
         (data / folder).mkdir(parents=True, exist_ok=True)
@@ -49,6 +60,12 @@ def example_tables_config(home: Path) -> Path:
             "ordering_field": "ts", "table_type": "MERGE_ON_READ",
             "ingest": {"source_path": str(data / "landing" / "trips"), "schedule": EXAMPLE_INGEST_SCHEDULE},
             "backfill": {"source_path": str(data / "history" / "trips")},
+            "services": {"compaction": {}, "clean": {"hoodie.cleaner.commits.retained": "10"}},
+        }, "trips_stream": {
+            "base_path": str(data / "hudi" / "trips_stream"), "record_key": "trip_id", "partition_field": "dt",
+            "ordering_field": "ts", "table_type": "MERGE_ON_READ",
+            "ingest": {"source_kind": "kafka", "kafka_topic": EXAMPLE_TOPIC, "on_new_messages": True,
+                       "schedule": EXAMPLE_STREAM_SCHEDULE},
             "services": {"compaction": {}, "clean": {"hoodie.cleaner.commits.retained": "10"}},
         }},
     }
@@ -70,7 +87,7 @@ def chosen_tables_config(home: Path) -> Path:
 
 
 class Platform:
-    """ZooKeeper and Airflow under `home`; `start()`, then `stop()` (also on leaving a `with` block)."""
+    """ZooKeeper, Kafka and Airflow under `home`; `start()`, then `stop()` (also on leaving a `with` block)."""
 
     def __init__(self, home: Path, tables_config: Path, *, port: int = DEFAULT_PORT) -> None:
         self.home, self.tables_config = Path(home), Path(tables_config)
@@ -78,9 +95,14 @@ class Platform:
         #: where the example table's sample files land (None: the tables are the user's own)
         example = config.tables.get("trips") if self.tables_config == example_tables_path(self.home) else None
         self.example_source = example.ingest.source_path if example and example.ingest else None
+        self.example_stream = example is not None and "trips_stream" in config.tables
         self.tables = table_entries(config, origin=str(self.tables_config))
+        #: the topics its tables read through kafka_default, this broker: made before their watchers start
+        self.topics = sorted({t.ingest.kafka_topic for t in config.tables.values() if t.ingest and t.ingest.kafka_topic
+                              and t.ingest.kafka_conn_id == DEFAULT_KAFKA_CONN_ID})
         self.refused = config.refused  # no DAGs, and an import error in Airflow; the other tables run
         self.zookeeper = ZookeeperServer(self.home / "zookeeper")
+        self.kafka = KafkaServer(self.home / "kafka")  # its topics stay for the next start, on new ports
         self.lineage_file = self.home / "lineage" / "events.jsonl"
         self.lineage_file.parent.mkdir(parents=True, exist_ok=True)
         self.airflow = LocalAirflow(self.home / "airflow", dags_folder=REPO / "dags",
@@ -101,9 +123,15 @@ class Platform:
     def start(self) -> Platform:
         try:
             self.zookeeper.start()
+            self.kafka.start()
+            for topic in self.topics:
+                self.kafka.create_topic(topic)
             self.airflow.settings["AIRFLOW_CONN_HUDI_ZOOKEEPER_DEFAULT"] = json.dumps(
                 {"conn_type": "hudi_zookeeper", "host": self.zookeeper.host, "port": self.zookeeper.port,
                  "extra": {"base_path": LOCK_BASE_PATH}})
+            self.airflow.settings[f"AIRFLOW_CONN_{DEFAULT_KAFKA_CONN_ID.upper()}"] = json.dumps(
+                {"conn_type": "kafka", "extra": {"bootstrap.servers": self.kafka.bootstrap_servers,
+                                                 "group.id": TRIGGER_GROUP, "auto.offset.reset": "earliest"}})
             self.airflow.start()
         except BaseException:
             self.stop()
@@ -114,10 +142,13 @@ class Platform:
         """A component that exited on its own, if one did."""
         if not self.zookeeper.running:
             return "zookeeper"
+        if not self.kafka.running:
+            return "kafka broker"
         return self.airflow.dead_component()
 
     def stop(self) -> None:
         self.airflow.stop()
+        self.kafka.stop()
         self.zookeeper.stop()
 
     def __enter__(self) -> Platform:
@@ -143,15 +174,21 @@ def main(argv: list[str] | None = None) -> int:
         print(f"make up: {e}", file=sys.stderr)
         return 2
     stop = stop_signals()
-    print(f"starting ZooKeeper and Airflow in {home} ...", flush=True)
-    # the example table is live: sample files land in its source folder while the platform is up
+    print(f"starting ZooKeeper, Kafka and Airflow in {home} ...", flush=True)
+    # the example tables are live: sample files land in a source folder, messages go to a topic
     feed = SampleFeed(Path(platform.example_source)) if platform.example_source else None
+    stream = None
     with platform:
         _ready(platform)
         if feed is not None:
             feed.start()
             print(f"example table trips: a file of sample trips lands in {feed.landing} every "
                   f"{feed.every_s / 60:g} minutes; its ingest runs on `{EXAMPLE_INGEST_SCHEDULE}`", flush=True)
+        if platform.example_stream:
+            stream = SampleStream(platform.kafka.bootstrap_servers, EXAMPLE_TOPIC).start()
+            print(f"example table trips_stream: sample trips go to topic {EXAMPLE_TOPIC} every "
+                  f"{stream.every_s:g} s; its ingest runs on new messages, and at least on "
+                  f"`{EXAMPLE_STREAM_SCHEDULE}`", flush=True)
         try:
             while not stop.wait(_CHECK_EVERY_S):
                 dead = platform.dead_component()
@@ -160,8 +197,9 @@ def main(argv: list[str] | None = None) -> int:
                           flush=True)
                     return 1
         finally:
-            if feed is not None:
-                feed.stop()
+            for sample in (feed, stream):
+                if sample is not None:
+                    sample.stop()
         print("stopping ...", flush=True)
     print("stopped", flush=True)
     return 0
@@ -181,6 +219,7 @@ def _ready(platform: Platform) -> None:
     lines: list[str] = [
         f"Airflow is up: {airflow.url}  (log in as {airflow.USER} / {airflow.password}; a new password each start)",
         f"ZooKeeper on {platform.zookeeper.url} (connection hudi_zookeeper_default)",
+        f"Kafka on {platform.kafka.bootstrap_servers} (connection kafka_default)",
         f"tables config: {platform.tables_config}",
         *(f"  table {name}: {entry.base_path}   timeline view: {airflow.url}/hudi-ops/tables/{name}"
           for name, entry in platform.tables.items()),

@@ -54,6 +54,7 @@ class MakeUp:
             up = self.until(r"Airflow is up: (http://127\.0\.0\.1:\d+)  \(log in as admin / (\S+);", 300)
             self.url, self.password = up.groups()
             self.zookeeper = ZookeeperAddress("127.0.0.1", int(self.until(r"ZooKeeper on 127\.0\.0\.1:(\d+)", 5)[1]))
+            self.kafka = self.until(r"Kafka on (127\.0\.0\.1:\d+)", 5)[1]  # its bootstrap servers
             self.airflow = LocalAirflow.attach(home / "airflow")
         except BaseException:
             self.close()

@@ -373,3 +373,32 @@ def test_backfill_runs_at_once_are_bounded_for_airflows_own_backfills_too(airflo
         "backfill": {"source_path": "/history/t", "max_active_runs": 1}}}})
     dag = dags["hudi_backfill__t"]
     assert dag.max_active_runs == 1 and dag.get_task("backfill").max_active_tis_per_dag == 1
+
+
+def test_a_kafka_ingest_on_new_messages_is_scheduled_on_its_topics_watcher_and_at_most_its_cron_apart(airflow_db):
+    from airflow.providers.apache.kafka.triggers.msg_queue import KafkaMessageQueueTrigger
+    from airflow.sdk import AssetOrTimeSchedule
+
+    from hudi_ops.airflow.dag_factory import dags_from_config
+    from hudi_ops.airflow.tables_config import parse_tables_config
+
+    def config(**ingest):
+        return {"tables": {"t": {"base_path": "/data/t", "record_key": "id", "zookeeper_conn_id": None, "ingest": {
+            "source_kind": "kafka", "kafka_topic": "trips", "kafka_conn_id": "brokers", **ingest}}}}
+
+    dag = dags_from_config(config(on_new_messages=True, schedule="*/30 * * * *"))["hudi_ingest__t"]
+    assert isinstance(dag.timetable, AssetOrTimeSchedule)
+    assert dag.timetable.timetable.expression == "*/30 * * * *"  # the longest wait between runs
+    (asset,) = dag.timetable.asset_condition.objects
+    (watcher,) = asset.watchers
+    assert isinstance(watcher.trigger, KafkaMessageQueueTrigger)
+    _, kwargs = watcher.trigger.serialize()
+    assert (kwargs["topics"], kwargs["kafka_config_id"]) == (["trips"], "brokers")
+    assert kwargs["apply_function"] == "hudi_ops.airflow.kafka_events.new_message"
+    only = dags_from_config(config(on_new_messages=True))["hudi_ingest__t"]  # no schedule: messages alone
+    assert [a.name for a in only.timetable.asset_condition.objects] == [asset.name]
+    for bad, says in ((config(on_new_messages=True, schedule="@continuous"), "longest wait"),
+                      ({"tables": {"t": {"base_path": "/data/t", "record_key": "id", "ingest": {
+                          "source_path": "/landing", "on_new_messages": True}}}}, "watches a topic")):
+        (refused,) = parse_tables_config(bad, "test").refused.values()
+        assert says in refused and dags_from_config(bad) == {}

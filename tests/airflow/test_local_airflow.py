@@ -67,6 +67,8 @@ def browser():
 GROUP, GROUP_TABLES = "fleet", {"hot": 3, "warm": 2, "mild": 1, "cold": 0}
 GROUP_DAG = group_dag_id(GROUP)
 GROUP_COMPACTION = {"hoodie.compact.inline.max.delta.commits": "2"}  # 2 deltacommits: cold has 1 (its first)
+#: a table fed by a topic of make up's broker, its ingest run by new messages alone (no schedule)
+STREAM, STREAM_TOPIC = "stream", "stream-trips"
 
 
 @pytest.fixture(scope="module")
@@ -83,6 +85,9 @@ def platform(tmp_path_factory):
         raw["tables"][name] = {"base_path": str(root / "group" / name), "record_key": "trip_id",
                                "partition_field": "dt", "ordering_field": "ts", "table_type": "MERGE_ON_READ",
                                "services": {"group": GROUP, "compaction": GROUP_COMPACTION}}
+    raw["tables"][STREAM] = {"base_path": str(root / STREAM), "record_key": "trip_id", "partition_field": "dt",
+                             "ordering_field": "ts", "table_type": "MERGE_ON_READ",
+                             "ingest": {"source_kind": "kafka", "kafka_topic": STREAM_TOPIC, "on_new_messages": True}}
     config.write_text(yaml.safe_dump(raw, sort_keys=False))
     up = MakeUp(root / "up", config)
     yield demo, up
@@ -597,6 +602,35 @@ def test_a_services_group_runs_the_most_needed_tables_first_never_more_than_its_
         timeline = MetaClient.open(path).timeline()
         assert len([i for i in timeline.completed if i.action == "commit"]) == (path.name != "cold")
         assert read_hudi_rs(path) == model.expected()  # hudi-rs reads every key once, latest value
+
+
+def test_new_messages_run_a_kafka_fed_tables_ingest_through_airflows_triggerer(platform):
+    """make up's broker has the topic its table reads; each burst of messages produced wakes the ingest DAG
+    through its AssetWatcher (the Kafka provider's message-queue trigger, in the triggerer), and a run
+    commits them: hudi-rs reads the model after each burst, and no run came from a schedule."""
+    from confluent_kafka import Producer
+
+    demo, up = platform
+    airflow, dag_id, table, model = up.airflow, f"hudi_ingest__{STREAM}", demo.root / STREAM, Model()
+    airflow.wait_for_dags([dag_id])
+    producer = Producer({"bootstrap.servers": up.kafka})
+    finished: list[dict] = []
+    for burst in range(2):
+        rows = trips("2026-11-25", range(burst * 5, burst * 5 + 10), ts=burst + 1)  # the second: 5 new, 5 updated
+        for row in rows:
+            producer.produce(STREAM_TOPIC, key=row["trip_id"].encode(), value=json.dumps(row).encode())
+        assert producer.flush(30) == 0
+        model.upsert(rows)
+        deadline = time.monotonic() + 300
+        while True:  # until a run the burst woke has finished with the burst in the table
+            runs = airflow.api("GET", f"/api/v2/dags/{dag_id}/dagRuns")["dag_runs"]
+            done = [r for r in runs if r["state"] in ("success", "failed")]
+            if len(done) > len(finished) and (table / ".hoodie").is_dir() and read_hudi_rs(table) == model.expected():
+                break
+            assert time.monotonic() < deadline, f"no run took burst {burst}: {runs}"
+            time.sleep(2)
+        finished = done
+        assert {(r["run_type"], r["state"]) for r in finished} == {("asset_triggered", "success")}, finished
 
 
 def test_ctrl_c_stops_make_up_and_everything_it_started(platform):

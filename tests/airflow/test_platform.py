@@ -1,26 +1,38 @@
-"""`make up` without a tables config serves an example table. The platform itself, started as a user starts
+"""`make up` without a tables config serves two example tables, one fed by files, one by a Kafka topic. The
+platform itself, started as a user starts
 it and stopped with Ctrl-C, is tests/airflow/test_local_airflow.py's stack."""
 
 from __future__ import annotations
 
 from hudi_ops.airflow.dag_factory import TABLES_CONFIG_ENV, dags_from_file
 from hudi_ops.airflow.tables_config import read_tables_config
-from hudi_ops.local.platform import EXAMPLE_INGEST_SCHEDULE, Platform, chosen_tables_config, example_tables_config
+from hudi_ops.local.platform import (
+    EXAMPLE_INGEST_SCHEDULE,
+    EXAMPLE_TOPIC,
+    Platform,
+    chosen_tables_config,
+    example_tables_config,
+)
+from hudi_ops.local.sample_stream import TRIPS_PER_BURST, SampleStream
 from hudi_ops.local.sample_trips import TRIPS_PER_FILE, SampleFeed
 
 
-def test_without_a_tables_config_make_up_makes_an_example_table_with_its_folders(tmp_path, monkeypatch):
+def test_without_a_tables_config_make_up_makes_example_tables_with_their_folders(tmp_path, monkeypatch):
     monkeypatch.delenv(TABLES_CONFIG_ENV, raising=False)
     config = chosen_tables_config(tmp_path)
     assert config == tmp_path / "tables.yaml" and config.read_text().startswith("# written by `make up`")
     assert (tmp_path / "data" / "landing" / "trips").is_dir() and (tmp_path / "data" / "history" / "trips").is_dir()
     platform = Platform(tmp_path, config, port=1)  # not started: what it would serve
-    assert set(platform.tables) == {"trips"} and not platform.refused
+    assert set(platform.tables) == {"trips", "trips_stream"} and not platform.refused
     assert platform.example_source == str(tmp_path / "data" / "landing" / "trips")  # where sample files land
-    (table,) = read_tables_config(config).tables.values()
-    assert table.ingest.source_path == str(tmp_path / "data" / "landing" / "trips")
-    assert set(dags_from_file(config)) == {"hudi_ingest__trips", "hudi_backfill__trips", "hudi_services__trips",
-                                           "hudi_restore__trips"}
+    assert platform.example_stream and platform.topics == [EXAMPLE_TOPIC]  # sample messages go to the topic
+    tables = read_tables_config(config).tables
+    assert tables["trips"].ingest.source_path == str(tmp_path / "data" / "landing" / "trips")
+    stream = tables["trips_stream"].ingest
+    assert (stream.source_kind, stream.kafka_topic, stream.kafka_conn_id, stream.on_new_messages) == (
+        "kafka", EXAMPLE_TOPIC, "kafka_default", True)
+    assert set(dags_from_file(config)) == {"hudi_backfill__trips", *(  # the stream has no folder of days
+        f"hudi_{dag}__{table}" for table in tables for dag in ("ingest", "services", "restore"))}
     (tmp_path / "data" / "landing" / "trips" / "a.parquet").write_bytes(b"")
     example_tables_config(tmp_path)  # a second start keeps what landed
     assert (tmp_path / "data" / "landing" / "trips" / "a.parquet").is_file()
@@ -31,7 +43,8 @@ def test_make_up_serves_the_tables_config_it_is_given(tmp_path, monkeypatch):
     monkeypatch.setenv(TABLES_CONFIG_ENV, str(given))
     assert chosen_tables_config(tmp_path / "home") == given and not (tmp_path / "home").exists()
     given.write_text(example_tables_config(tmp_path / "elsewhere").read_text())  # a copy of the example
-    assert Platform(tmp_path / "home", given, port=1).example_source is None  # the user's own: no sample files
+    mine = Platform(tmp_path / "home", given, port=1)
+    assert mine.example_source is None and not mine.example_stream  # the user's own: no samples
 
 
 def test_the_example_tables_landing_folder_gets_new_trips_and_corrections_of_the_last_files(tmp_path):
@@ -57,3 +70,29 @@ def test_the_example_tables_landing_folder_gets_new_trips_and_corrections_of_the
     # the example's ingest takes, every few minutes, the files landed since its last run
     config = read_tables_config(example_tables_config(tmp_path / "home"))
     assert config.tables["trips"].ingest.schedule == EXAMPLE_INGEST_SCHEDULE == "*/5 * * * *"
+
+
+def test_the_example_stream_sends_bursts_of_new_trips_and_new_fares_for_some_of_the_last(kafka):
+    import json
+    import uuid
+
+    from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+
+    from hudi_ops.sources.kafka import watermarks
+
+    stream = SampleStream(kafka.bootstrap_servers, f"sample-{uuid.uuid4().hex[:8]}")
+    kafka.create_topic(stream.topic)
+    kafka.create_topic(stream.topic)  # there already: kept, as a restart of make up finds it
+    assert stream.send() == TRIPS_PER_BURST and stream.send() == TRIPS_PER_BURST + TRIPS_PER_BURST // 10
+    _, ends = watermarks(stream.topic, {"bootstrap.servers": kafka.bootstrap_servers})
+    assert len(ends) == 3 and sum(ends.values()) == 2 * TRIPS_PER_BURST + TRIPS_PER_BURST // 10
+    consumer = Consumer({"bootstrap.servers": kafka.bootstrap_servers, "group.id": "t", "enable.auto.commit": False})
+    consumer.assign([TopicPartition(stream.topic, p, OFFSET_BEGINNING) for p in ends])
+    trips = []
+    while len(trips) < sum(ends.values()):
+        message = consumer.poll(10)
+        assert message is not None and message.error() is None
+        trips.append((message.key().decode(), json.loads(message.value())))
+    consumer.close()
+    assert all(key == trip["trip_id"] for key, trip in trips)  # keyed by trip: a trip's changes stay in order
+    assert len({key for key, _ in trips}) == 2 * TRIPS_PER_BURST  # the second burst's corrections: earlier trips
