@@ -162,15 +162,18 @@ def is_write_conflict(error_name: str) -> bool:
     return error_name in found
 
 
-EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CONFLICT, EXIT_LOCK_TIMEOUT = 0, 1, 2, 3, 4
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CONFLICT, EXIT_LOCK_TIMEOUT, EXIT_SOURCE_UNAVAILABLE = 0, 1, 2, 3, 4, 5
 
 
 def exit_code(error: HudiOpsError) -> int:
-    """2 bad input, 3 write conflict or concurrent job (retryable), 4 lock timeout (retryable), 1 anything else."""
+    """2 bad input, 3 write conflict or concurrent job (retryable), 4 lock timeout (retryable), 5 a source
+    that did not answer (retryable), 1 anything else."""
     if isinstance(error, WriteConflictError | ConcurrentJobError):
         return EXIT_CONFLICT
     if isinstance(error, LockAcquisitionError):
         return EXIT_LOCK_TIMEOUT
+    if isinstance(error, SourceUnavailableError):
+        return EXIT_SOURCE_UNAVAILABLE
     if isinstance(error, InvalidInputError | TableNotFoundError):
         return EXIT_BAD_INPUT
     return EXIT_FAILED

@@ -54,6 +54,7 @@ from hudi_ops.errors import (
     EXIT_BAD_INPUT,
     EXIT_CONFLICT,
     EXIT_LOCK_TIMEOUT,
+    EXIT_SOURCE_UNAVAILABLE,
     ConfigError,
     HudiOpsError,
     InvalidInputError,
@@ -332,6 +333,8 @@ class HudiSparkJobOperator(SparkSubmitOperator):
             conflict = is_write_conflict(outcome.error)
             what = "lock timeout" if code == EXIT_LOCK_TIMEOUT else "write conflict" if conflict else "concurrent job"
             return AirflowException(f"{what} (exit {code}), retried with backoff: {message}")
+        if code == EXIT_SOURCE_UNAVAILABLE:
+            return AirflowException(f"the source did not answer (exit {code}), retried with backoff: {message}")
         return error
 
 

@@ -1,5 +1,5 @@
 """`python -m tests.chaos [--seed N] [--commits 20]` (`make chaos`): a full chaos run on a fresh table,
-with its own ZooKeeper server (`--core`: the small run in `make test`); prints the seed first and one
+with its own ZooKeeper server and Kafka broker (`--core`: the small run in `make test`); prints the seed first and one
 JSON line of figures last, exits 1 on a finding (the job logs stay in the printed folder).
 `--no-kills --zookeeper-restarts 0 --max-tries 3` (`make contention`) runs the same pipelines where
 only Hudi refuses jobs (no kills, no orchestrator's faults)."""
@@ -15,6 +15,7 @@ import traceback
 from dataclasses import replace
 from pathlib import Path
 
+from hudi_ops.local.kafka_server import KafkaServer
 from hudi_ops.local.zookeeper_server import ZookeeperServer
 from tests.chaos.run import DURING_COMMIT, ChaosFailure, ChaosRun, ChaosSize
 
@@ -27,6 +28,8 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"batches per writer pipeline (default: {ChaosSize.commits})")
     parser.add_argument("--zookeeper-restarts", type=int, default=None,
                         help=f"(default: {ChaosSize.zookeeper_restarts})")
+    parser.add_argument("--broker-restarts", type=int, default=None,
+                        help=f"kills (-9) and starts of the Kafka broker (default: {ChaosSize.broker_restarts})")
     parser.add_argument("--no-kills", action="store_true",
                         help="the contention run: no kills (with --max-tries 3 as `make contention` runs it)")
     parser.add_argument("--max-tries", type=int, default=None,
@@ -34,14 +37,17 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1, 10**6)
     size = ChaosSize.core() if args.core else ChaosSize()
-    given = {"commits": args.commits, "zookeeper_restarts": args.zookeeper_restarts, "max_tries": args.max_tries}
+    given = {"commits": args.commits, "zookeeper_restarts": args.zookeeper_restarts,
+             "broker_restarts": args.broker_restarts, "max_tries": args.max_tries}
     size = replace(size, **{k: v for k, v in given.items() if v is not None})
     if args.no_kills:  # and no orchestrator's faults: every retry is Hudi refusing a job
-        size = replace(size, kill_gap_s=None, twice=0.0, late=0.0, during=0.0)
+        size = replace(size, kill_gap_s=None, twice=0.0, late=0.0, during=0.0, broker_restarts=0)
     work = Path(tempfile.mkdtemp(prefix="hudi-ops-chaos-"))
     print(f"chaos run: seed {seed}, {size}, in {work}", flush=True)
     zookeeper = ZookeeperServer(work / "zookeeper")
     zookeeper.start()
+    kafka = KafkaServer(work / "kafka")
+    kafka.start()
     session = None
 
     def spark():
@@ -53,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
         return session
 
     try:
-        figures = ChaosRun(work, zookeeper, seed, size).run(spark)
+        figures = ChaosRun(work, zookeeper, kafka, seed, size).run(spark)
     except ChaosFailure as e:
         print(f"chaos run with seed {seed} FAILED: {e}", file=sys.stderr, flush=True)
         return 1
@@ -66,11 +72,14 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if session is not None:
             session.stop()
+        kafka.stop()
         zookeeper.stop()
-    if figures.zookeeper_restarts < size.zookeeper_restarts:
-        print(f"chaos run with seed {seed} FAILED: ZooKeeper restarted {figures.zookeeper_restarts} times of "
-              f"{size.zookeeper_restarts}", file=sys.stderr, flush=True)
-        return 1
+    for server, done, asked in (("ZooKeeper", figures.zookeeper_restarts, size.zookeeper_restarts),
+                                ("The Kafka broker", figures.broker_restarts, size.broker_restarts)):
+        if done < asked:
+            print(f"chaos run with seed {seed} FAILED: {server} restarted {done} times of {asked}", file=sys.stderr,
+                  flush=True)
+            return 1
     # none would mean Hudi logs it otherwise than COMMIT_LOCK_TAKEN expects, say (the core run's few
     # kills may all miss: make test asks only for one kill)
     if size.kill_gap_s is not None and not args.core and not figures.kills[DURING_COMMIT]:

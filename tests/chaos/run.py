@@ -5,12 +5,14 @@ on, in client mode until its driver sees its task gone, in cluster mode to its e
 runs), triggers a running backfill window a second time, and lands ingest files with modification
 times older than the checkpoint and while an ingest runs.
 
-Pipelines: a steady ingest (one landing file per batch), two day-by-day backfills whose windows
+Pipelines: a steady ingest (one landing file per batch), a stream (a Kafka-fed ingest: each batch's
+rows produced to a topic, then an ingest of the topic, while the harness kills the broker and starts it
+again), two day-by-day backfills whose windows
 overlap each other and the ingest's days (and share a few keys: corrections of the same old trips,
 which a first writer commits beside the ingest), and the table services as the services DAG runs
 them (a Python check first, a job only when there is work). Each job is re-run as Airflow would: a
-kill, exit 3 (conflict) and 4 (lock) are retried with backoff; exit 1 or 2 stops the run as a
-finding.
+kill, exit 3 (conflict), 4 (lock) and 5 (the broker did not answer) are retried with backoff; exit 1
+or 2 stops the run as a finding.
 
 Every row carries its batch, and every batch a unique ordering value, so the model is the batches
 applied by ordering field whatever order they committed in. Snapshots read with hudi-rs during the
@@ -65,7 +67,9 @@ from hudi_ops.locks.job_options import INLINE_SERVICE_OFF
 from hudi_ops.read.pending_plans import CLUSTERING, COMPACTION, pending_plans, pending_writes
 from hudi_ops.read.pipeline_metadata import BACKFILL_CHECKPOINT_KEY, INGEST_CHECKPOINT_KEY
 from hudi_ops.read.service_work import archive_work, clean_work, clustering_schedule_work, compaction_schedule_work
+from hudi_ops.sources.kafka import STREAMER_CHECKPOINT_KEY_V2, KafkaOffsets, watermarks
 from hudi_ops.spark.driver_lifetime import TASK_PROCESS_ENV, task_process
+from hudi_ops.spark.kafka_connector import kafka_jars
 from tests.integration.lock_options import HEARTBEAT, occ_options
 from tests.integration.processes import Job
 from tests.tables import (
@@ -91,13 +95,16 @@ TABLE = "trips"
 #: an update, which OCC checks; two writers inserting one new key at once may both commit it
 #: (README, "New keys from two writers at once")
 OLD_TRIPS, OLD_TRIPS_PER_DAY = "old-trips", 3
-PIPELINES = ("ingest", *WINDOWS, "services")
+#: the writers: the landing folder's ingest, the Kafka-fed one and the backfills
+WRITERS = ("ingest", "stream", *WINDOWS)
+PIPELINES = (*WRITERS, "services")
+STREAM_TOPIC, STREAM_PARTITIONS = "chaos-trips", 3
 #: a killed write's heartbeat has surely expired this long after its last beat (the tests' HEARTBEAT)
 HEARTBEAT_EXPIRY_S = (int(HEARTBEAT["hoodie.client.heartbeat.interval_in_ms"]) / 1000
                       * (int(HEARTBEAT["hoodie.client.heartbeat.tolerable.misses"]) + 1) + 1.0)
 #: what the services DAG sets: compaction after two delta commits, cleans keeping four commits
 SERVICE_CONF = {"hoodie.compact.inline.max.delta.commits": "2", "hoodie.cleaner.commits.retained": "4"}
-RETRYABLE = (3, 4)
+RETRYABLE = (3, 4, 5)
 #: of the plan executions, the share started twice at once
 RACED_PLANS = 0.3
 #: longer than any job takes on two loaded cores: a job still running then hangs, a finding
@@ -116,6 +123,7 @@ class ChaosSize:
     commits: int = 20  # per pipeline: batches of each writer, completed services at least as many
     rows: int = 6  # per batch
     zookeeper_restarts: int = 2
+    broker_restarts: int = 2  # a kill -9 of the Kafka broker, then a start
     #: between kills: about one job in four dies, as in the runs that found the issues; None: no kills
     #: (the contention run: the same pipelines, where every retry is a refusal by Hudi)
     kill_gap_s: tuple[float, float] | None = (20.0, 50.0)
@@ -139,7 +147,8 @@ class ChaosSize:
     @classmethod
     def core(cls) -> ChaosSize:
         """The small run in `make test`."""
-        return cls(commits=3, rows=4, zookeeper_restarts=1, kill_gap_s=(20.0, 40.0), service_commits=1)
+        return cls(commits=3, rows=4, zookeeper_restarts=1, broker_restarts=1, kill_gap_s=(20.0, 40.0),
+                   service_commits=1)
 
 
 class ChaosFailure(AssertionError):
@@ -169,6 +178,7 @@ class Figures:
     kills: Counter[str] = field(default_factory=Counter)
     retried: Counter[str] = field(default_factory=Counter)  # by the error's class
     zookeeper_restarts: int = 0
+    broker_restarts: int = 0
     #: orphaned attempts, windows triggered twice, files landed late or during a run
     faults: Counter[str] = field(default_factory=Counter)
     snapshots: int = 0
@@ -193,7 +203,8 @@ class Figures:
         return {
             "seed": self.seed, "seconds": round(self.seconds), "jobs": self.jobs, "commits": dict(self.commits),
             "kills": sum(self.kills.values()), "kills_by_phase": dict(self.kills),
-            "zookeeper_restarts": self.zookeeper_restarts, "orchestrator_faults": dict(self.faults),
+            "zookeeper_restarts": self.zookeeper_restarts, "broker_restarts": self.broker_restarts,
+            "kafka_batches": self.commits["stream"], "orchestrator_faults": dict(self.faults),
             "conflicts_retried": sum(n for k, n in self.retried.items() if k != "LockAcquisitionError"),
             "lock_waits": self.retried["LockAcquisitionError"], "retried_by_error": dict(self.retried),
             "tries_per_batch": {p: {"max": max(t), "mean": round(sum(t) / len(t), 2),
@@ -209,15 +220,16 @@ class Figures:
 
 
 class ChaosRun:
-    """`ChaosRun(workdir, zookeeper, seed, size).run(spark)` returns the figures or raises ChaosFailure."""
+    """`ChaosRun(workdir, zookeeper, kafka, seed, size).run(spark)` returns the figures or raises ChaosFailure
+    (`zookeeper` and `kafka`: the servers it restarts)."""
 
-    def __init__(self, workdir: Path, zookeeper: Any, seed: int, size: ChaosSize) -> None:
-        self.work, self.zookeeper, self.size = Path(workdir), zookeeper, size
+    def __init__(self, workdir: Path, zookeeper: Any, kafka: Any, seed: int, size: ChaosSize) -> None:
+        self.work, self.zookeeper, self.kafka, self.size = Path(workdir), zookeeper, kafka, size
         # one generator per thread, so that a seed repeats each pipeline's data and the chaos's schedule
         # (backoff jitter has its own: how often a job is retried must not change the data of later batches)
         self.seed = seed
         self.rng = {name: random.Random(f"{seed}:{name}")
-                    for name in (*PIPELINES, "killer", "snapshots", "zookeeper", "backoff")}
+                    for name in (*PIPELINES, "killer", "snapshots", "zookeeper", "broker", "backoff")}
         self.table = self.work / TABLE
         self.logs = self.work / "logs"
         self.logs.mkdir(parents=True, exist_ok=True)
@@ -226,6 +238,9 @@ class ChaosRun:
         self.model = Model()
         self.batches: dict[str, list[dict[str, Any]]] = {}
         self.committed: set[str] = set()  # batches seen on the timeline
+        #: the stream's batches by the topic's end offsets once each was produced: a commit whose
+        #: checkpoint reaches them took the batch
+        self.stream_ends: dict[str, dict[int, int]] = {}
         self._running: dict[int, Running] = {}
         self._orphans: list[Running] = []  # attempts whose task process was killed, still running
         self._mutex = threading.Lock()
@@ -247,10 +262,10 @@ class ChaosRun:
             logging.getLogger(meta_client.__name__).removeHandler(fallbacks)
 
     def _run(self, spark: Callable[[], Any], started: float) -> Figures:
-        writers = [self._thread(self._old_trips), self._thread(self._ingest),
+        writers = [self._thread(self._old_trips), self._thread(self._ingest), self._thread(self._stream),
                    *(self._thread(self._backfill, name) for name in WINDOWS)]
         others = [self._thread(self._services), self._thread(self._killer), self._thread(self._snapshots),
-                  self._thread(self._zookeeper_restarts)]
+                  self._thread(self._zookeeper_restarts), self._thread(self._broker_restarts)]
         for t in (*writers, *others):
             t.start()
         for t in writers:
@@ -296,9 +311,10 @@ class ChaosRun:
         self.batches[batch] = rows
         return rows
 
-    def _writer_args(self, job: type[WriteSpec], **fields: str) -> list[str]:
-        """The arguments of a write (`job`: IngestSpec or BackfillSpec); `fields` are the spec's own."""
-        options = dict(self.lock_options)
+    def _writer_args(self, job: type[WriteSpec], conf: dict[str, str] | None = None, **fields: str) -> list[str]:
+        """The arguments of a write (`job`: IngestSpec or BackfillSpec); `fields` are the spec's own, `conf`
+        options beyond the lock's."""
+        options = {**self.lock_options, **(conf or {})}
         for off in INLINE_SERVICE_OFF.values():  # the services pipeline runs them
             options.update(off)
         return job(base_path=str(self.table), table_name=TABLE, table_type="MERGE_ON_READ", record_key_field="trip_id",
@@ -334,6 +350,40 @@ class ChaosRun:
                 early.start()
             self._until_done("ingest", f"ingest-{n:04d}", self._writer_args(IngestSpec, source_path=str(landing),
                                                                             run_id=f"ingest-{n:04d}"))
+
+    def _stream(self) -> None:
+        """Each batch produced to the topic (new trips and updates of earlier ones, keyed by trip), then a
+        Kafka ingest of the topic, as its DAG's run on new messages would take it."""
+        self.kafka.create_topic(STREAM_TOPIC, STREAM_PARTITIONS)
+        client = {"bootstrap.servers": self.kafka.bootstrap_servers}
+        known: list[tuple[str, str]] = []
+        rng = self.rng["stream"]
+        for n in range(self.size.commits):
+            if self._abort.is_set():
+                return
+            batch = f"stream-{n:04d}"
+            updates = rng.sample(known, min(len(known), self.size.rows // 2))
+            new = [(f"stream-{n:04d}-{i}", rng.choice(INGEST_DAYS)) for i in range(self.size.rows - len(updates))]
+            known += new
+            pairs = updates + new
+            rows = self._rows("stream", n, [k for k, _ in pairs], [d for _, d in pairs])
+            self._produce(rows)
+            self.stream_ends[batch] = watermarks(STREAM_TOPIC, client)[1]
+            self._until_done("stream", batch, self._writer_args(
+                IngestSpec, conf={"kafka.bootstrap.servers": self.kafka.bootstrap_servers}, source_kind="kafka",
+                kafka_topic=STREAM_TOPIC, run_id=batch))
+
+    def _produce(self, rows: list[dict[str, Any]]) -> None:
+        """The rows as JSON messages, all taken by the broker (which may be restarting meanwhile)."""
+        from confluent_kafka import Producer
+
+        producer = Producer({"bootstrap.servers": self.kafka.bootstrap_servers})
+        for row in rows:
+            producer.produce(STREAM_TOPIC, key=row["trip_id"].encode(), value=json.dumps(row).encode())
+        deadline = time.monotonic() + 120
+        while producer.flush(5):
+            if time.monotonic() > deadline:
+                raise ChaosFailure(f"the broker took not all of batch {rows[0]['batch']} in 120 s")
 
     def _land(self, landing: Path, n: int, known: list[tuple[str, str]], fault: str | None = None) -> None:
         """Batch `n`'s landing file; some land with a modification time older than every file before them
@@ -473,7 +523,7 @@ class ChaosRun:
                 task = subprocess.Popen(["sleep", f"{2 * JOB_TIMEOUT_S:.0f}"])
                 if self._draw(f"{batch}:{tries}:client mode").random() < 0.5:
                     env = {TASK_PROCESS_ENV: task_process(task.pid)}
-            job = Job.start(args, log, env=env)
+            job = Job.start(args, log, env=env, jars=kafka_jars() if pipeline == "stream" else ())
             entry = Running(job, pipeline, batch, time.time(), task=task)
             with self._mutex:
                 self._running[job.process.pid] = entry
@@ -635,16 +685,30 @@ class ChaosRun:
 
     def _zookeeper_restarts(self) -> None:
         restarts = self.size.zookeeper_restarts
-        total = self.size.commits * (1 + len(WINDOWS))
-        for n in range(1, restarts + 1):
-            while sum(self.figures.done[p] for p in ("ingest", *WINDOWS)) < total * n / (restarts + 1):
-                if self._stop.wait(0.5):
-                    return
+        for _ in self._progress(restarts):
             self.zookeeper.stop()
             self._stop.wait(self.rng["zookeeper"].uniform(1.0, 4.0))
             self.zookeeper.start()
             with self._mutex:
                 self.figures.zookeeper_restarts += 1
+
+    def _broker_restarts(self) -> None:
+        """The broker killed (-9) at even steps of the writers' progress, started again a little later."""
+        for _ in self._progress(self.size.broker_restarts):
+            self.kafka.stop(hard=True)
+            self._stop.wait(self.rng["broker"].uniform(1.0, 4.0))
+            self.kafka.start()
+            with self._mutex:
+                self.figures.broker_restarts += 1
+
+    def _progress(self, steps: int) -> Iterator[int]:
+        """Yields at each of `steps` even steps of the writers' batches; stops with the chaos."""
+        total = self.size.commits * len(WRITERS)
+        for n in range(1, steps + 1):
+            while sum(self.figures.done[p] for p in WRITERS) < total * n / (steps + 1):
+                if self._stop.wait(0.5):
+                    return
+            yield n
 
     # -- checks ----------------------------------------------------------------------------------
 
@@ -709,7 +773,7 @@ class ChaosRun:
         if archived:
             extras += [a.commit_metadata().extra_metadata for a in meta.archived_timeline()
                        if a.action in Action.WRITE_ACTIONS and a.metadata]
-        found = {b for extra in extras for b in _batches_of(extra)}
+        found = {b for extra in extras for b in self._batches_of(extra)}
         with self._mutex:
             self.committed |= found
 
@@ -748,9 +812,9 @@ class ChaosRun:
         if never:
             raise ChaosFailure(f"batches whose jobs succeeded have no commit: {never}")
         made = self.figures.commits
-        for pipeline in ("ingest", *WINDOWS):
+        for pipeline in WRITERS:
             made[pipeline] = sum(1 for b in self.committed if b.startswith(pipeline + "-"))
-        short = {p: made[p] for p in ("ingest", *WINDOWS) if made[p] < self.size.commits}
+        short = {p: made[p] for p in WRITERS if made[p] < self.size.commits}
         if made["services"] < self.size.services_needed:
             short["services"] = made["services"]
         if short:
@@ -858,6 +922,16 @@ def _killpg(job: Job) -> bool:
         return True
     except ProcessLookupError:
         return False
+
+
+    def _batches_of(self, extra: dict[str, str]) -> set[str]:
+        """The harness's batches a commit wrote: the stream's its checkpoint reaches, an ingest's files, or a
+        backfill's run (either of a window's two)."""
+        if value := extra.get(STREAMER_CHECKPOINT_KEY_V2):
+            reached = KafkaOffsets.parse(value).as_dict()
+            return {batch for batch, ends in list(self.stream_ends.items())
+                    if all(reached.get(p, 0) >= end for p, end in ends.items())}
+        return _batches_of(extra)
 
 
 def _batches_of(extra: dict[str, str]) -> set[str]:

@@ -1,6 +1,7 @@
-"""The core of `make chaos` in `make test`: an ingest, two backfills and the table services on one
-MERGE_ON_READ table at once, as separate spark-submits under the ZooKeeper lock, with kills and a
-ZooKeeper restart; nothing lost, nothing doubled, nothing uncommitted ever visible (tests/chaos/run.py)."""
+"""The core of `make chaos` in `make test`: an ingest, a Kafka-fed ingest, two backfills and the table
+services on one MERGE_ON_READ table at once, as separate spark-submits under the ZooKeeper lock, with
+kills, a ZooKeeper restart and a kill -9 and start of the broker; nothing lost, nothing doubled, nothing
+uncommitted ever visible (tests/chaos/run.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import json
 
 import pytest
 
-from tests.chaos.run import ChaosRun, ChaosSize
+from tests.chaos.run import WRITERS, ChaosRun, ChaosSize
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]  # spark-submit jobs of its own; minutes in all
 
@@ -18,11 +19,12 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow]  # spark-submit jobs of its o
 SEED = 2711
 
 
-def test_a_small_chaos_run_loses_and_doubles_nothing(tmp_path, zookeeper, spark):
+def test_a_small_chaos_run_loses_and_doubles_nothing(tmp_path, zookeeper, kafka, spark):
     size = ChaosSize.core()
-    figures = ChaosRun(tmp_path, zookeeper, SEED, size).run(lambda: spark)
+    figures = ChaosRun(tmp_path, zookeeper, kafka, SEED, size).run(lambda: spark)
     print(json.dumps(figures.to_dict()))
     # the run raises on a lost, doubled or uncommitted row; here: it did what it set out to do
-    assert all(figures.commits[p] == size.commits for p in ("ingest", "backfill-a", "backfill-b")), figures.commits
+    assert all(figures.commits[p] == size.commits for p in WRITERS), figures.commits
     assert figures.commits["services"] >= 1 and figures.zookeeper_restarts == size.zookeeper_restarts
+    assert figures.broker_restarts == size.broker_restarts and kafka.running
     assert sum(figures.kills.values()) >= 1 and figures.snapshots >= 10

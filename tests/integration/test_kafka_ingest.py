@@ -296,6 +296,23 @@ def test_with_hudis_error_table_on_messages_that_cannot_be_read_land_there_and_t
     assert read_hudi_rs(errors, columns) == expected
 
 
+def test_a_partition_added_to_the_topic_is_read_from_its_beginning(topic):
+    from confluent_kafka.admin import NewPartitions
+
+    topic.produce(trips("2026-11-20", range(6), ts=1))
+    assert topic.run(topic.ingest("before"))[0] == 0
+    admin = AdminClient({"bootstrap.servers": topic.kafka.bootstrap_servers})
+    admin.create_partitions([NewPartitions(topic.name, PARTITIONS + 2)])[topic.name].result(30)
+    rows = trips("2026-11-21", range(40), ts=2)  # keyed by trip: some land in the new partitions
+    topic.produce(rows)
+    ends = topic.end_offsets()
+    assert len(ends) == PARTITIONS + 2 and ends[PARTITIONS] + ends[PARTITIONS + 1] > 0
+    code, result = topic.run(topic.ingest("after"))
+    assert code == 0 and result["inserts"] == 40, result
+    assert last_commit_extra(topic.table)[STREAMER_CHECKPOINT_KEY_V2] == str(KafkaOffsets.of(topic.name, ends))
+    assert topic.read() == topic.model.expected()
+
+
 def test_tombstones_alone_make_no_commit_and_the_next_commit_records_the_offsets_past_them(topic):
     topic.produce(trips("2026-11-20", range(3), ts=1))
     assert topic.run(topic.ingest("rows"))[0] == 0

@@ -12,11 +12,13 @@ from hudi_ops.errors import (
     EXIT_CONFLICT,
     EXIT_FAILED,
     EXIT_LOCK_TIMEOUT,
+    EXIT_SOURCE_UNAVAILABLE,
     ConcurrentJobError,
     ConfigError,
     InvalidInputError,
     LockAcquisitionError,
     RollbackRaceError,
+    SourceUnavailableError,
     WriteConflictError,
     exit_code,
 )
@@ -110,6 +112,10 @@ def test_a_lock_not_acquired_is_the_retryable_lock_timeout_naming_the_lock():
     error = hudi_ops_error(JavaFailure(LOCK), CONTEXT)
     assert isinstance(error, LockAcquisitionError) and exit_code(error) == EXIT_LOCK_TIMEOUT
     assert "lock key = trips" in str(error) and "hoodie.write.lock.wait_time_ms" in str(error)
+
+
+def test_a_source_that_did_not_answer_has_an_exit_code_of_its_own_which_airflow_retries():
+    assert exit_code(SourceUnavailableError("Kafka at 127.0.0.1:9092 did not answer")) == EXIT_SOURCE_UNAVAILABLE == 5
 
 
 def test_schema_and_config_refusals_are_bad_input():
