@@ -25,7 +25,7 @@ BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
 #: the benchmarks; the folder's other files are what they start (spark-submit applications) or share
 BENCHMARKS = ("freshness.py", "upsert_hudi_vs_naive.py", "platform_overhead.py", "commit_contention.py",
               "wasted_work.py", "services_idle_tick.py", "mor_vs_cow.py", "clean_planning.py", "job_fixed_cost.py",
-              "fleet.py", "fleet_scale.py")
+              "fleet.py", "fleet_scale.py", "kafka_freshness.py")
 
 
 def _freshness(r: dict) -> list[tuple[str, str]]:
@@ -108,10 +108,29 @@ def _fleet_scale(r: dict) -> list[tuple[str, str]]:
              f"**{r['parse_own_over_grouped']}** ({parse['own_services_dags_s']} s / {parse['grouped_s']} s)")]
 
 
+def _kafka_freshness(r: dict) -> list[tuple[str, str]]:
+    p95 = {x["run"]: x["p95_s"] for x in r["runs"]}
+    stream = next(x for x in r["runs"] if x["run"] == "streaming")
+    every = f"a burst every {r['tick_s']:g} s"
+    rows = [(f"Kafka to visible p95, {every}: hudi-ops on that schedule / a streaming job with that trigger "
+             f"(goal <= 1.2; the streaming job holds {stream['idle_rss_mib']} MiB idle)",
+             f"**{r['scheduled_over_streaming_p95']}** ({p95['scheduled']} s / {p95['streaming']} s)"),
+            (f"Kafka to visible p95, {every}: hudi-ops on new messages / the streaming job",
+             f"**{r['on_messages_over_streaming_p95']}** ({p95['on_messages']} s / {p95['streaming']} s)"),
+            (f"Kafka to visible p95 beside a {r['backfill_factor']}x backfill: hudi-ops / the streaming job alone",
+             f"**{r['beside_over_streaming_p95']}** ({p95['beside']} s / {p95['streaming']} s)")]
+    if c := r.get("catch_up"):
+        rows.append((f"catch-up of {c['backlog']:,} messages, events/s per core: hudi-ops / the streaming job "
+                     "(goal >= 1)", f"**{c['hudi_ops_over_streaming_rate']}** ({c['hudi_ops_events_per_s_per_core']:,} "
+                                    f"/ {c['streaming_events_per_s_per_core']:,})"))
+    return rows
+
+
 ROWS: dict[str, Callable[[dict], list[tuple[str, str]]]] = {
     "freshness": _freshness, "upsert_hudi_vs_naive": _upsert, "platform_overhead": _overhead,
     "commit_contention": _contention, "wasted_work": _wasted, "services_idle_tick": _idle, "mor_vs_cow": _mor,
-    "clean_planning": _clean, "job_fixed_cost": _fixed_cost, "fleet": _fleet, "fleet_scale": _fleet_scale}
+    "clean_planning": _clean, "job_fixed_cost": _fixed_cost, "fleet": _fleet, "fleet_scale": _fleet_scale,
+    "kafka_freshness": _kafka_freshness}
 
 
 def table(results: list[dict]) -> str:

@@ -777,6 +777,15 @@ class ChaosRun:
         with self._mutex:
             self.committed |= found
 
+    def _batches_of(self, extra: dict[str, str]) -> set[str]:
+        """The harness's batches a commit wrote: the stream's its checkpoint reaches, an ingest's files, or a
+        backfill's run (either of a window's two)."""
+        if value := extra.get(STREAMER_CHECKPOINT_KEY_V2):
+            reached = KafkaOffsets.parse(value).as_dict()
+            return {batch for batch, ends in list(self.stream_ends.items())
+                    if all(reached.get(p, 0) >= end for p, end in ends.items())}
+        return _batches_of(extra)
+
     def _finish(self, spark: Any) -> None:
         """After the pipelines: failed writes rolled back, plans executed, then the end state judged."""
         time.sleep(HEARTBEAT_EXPIRY_S)  # every killed write's heartbeat has expired
@@ -922,16 +931,6 @@ def _killpg(job: Job) -> bool:
         return True
     except ProcessLookupError:
         return False
-
-
-    def _batches_of(self, extra: dict[str, str]) -> set[str]:
-        """The harness's batches a commit wrote: the stream's its checkpoint reaches, an ingest's files, or a
-        backfill's run (either of a window's two)."""
-        if value := extra.get(STREAMER_CHECKPOINT_KEY_V2):
-            reached = KafkaOffsets.parse(value).as_dict()
-            return {batch for batch, ends in list(self.stream_ends.items())
-                    if all(reached.get(p, 0) >= end for p, end in ends.items())}
-        return _batches_of(extra)
 
 
 def _batches_of(extra: dict[str, str]) -> set[str]:
