@@ -1,10 +1,11 @@
 """What the benchmarks share: spark-submit's settings, the table lock's options as the Airflow hook builds
-them, percentiles, and the charts of docs/."""
+them, percentiles, threads that stop a run on failure, hudi-rs snapshots by batch, and the charts of docs/."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,38 @@ def lock_options(zookeeper, table: str, table_options: Mapping[str, str] | None 
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def guarded(target: Callable[[], None], failed: Callable[[BaseException], None]) -> threading.Thread:
+    """A daemon thread running `target`; its failure goes to `failed` (which stops the run's other threads)."""
+    def run() -> None:
+        try:
+            target()
+        except BaseException as e:
+            failed(e)
+    return threading.Thread(target=run, daemon=True)
+
+
+def rows_by_batch(table: Path, day: str) -> dict[str, int] | None:
+    """A hudi-rs snapshot of the table's `dt=day` partition: rows per `batch` value; None while the table
+    has no completed commit."""
+    import hudi
+    import pyarrow as pa
+
+    from hudi_ops.errors import TableNotFoundError
+    from hudi_ops.format.meta_client import MetaClient
+
+    try:
+        if not MetaClient.open(table).timeline().completed:
+            return None
+    except TableNotFoundError:
+        return None
+    options = hudi.HudiReadOptions(filters=[("dt", "=", day)], projection=["batch"])
+    batches = hudi.HudiTable(str(table)).read(options)
+    counts: dict[str, int] = {}
+    for b in pa.Table.from_batches(batches).column("batch").to_pylist() if batches else []:
+        counts[b] = counts.get(b, 0) + 1
+    return counts
 
 
 def line_chart() -> tuple[Any, Any]:

@@ -39,8 +39,6 @@ import common  # bench/, the script's folder
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from hudi_ops.errors import TableNotFoundError
-from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import BackfillSpec, IngestSpec
 from hudi_ops.local.zookeeper_server import ZookeeperServer
 from hudi_ops.spark.submit import spark_submit_command
@@ -121,14 +119,12 @@ class Run:
         self.backfill_s = time.perf_counter() - started
 
     def _guard(self, target: Callable[[], None]) -> threading.Thread:
-        def guarded() -> None:
-            try:
-                target()
-            except BaseException as e:
-                self._failure = self._failure or e
-                self._done.set()
-                self._landed_event.set()
-        return threading.Thread(target=guarded, daemon=True)
+        return common.guarded(target, self._failed)
+
+    def _failed(self, error: BaseException) -> None:
+        self._failure = self._failure or error
+        self._done.set()
+        self._landed_event.set()
 
     def _land(self) -> None:
         started = time.monotonic()
@@ -164,22 +160,11 @@ class Run:
                 self._ingest()
 
     def _poll(self) -> None:
-        import hudi
-
-        options = hudi.HudiReadOptions(filters=[("dt", "=", TODAY)], projection=["batch"])
         while len(self.visible) < self.work.ticks and not self._done.is_set():
             time.sleep(POLL_S)
-            try:  # readable once the first ingest created it and committed
-                if not MetaClient.open(self.table).timeline().completed:
-                    continue
-            except TableNotFoundError:
-                continue
-            batches = hudi.HudiTable(str(self.table)).read(options)
+            counts = common.rows_by_batch(self.table, TODAY)
             seen = time.monotonic()
-            counts: dict[str, int] = {}
-            for b in pa.Table.from_batches(batches).column("batch").to_pylist() if batches else []:
-                counts[b] = counts.get(b, 0) + 1
-            for b, count in counts.items():
+            for b, count in (counts or {}).items():
                 if count != self.work.batch_rows:
                     raise AssertionError(f"{self.name}: a snapshot shows {count} of {b}'s {self.work.batch_rows} rows")
                 self.visible.setdefault(b, seen)

@@ -18,9 +18,9 @@ the ZooKeeper lock, with its own topic of 3 partitions:
     throughout; its memory (the resident size of its JVM and Python driver) and CPU share are sampled
     over its last idle tick.
 
-Catch-up: a backlog of `--backlog` messages on a new topic, then (e) one hudi-ops ingest of all of it
-and (f) the streaming job with `availableNow` (all of it, then it ends), each into a new table: events
-per second per core (2 cores: `local[2]`).
+Catch-up (first): a backlog of `--backlog` messages on a new topic, then (e) one hudi-ops ingest of all
+of it and (f) the streaming job with `availableNow` (all of it, then it ends), each into a new table
+with `--driver-memory`: events per second per core (2 cores: `local[2]`).
 
 One JSON line: each freshness run's p50/p95/max, the streaming job's idle memory and CPU, the catch-up
 rates, and the ratios scheduled/streaming p95 (goal <= 1.2), on_messages/streaming p95 and hudi-ops'
@@ -48,8 +48,6 @@ import common  # bench/, the script's folder
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from hudi_ops.errors import TableNotFoundError
-from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import BackfillSpec, IngestSpec
 from hudi_ops.local.kafka_server import KafkaServer
 from hudi_ops.local.zookeeper_server import ZookeeperServer
@@ -154,14 +152,12 @@ class FreshnessRun:
         self._started = 0.0
 
     def _guard(self, target: Callable[[], None]) -> threading.Thread:
-        def guarded() -> None:
-            try:
-                target()
-            except BaseException as e:
-                self._failure = self._failure or e
-                self._done.set()
-                self._news.set()
-        return threading.Thread(target=guarded, daemon=True)
+        return common.guarded(target, self._failed)
+
+    def _failed(self, error: BaseException) -> None:
+        self._failure = self._failure or error
+        self._done.set()
+        self._news.set()
 
     def _bursts(self) -> None:
         moments = random.Random(self.name)  # the same moments within each tick whatever the timing
@@ -238,22 +234,11 @@ class FreshnessRun:
             process.wait()
 
     def _poll(self) -> None:
-        import hudi
-
-        options = hudi.HudiReadOptions(filters=[("dt", "=", TODAY)], projection=["batch"])
         while len(self.visible) < self.ticks and not self._done.is_set():
             time.sleep(POLL_S)
-            try:
-                if not MetaClient.open(self.table).timeline().completed:
-                    continue
-            except TableNotFoundError:
-                continue
-            batches = hudi.HudiTable(str(self.table)).read(options)
+            counts = common.rows_by_batch(self.table, TODAY)
             seen = time.monotonic()
-            counts: dict[str, int] = {}
-            for b in pa.Table.from_batches(batches).column("batch").to_pylist() if batches else []:
-                counts[b] = counts.get(b, 0) + 1
-            for b, count in counts.items():
+            for b, count in (counts or {}).items():
                 if count != self.batch_rows:
                     raise AssertionError(f"{self.name}: a snapshot shows {count} of {b}'s {self.batch_rows} rows")
                 self.visible.setdefault(b, seen)
@@ -363,6 +348,8 @@ def main() -> None:
     try:
         zookeeper.start()
         kafka.start()
+        # the catch-up first: the longest single job, and the one that could run out of memory
+        caught_up = catch_up(root, kafka, zookeeper, args.backlog, args.driver_memory) if args.backlog else None
         results = {}
         for name in args.runs:
             backfill = backfill_source(root / "history", args.ticks * args.batch_rows * args.backfill_factor,
@@ -378,8 +365,8 @@ def main() -> None:
             for name in ("scheduled", "on_messages", "beside"):
                 if name in p95:
                     line[f"{name}_over_streaming_p95"] = round(p95[name] / p95["streaming"], 2)
-        if args.backlog:
-            line["catch_up"] = catch_up(root, kafka, zookeeper, args.backlog, args.driver_memory)
+        if caught_up is not None:
+            line["catch_up"] = caught_up
         if set(results) == set(RUNS):
             plot(results, args.tick_s, args.plot)
         print(json.dumps(line))

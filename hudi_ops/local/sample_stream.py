@@ -7,23 +7,21 @@ from __future__ import annotations
 import datetime as dt
 import json
 import random
-import sys
-import threading
 
+from hudi_ops.local.repeating import Repeating
 from hudi_ops.local.sample_trips import CITIES
 
 EVERY_S = 60.0
 TRIPS_PER_BURST = 50
 
 
-class SampleStream:
+class SampleStream(Repeating):
     """`start()` sends a burst now and every `every_s` seconds until `stop()`; `send()` sends one."""
 
     def __init__(self, bootstrap_servers: str, topic: str, *, every_s: float = EVERY_S) -> None:
-        self.bootstrap_servers, self.topic, self.every_s = bootstrap_servers, topic, every_s
+        super().__init__(every_s, f"sample stream to topic {topic}")
+        self.bootstrap_servers, self.topic = bootstrap_servers, topic
         self.sent = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="sample-stream", daemon=True)
 
     def send(self, now: dt.datetime | None = None) -> int:
         """One burst: new trips, and a new fare for a tenth of the burst before's; how many messages."""
@@ -43,19 +41,5 @@ class SampleStream:
         self.sent += 1
         return len(ids)
 
-    def start(self) -> SampleStream:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._stop.set()
-
-    def _run(self) -> None:
-        while True:
-            try:
-                self.send()
-            except Exception as e:  # the broker restarting: say so and send the next burst
-                print(f"sample stream: no burst sent to topic {self.topic}: {type(e).__name__}: {e}",
-                      file=sys.stderr, flush=True)
-            if self._stop.wait(self.every_s):
-                return
+    def once(self) -> int:
+        return self.send()

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import datetime as dt
 import random
-import sys
-import threading
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from hudi_ops.local.repeating import Repeating
 
 #: how often a file lands, and how many trips it holds
 EVERY_S = 120.0
@@ -21,15 +21,14 @@ SCHEMA = pa.schema([("trip_id", pa.string()), ("dt", pa.string()), ("ts", pa.int
 CITIES = ("amsterdam", "lisbon", "oslo", "porto")
 
 
-class SampleFeed:
+class SampleFeed(Repeating):
     """`start()` lands a file now and every `every_s` seconds until `stop()`; `land()` lands one."""
 
     def __init__(self, landing: Path, *, every_s: float = EVERY_S) -> None:
-        self.landing, self.every_s = Path(landing), every_s
+        super().__init__(every_s, f"sample trips into {landing}")
+        self.landing = Path(landing)
         # a restart goes on after the newest file there (whatever was removed before it)
         self.landed = 1 + max((int(p.stem.split("-")[1]) for p in self.landing.glob("trips-*.parquet")), default=-1)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="sample-trips", daemon=True)
 
     def land(self, now: dt.datetime | None = None) -> Path:
         """One file: new trips, and a new fare for a tenth of the previous file's (same key, same day)."""
@@ -52,20 +51,8 @@ class SampleFeed:
         self.landed += 1
         return path
 
-    def start(self) -> SampleFeed:
-        self._thread.start()
-        return self
+    def once(self) -> Path:
+        return self.land()
 
-    def stop(self) -> None:
-        self._stop.set()
-
-    def _run(self) -> None:
-        while True:
-            try:
-                self.land()
-            except Exception as e:  # a bad file in the folder, a full disk: say so and try again next time
-                print(f"sample trips: no file landed in {self.landing}: {type(e).__name__}: {e}", file=sys.stderr,
-                      flush=True)
-                self.landed += 1  # past a file that cannot be read
-            if self._stop.wait(self.every_s):
-                return
+    def failed(self, error: Exception) -> None:
+        self.landed += 1  # past a file that cannot be read
