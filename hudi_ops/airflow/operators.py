@@ -4,9 +4,9 @@
 (bad values fail the task before Spark starts, without retries), asks the control plane whether there is work (none: the
 task is skipped in milliseconds, without a JVM, and says why), submits the job with Hudi's jars and
 session settings, and maps its exit code: 2 (bad input) fails at once without retries; 3 (write
-conflict) and 4 (lock timeout) raise a retryable error, and the operator's defaults retry with
-exponential backoff. The job's JSON result is the task's return value, and a write that committed
-adds an Asset event for the table.
+conflict), 4 (lock timeout) and 5 (a source that did not answer) raise a retryable error, and the
+operator's defaults retry with exponential backoff. The job's JSON result is the task's return value,
+and a write that committed adds an Asset event for the table.
 
 A table on S3 names an Amazon `aws` connection (`aws_conn_id`): its endpoint and addressing become
 s3a's Spark settings, its keys the spark-submit's environment. The job's hoodie.* options go to it in a

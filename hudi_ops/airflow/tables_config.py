@@ -115,13 +115,15 @@ class SparkSection(_Section):
 
 class IngestConfig(SparkSection):
     """The `hudi_ingest__<table>` DAG, one run at a time: new files of `source_path`, or new messages of
-    `kafka_topic` (`source_kind: kafka`)."""
+    `kafka_topic` (`source_kind: kafka`; several topics: a task each, each its own pipeline with its own
+    checkpoint, as HoodieStreamer keeps one topic's)."""
 
     source_kind: SourceKind = "files"
     source_path: Annotated[str | None, Blank] = Field(
         None, description="the landing folder the ingest reads; the upstream table, for `source_kind: hudi`")
     source_format: SourceFormat = "parquet"
-    kafka_topic: Annotated[str | None, Blank] = Field(None, description="the topic a Kafka ingest reads")
+    kafka_topic: Annotated[str | list[str] | None, Blank] = Field(
+        None, description="the topic a Kafka ingest reads, or a list of topics")
     kafka_conn_id: str = Field(DEFAULT_KAFKA_CONN_ID, min_length=1,
                                description="a connection of type kafka: its extra holds the client's settings")
     schedule: str | None = Field(None, description="a cron expression or preset; none: triggered only; with "
@@ -147,27 +149,40 @@ class IngestConfig(SparkSection):
         if self.source_kind == "hudi" and not self.source_path:
             raise ValueError("`source_kind: hudi` needs `source_path`, the upstream Hudi table's base path")
         if self.source_kind in KAFKA_KINDS:
-            if not self.kafka_topic:
+            if not self.topics:
                 raise ValueError(f"`source_kind: {self.source_kind}` needs `kafka_topic`, the topic the ingest reads")
+            if len(set(self.topics)) < len(self.topics) or not all(t.strip() for t in self.topics):
+                raise ValueError(f"`kafka_topic` lists a topic twice, or an empty name: {list(self.topics)}")
             if self.source_path:
                 raise ValueError("`source_path` names a landing folder, which a Kafka ingest does not read: "
                                  "leave it out, or give `source_kind: files`")
             if self.on_new_messages and self.schedule in AIRFLOW_ONLY_PRESETS:
                 raise ValueError(f"with `on_new_messages`, `schedule` is the longest wait between runs: a cron "
                                  f"expression or preset, not {self.schedule}")
+        elif self.kafka_topic:
+            raise ValueError(f"`kafka_topic` names a topic, which `source_kind: {self.source_kind}` does not read: "
+                             "leave it out, or give `source_kind: kafka`")
         elif self.on_new_messages:
             raise ValueError(f"`on_new_messages` watches a topic, and `source_kind: {self.source_kind}` reads none: "
                              "leave it out, or give `schedule`")
         return self
 
+    @property
+    def topics(self) -> tuple[str, ...]:
+        """The topics `kafka_topic` names, in its order."""
+        if self.kafka_topic is None:
+            return ()
+        return (self.kafka_topic,) if isinstance(self.kafka_topic, str) else tuple(self.kafka_topic)
+
     def describe(self, *, markdown: bool = False) -> str:
         quote = "`" if markdown else ""
+        topics = ", ".join(f"{quote}{t}{quote}" for t in self.topics)
         if self.source_kind == "hudi":
             return f"the commits of upstream Hudi table {quote}{self.source_path}{quote}"
         if self.source_kind == "debezium":
-            return f"the changes of Debezium's change log {quote}{self.kafka_topic}{quote}"
+            return f"the changes of Debezium's change log{'s' if len(self.topics) > 1 else ''} {topics}"
         if self.source_kind == "kafka":
-            return f"new messages of Kafka topic {quote}{self.kafka_topic}{quote}"
+            return f"new messages of Kafka topic{'s' if len(self.topics) > 1 else ''} {topics}"
         return f"new files of {quote}{self.source_path}{quote}"
 
     @field_validator("schedule")
@@ -383,7 +398,28 @@ def parse_tables_config(raw: Mapping[str, Any] | None, origin: str = "tables con
                                  f"({', '.join(groups) or 'there are none'}), or drop `group`")
         except ValueError as e:
             refused[name] = f"table {name!r} in {origin}: {e}"
+    _one_watcher_per_topic(tables, refused, origin)
     return TablesConfig(tables=tables, refused=refused, services_groups=groups)
+
+
+def _one_watcher_per_topic(tables: dict[str, TableConfig], refused: dict[str, str], origin: str) -> None:
+    """The Kafka provider's message-queue trigger consumes with its connection's `group.id`: two tables
+    watching one topic through one connection would share its partitions, each missing the other's
+    wake-ups. The later table is refused."""
+    watching: dict[tuple[str, str], str] = {}
+    for name, table in list(tables.items()):
+        ingest = table.ingest
+        if ingest is None or not ingest.on_new_messages:
+            continue
+        for topic in ingest.topics:
+            first = watching.setdefault((ingest.kafka_conn_id, topic), name)
+            if first != name:
+                del tables[name]
+                refused[name] = (f"table {name!r} in {origin}: `on_new_messages` on topic {topic!r} through "
+                                 f"connection {ingest.kafka_conn_id!r}, which table {first!r} watches too: their "
+                                 "triggers would share the connection's consumer group; give this table a Kafka "
+                                 "connection of its own (another group.id)")
+                break
 
 
 def _services_groups(raw: Any, origin: str) -> dict[str, ServicesGroupConfig]:

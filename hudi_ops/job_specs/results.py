@@ -55,7 +55,7 @@ class JobResult:
     deletes: int = 0
     files: int = 0
     bytes: int = 0
-    errors: int = 0  # messages that went to Hudi's error table (hudi_ops.sources.error_table)
+    error_table_records: int = 0  # messages that went to Hudi's error table (hudi_ops.sources.error_table)
     checkpoint: str | None = None
     reason: str | None = None  # why a run did nothing
     warnings: tuple[str, ...] = ()  # what failed after a commit had completed
@@ -69,7 +69,8 @@ class JobResult:
             commits=self.commits + 1,
             rows=self.rows + commit.inserts + commit.updates + commit.deletes, inserts=self.inserts + commit.inserts,
             updates=self.updates + commit.updates, deletes=self.deletes + commit.deletes,
-            files=self.files + commit.files, bytes=self.bytes + commit.bytes, errors=self.errors, checkpoint=checkpoint,
+            files=self.files + commit.files, bytes=self.bytes + commit.bytes,
+            error_table_records=self.error_table_records, checkpoint=checkpoint,
             warnings=self.warnings + warning, durations_ms=self.durations_ms,
         )
 
@@ -103,7 +104,8 @@ class ServiceResult:
 
 @dataclass(frozen=True)
 class JobFailure:
-    """Why a run failed: the exit code (2 bad input, 3 write conflict, 4 lock timeout, 1 anything else),
+    """Why a run failed: the exit code (2 bad input, 3 write conflict, 4 lock timeout, 5 a source that did not
+    answer, 1 anything else),
     the hudi-ops error's class and its message, which names the fix."""
 
     job: str

@@ -43,7 +43,8 @@ EXAMPLE_INGEST_SCHEDULE = "*/5 * * * *"
 #: the example stream's topic, its ingest run by new messages (hudi_ops.local.sample_stream) and at
 #: least this often
 EXAMPLE_TOPIC, EXAMPLE_STREAM_SCHEDULE = "trips", "*/15 * * * *"
-#: the trigger's consumer group, of the Kafka provider's message-queue trigger (hudi-ops' jobs use none)
+#: the trigger's consumer group, of the Kafka provider's message-queue trigger (hudi-ops' jobs use none);
+#: a new group starts at a topic's earliest offset, so messages sent before its trigger joined wake the ingest
 TRIGGER_GROUP = "hudi-ops-triggers"
 
 
@@ -98,11 +99,12 @@ class Platform:
         self.example_stream = example is not None and "trips_stream" in config.tables
         self.tables = table_entries(config, origin=str(self.tables_config))
         #: the topics its tables read through kafka_default, this broker: made before their watchers start
-        self.topics = sorted({t.ingest.kafka_topic for t in config.tables.values() if t.ingest and t.ingest.kafka_topic
-                              and t.ingest.kafka_conn_id == DEFAULT_KAFKA_CONN_ID})
+        self.topics = sorted({topic for t in config.tables.values() if t.ingest
+                              and t.ingest.kafka_conn_id == DEFAULT_KAFKA_CONN_ID for topic in t.ingest.topics})
         self.refused = config.refused  # no DAGs, and an import error in Airflow; the other tables run
         self.zookeeper = ZookeeperServer(self.home / "zookeeper")
-        self.kafka = KafkaServer(self.home / "kafka")  # its topics stay for the next start, on new ports
+        # a broker when a table reads one through kafka_default; its topics stay for the next start, on new ports
+        self.kafka = KafkaServer(self.home / "kafka") if self.topics else None
         self.lineage_file = self.home / "lineage" / "events.jsonl"
         self.lineage_file.parent.mkdir(parents=True, exist_ok=True)
         self.airflow = LocalAirflow(self.home / "airflow", dags_folder=REPO / "dags",
@@ -123,15 +125,16 @@ class Platform:
     def start(self) -> Platform:
         try:
             self.zookeeper.start()
-            self.kafka.start()
-            for topic in self.topics:
-                self.kafka.create_topic(topic)
+            if self.kafka is not None:
+                self.kafka.start()
+                for topic in self.topics:
+                    self.kafka.create_topic(topic)
+                self.airflow.settings[f"AIRFLOW_CONN_{DEFAULT_KAFKA_CONN_ID.upper()}"] = json.dumps(
+                    {"conn_type": "kafka", "extra": {"bootstrap.servers": self.kafka.bootstrap_servers,
+                                                     "group.id": TRIGGER_GROUP, "auto.offset.reset": "earliest"}})
             self.airflow.settings["AIRFLOW_CONN_HUDI_ZOOKEEPER_DEFAULT"] = json.dumps(
                 {"conn_type": "hudi_zookeeper", "host": self.zookeeper.host, "port": self.zookeeper.port,
                  "extra": {"base_path": LOCK_BASE_PATH}})
-            self.airflow.settings[f"AIRFLOW_CONN_{DEFAULT_KAFKA_CONN_ID.upper()}"] = json.dumps(
-                {"conn_type": "kafka", "extra": {"bootstrap.servers": self.kafka.bootstrap_servers,
-                                                 "group.id": TRIGGER_GROUP, "auto.offset.reset": "earliest"}})
             self.airflow.start()
         except BaseException:
             self.stop()
@@ -142,13 +145,14 @@ class Platform:
         """A component that exited on its own, if one did."""
         if not self.zookeeper.running:
             return "zookeeper"
-        if not self.kafka.running:
+        if self.kafka is not None and not self.kafka.running:
             return "kafka broker"
         return self.airflow.dead_component()
 
     def stop(self) -> None:
         self.airflow.stop()
-        self.kafka.stop()
+        if self.kafka is not None:
+            self.kafka.stop()
         self.zookeeper.stop()
 
     def __enter__(self) -> Platform:
@@ -184,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
             feed.start()
             print(f"example table trips: a file of sample trips lands in {feed.landing} every "
                   f"{feed.every_s / 60:g} minutes; its ingest runs on `{EXAMPLE_INGEST_SCHEDULE}`", flush=True)
-        if platform.example_stream:
+        if platform.example_stream and platform.kafka is not None:
             stream = SampleStream(platform.kafka.bootstrap_servers, EXAMPLE_TOPIC).start()
             print(f"example table trips_stream: sample trips go to topic {EXAMPLE_TOPIC} every "
                   f"{stream.every_s:g} s; its ingest runs on new messages, and at least on "
@@ -219,7 +223,7 @@ def _ready(platform: Platform) -> None:
     lines: list[str] = [
         f"Airflow is up: {airflow.url}  (log in as {airflow.USER} / {airflow.password}; a new password each start)",
         f"ZooKeeper on {platform.zookeeper.url} (connection hudi_zookeeper_default)",
-        f"Kafka on {platform.kafka.bootstrap_servers} (connection kafka_default)",
+        *([f"Kafka on {platform.kafka.bootstrap_servers} (connection kafka_default)"] if platform.kafka else []),
         f"tables config: {platform.tables_config}",
         *(f"  table {name}: {entry.base_path}   timeline view: {airflow.url}/hudi-ops/tables/{name}"
           for name, entry in platform.tables.items()),

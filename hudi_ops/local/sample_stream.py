@@ -22,24 +22,30 @@ class SampleStream(Repeating):
         super().__init__(every_s, f"sample stream to topic {topic}")
         self.bootstrap_servers, self.topic = bootstrap_servers, topic
         self.sent = 0
+        #: this start's trips are new keys, whatever an earlier start of make up sent
+        self.run = dt.datetime.now(dt.UTC).strftime("%Y%m%d%H%M%S")
+        self._last: dict[str, str] = {}  # the last burst's new trips and their days
 
     def send(self, now: dt.datetime | None = None) -> int:
-        """One burst: new trips, and a new fare for a tenth of the burst before's; how many messages."""
+        """One burst: new trips, and a new fare for a tenth of the burst before's (same key, same day);
+        how many messages."""
         from confluent_kafka import Producer
 
         now = now or dt.datetime.now(dt.UTC)
         n, pick = self.sent, random.Random(self.sent)
-        earlier = pick.sample(range((n - 1) * TRIPS_PER_BURST, n * TRIPS_PER_BURST), TRIPS_PER_BURST // 10) if n else []
-        ids = [*range(n * TRIPS_PER_BURST, (n + 1) * TRIPS_PER_BURST), *earlier]
+        day = now.date().isoformat()
+        new = {f"stream-{self.run}-{n * TRIPS_PER_BURST + i:06d}": day for i in range(TRIPS_PER_BURST)}
+        trips = {**new, **dict(pick.sample(sorted(self._last.items()), len(self._last) // 10))}
         producer = Producer({"bootstrap.servers": self.bootstrap_servers})
-        for i in ids:
-            trip = {"trip_id": f"stream-{i:08d}", "dt": now.date().isoformat(), "ts": int(now.timestamp() * 1000),
+        for i, (trip_id, trip_day) in enumerate(trips.items()):
+            trip = {"trip_id": trip_id, "dt": trip_day, "ts": int(now.timestamp() * 1000),
                     "fare": round(pick.uniform(5, 60), 2), "city": CITIES[i % len(CITIES)]}
-            producer.produce(self.topic, key=trip["trip_id"].encode(), value=json.dumps(trip).encode())
+            producer.produce(self.topic, key=trip_id.encode(), value=json.dumps(trip).encode())
         if producer.flush(30):
             raise RuntimeError(f"the broker at {self.bootstrap_servers} took not all of a burst")
+        self._last = new
         self.sent += 1
-        return len(ids)
+        return len(trips)
 
     def once(self) -> int:
         return self.send()

@@ -6,7 +6,8 @@ Jobs: `ingest`, `backfill` (writes through Hudi's datasource) and the table serv
 Also `python -m hudi_ops.spark ...`, with a local SparkSession. Flags follow Hudi utilities'
 (HoodieStreamer) names. Prints one final JSON line (also into $HUDI_OPS_RESULT_FILE when set) and
 exits 0 ok, 2 bad input or usage, 3 write
-conflict (retryable), 4 lock timeout (retryable), 1 anything else. Input that can be checked without
+conflict (retryable), 4 lock timeout (retryable), 5 a source that did not answer (retryable), 1 anything
+else. Input that can be checked without
 data (flags, settings against the table's, the window) is checked before Spark starts, and a run
 with nothing to do never starts Spark.
 """

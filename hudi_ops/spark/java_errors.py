@@ -23,6 +23,7 @@ from hudi_ops.errors import (
     InvalidInputError,
     LockAcquisitionError,
     RollbackRaceError,
+    SourceUnavailableError,
     TableNotFoundError,
     WriteConflictError,
     WriteInFlightError,
@@ -227,6 +228,12 @@ def _bad_schema(message: str, _: JobContext) -> HudiOpsError:
     )
 
 
+def _broker_gone(message: str, context: JobContext) -> HudiOpsError:
+    first = message.strip().splitlines()[0] if message.strip() else "no answer"
+    return SourceUnavailableError(f"the Kafka broker stopped answering while the job read {context.source or 'it'}: "
+                                  f"{first}; nothing was committed: retried")
+
+
 def _no_table(message: str, context: JobContext) -> HudiOpsError:
     if Storage.for_uri(context.base_path).is_dir(".hoodie"):  # .hoodie/ without hoodie.properties yet
         return ConcurrentJobError(f"another writer is creating the table at {context.base_path} (its .hoodie/ is "
@@ -266,6 +273,7 @@ class JobContext:
     source: str = ""  # the source folder as the job read it: only its files' failures are bad input
 
 
+_KAFKA_ERRORS = "org.apache.kafka.common.errors."
 #: Java classes, most specific first, and the hudi-ops error each becomes.
 _RULES: tuple[tuple[tuple[str, ...], Callable[[str, JobContext], HudiOpsError]], ...] = (
     ((_HUDI_EXCEPTION + "HoodieEarlyConflictDetectionException",),
@@ -281,6 +289,9 @@ _RULES: tuple[tuple[tuple[str, ...], Callable[[str, JobContext], HudiOpsError]],
     ((_HUDI_EXCEPTION + "TableNotFoundException",), _no_table),
     (("org.apache.spark.SparkFileNotFoundException", "org.apache.parquet.io.ParquetDecodingException"),
      _unreadable),
+    # Spark's Kafka reader, with its broker gone for longer than the client waits
+    ((_KAFKA_ERRORS + "TimeoutException", _KAFKA_ERRORS + "DisconnectException",
+      _KAFKA_ERRORS + "NetworkException"), _broker_gone),
 )
 
 

@@ -376,6 +376,7 @@ def test_backfill_runs_at_once_are_bounded_for_airflows_own_backfills_too(airflo
 
 
 def test_a_kafka_ingest_on_new_messages_is_scheduled_on_its_topics_watcher_and_at_most_its_cron_apart(airflow_db):
+    """With several topics, each is a pipeline of its own in the DAG."""
     from airflow.providers.apache.kafka.triggers.msg_queue import KafkaMessageQueueTrigger
     from airflow.sdk import AssetOrTimeSchedule
 
@@ -397,8 +398,21 @@ def test_a_kafka_ingest_on_new_messages_is_scheduled_on_its_topics_watcher_and_a
     assert kwargs["apply_function"] == "hudi_ops.airflow.kafka_events.new_message"
     only = dags_from_config(config(on_new_messages=True))["hudi_ingest__t"]  # no schedule: messages alone
     assert [a.name for a in only.timetable.asset_condition.objects] == [asset.name]
+    assert [t.kafka_topic for t in only.tasks] == ["trips"] and only.tasks[0].task_id == "ingest"
+    # several topics: a pipeline each (its own task and checkpoint), one watcher over them all
+    both = dags_from_config(config(kafka_topic=["trips", "fares"], on_new_messages=True))["hudi_ingest__t"]
+    assert {t.task_id: t.kafka_topic for t in both.tasks} == {"ingest__trips": "trips", "ingest__fares": "fares"}
+    (watched,) = both.timetable.asset_condition.objects
+    assert watched.watchers[0].trigger.serialize()[1]["topics"] == ["trips", "fares"]
     for bad, says in ((config(on_new_messages=True, schedule="@continuous"), "longest wait"),
+                      (config(kafka_topic=["trips", "trips"]), "lists a topic twice"),
                       ({"tables": {"t": {"base_path": "/data/t", "record_key": "id", "ingest": {
                           "source_path": "/landing", "on_new_messages": True}}}}, "watches a topic")):
         (refused,) = parse_tables_config(bad, "test").refused.values()
         assert says in refused and dags_from_config(bad) == {}
+    # two tables watching one topic through one connection would share its consumer group: the second refused
+    two = {"tables": {name: config(on_new_messages=True)["tables"]["t"] for name in ("a", "b")}}
+    parsed = parse_tables_config(two, "test")
+    assert set(parsed.tables) == {"a"} and "table 'a' watches too" in parsed.refused["b"]
+    two["tables"]["b"]["ingest"]["kafka_conn_id"] = "brokers_for_b"
+    assert set(parse_tables_config(two, "test").tables) == {"a", "b"}

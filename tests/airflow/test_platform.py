@@ -73,6 +73,9 @@ def test_the_example_tables_landing_folder_gets_new_trips_and_corrections_of_the
 
 
 def test_the_example_stream_sends_bursts_of_new_trips_and_new_fares_for_some_of_the_last(kafka):
+    """Keyed by trip, a correction keeps its trip's day (its partition), even past midnight; the keys name
+    the stream's start, so make up started again sends new ones."""
+    import datetime as dt
     import json
     import uuid
 
@@ -83,7 +86,9 @@ def test_the_example_stream_sends_bursts_of_new_trips_and_new_fares_for_some_of_
     stream = SampleStream(kafka.bootstrap_servers, f"sample-{uuid.uuid4().hex[:8]}")
     kafka.create_topic(stream.topic)
     kafka.create_topic(stream.topic)  # there already: kept, as a restart of make up finds it
-    assert stream.send() == TRIPS_PER_BURST and stream.send() == TRIPS_PER_BURST + TRIPS_PER_BURST // 10
+    late = dt.datetime(2026, 11, 26, 23, 59, 30, tzinfo=dt.UTC)
+    early = late + dt.timedelta(minutes=1)
+    assert stream.send(late) == TRIPS_PER_BURST and stream.send(early) == TRIPS_PER_BURST + TRIPS_PER_BURST // 10
     _, ends = watermarks(stream.topic, {"bootstrap.servers": kafka.bootstrap_servers})
     assert len(ends) == 3 and sum(ends.values()) == 2 * TRIPS_PER_BURST + TRIPS_PER_BURST // 10
     consumer = Consumer({"bootstrap.servers": kafka.bootstrap_servers, "group.id": "t", "enable.auto.commit": False})
@@ -95,4 +100,9 @@ def test_the_example_stream_sends_bursts_of_new_trips_and_new_fares_for_some_of_
         trips.append((message.key().decode(), json.loads(message.value())))
     consumer.close()
     assert all(key == trip["trip_id"] for key, trip in trips)  # keyed by trip: a trip's changes stay in order
-    assert len({key for key, _ in trips}) == 2 * TRIPS_PER_BURST  # the second burst's corrections: earlier trips
+    days: dict[str, set[str]] = {}
+    for key, trip in trips:
+        days.setdefault(key, set()).add(trip["dt"])
+    assert len(days) == 2 * TRIPS_PER_BURST and all(len(d) == 1 for d in days.values())  # one day per trip
+    assert sorted(d for ds in days.values() for d in ds).count("2026-11-26") == TRIPS_PER_BURST
+    assert all(key.startswith(f"stream-{stream.run}-") for key in days)

@@ -44,10 +44,7 @@ def main(argv: list[str] | None = None) -> int:
         size = replace(size, kill_gap_s=None, twice=0.0, late=0.0, during=0.0, broker_restarts=0)
     work = Path(tempfile.mkdtemp(prefix="hudi-ops-chaos-"))
     print(f"chaos run: seed {seed}, {size}, in {work}", flush=True)
-    zookeeper = ZookeeperServer(work / "zookeeper")
-    zookeeper.start()
-    kafka = KafkaServer(work / "kafka")
-    kafka.start()
+    zookeeper, kafka = ZookeeperServer(work / "zookeeper"), KafkaServer(work / "kafka")
     session = None
 
     def spark():
@@ -59,6 +56,8 @@ def main(argv: list[str] | None = None) -> int:
         return session
 
     try:
+        zookeeper.start()
+        kafka.start()
         figures = ChaosRun(work, zookeeper, kafka, seed, size).run(spark)
     except ChaosFailure as e:
         print(f"chaos run with seed {seed} FAILED: {e}", file=sys.stderr, flush=True)

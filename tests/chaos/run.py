@@ -584,10 +584,10 @@ class ChaosRun:
                                    f"{JOB_TIMEOUT_S:g}s: hung (log {entry.job.log})") from None
             result = entry.job.result() or {}
             ended = result.get("outcome") or result.get("error") or f"exit {code} without a result"
-            # it commits or finds its batch committed (0), is refused (3, 4), or sees its task gone and ends
+            # it commits or finds its batch committed (0), is refused (3, 4, 5), or sees its task gone and ends
             # itself (1, saying so, without a Py4J traceback: that would be a job that failed otherwise)
             gone = result.get("error") == JobEndedError.__name__
-            if code not in (0, 3, 4) and not gone:
+            if code not in (0, *RETRYABLE) and not gone:
                 raise ChaosFailure(f"an orphaned attempt of {entry.pipeline} {entry.batch} exited {code}: "
                                    f"{result.get('message', 'no result')} (log {entry.job.log})")
             if gone and "Traceback" in entry.job.log.read_text():

@@ -271,7 +271,8 @@ def test_each_topic_keeps_its_checkpoint_beside_a_backfill_at_once_a_compaction_
 def test_with_hudis_error_table_on_messages_that_cannot_be_read_land_there_and_the_rest_commit(topic, tmp_path):
     """Not JSON, not an object, a value of the wrong type for the table's column: each lands in the error
     table with its topic, partition, offset, raw value and Hudi's reason, the good rows commit with the
-    checkpoint past all of them, and a retry of the run writes nothing twice."""
+    checkpoint past all of them; a batch of bad messages alone commits no row with its checkpoint, so the
+    next run has nothing to do."""
     errors = tmp_path / "trips_errors"
     conf = {"hoodie.errortable.enable": "true", "hoodie.errortable.base.path": str(errors)}
     topic.produce(trips("2026-11-20", range(4), ts=1))
@@ -280,7 +281,7 @@ def test_with_hudis_error_table_on_messages_that_cannot_be_read_land_there_and_t
     bad = [b"{not json", b"[1, 2]", json.dumps({**trips("2026-11-20", [9], ts=2)[0], "fare": "a lot"}).encode()]
     topic.produce(trips("2026-11-21", range(3), ts=2), raw=bad)
     code, result = topic.run(topic.ingest("second", hoodie_conf=conf))
-    assert code == 0 and (result["commits"], result["inserts"], result["errors"]) == (1, 3, 3), result
+    assert code == 0 and (result["commits"], result["inserts"], result["error_table_records"]) == (1, 3, 3), result
     assert topic.read() == topic.model.expected()  # the good rows; key 9 of the bad one is not there
     extra = last_commit_extra(topic.table)
     assert extra[ERRORS_KEY] == "3"
@@ -294,6 +295,14 @@ def test_with_hudis_error_table_on_messages_that_cannot_be_read_land_there_and_t
     code, again = topic.run(topic.ingest("second", hoodie_conf=conf))  # the same run once more: nothing new
     assert code == 0 and (again["outcome"], again["instant"]) == ("already committed", result["instant"]), again
     assert read_hudi_rs(errors, columns) == expected
+    topic.produce([], raw=[b"still not json"])
+    code, alone = topic.run(topic.ingest("third", hoodie_conf=conf))
+    assert code == 0 and (alone["commits"], alone["rows"], alone["error_table_records"]) == (1, 0, 1), alone
+    assert last_commit_extra(topic.table)[STREAMER_CHECKPOINT_KEY_V2] == str(KafkaOffsets.of(topic.name,
+                                                                                             topic.end_offsets()))
+    assert len(read_hudi_rs(errors, columns)) == 4 and topic.read() == topic.model.expected()
+    code, idle = topic.run(topic.ingest("fourth", hoodie_conf=conf))
+    assert code == 0 and idle["instant"] is None, idle  # past them: nothing new
 
 
 def test_a_partition_added_to_the_topic_is_read_from_its_beginning(topic):

@@ -116,6 +116,12 @@ def test_a_lock_not_acquired_is_the_retryable_lock_timeout_naming_the_lock():
 
 def test_a_source_that_did_not_answer_has_an_exit_code_of_its_own_which_airflow_retries():
     assert exit_code(SourceUnavailableError("Kafka at 127.0.0.1:9092 did not answer")) == EXIT_SOURCE_UNAVAILABLE == 5
+    read = (("org.apache.spark.SparkException", "Job aborted due to stage failure: Task 0 in stage 1.0 failed"),
+            ("org.apache.kafka.common.errors.TimeoutException",
+             "Timeout of 60000ms expired before the position for partition trips-0 could be determined"))
+    error = hudi_ops_error(JavaFailure(read), JobContext("/data/trips", ("trip_id",), "Kafka topic trips"))
+    assert isinstance(error, SourceUnavailableError) and exit_code(error) == EXIT_SOURCE_UNAVAILABLE
+    assert "while the job read Kafka topic trips: Timeout of 60000ms expired" in str(error)
 
 
 def test_schema_and_config_refusals_are_bad_input():

@@ -51,6 +51,7 @@ def run(spec: IngestSpec, options: dict[str, str], spark: Callable[[], Any]) -> 
     client = client_settings(options)
     hudi_options = {k: v for k, v in options.items() if not k.startswith(CLIENT_PREFIX)}
     name = spec.table_name or "table"
+    errors = error_table(options, name)  # a setting at fault fails before anything is read
     with BatchFence(spec.base_path, hudi_options, name, ingest_batch(source_id(topic)), spec.wait_seconds) as fence, \
             TableCreation(spec.base_path, hudi_options, name):
         started = time.perf_counter()
@@ -59,14 +60,15 @@ def run(spec: IngestSpec, options: dict[str, str], spark: Callable[[], Any]) -> 
         batches = work.batches(spec.source_limit_events or max_events(options))
         if not batches:
             return _nothing_to_do(spec, work, started)
-        errors = error_table(options, name)
         result = JobResult("ingest")
         for batch in batches:
             bad = BadMessages(topic, keep=errors is not None)
             read = _read(spark(), spec, batch, client, target, hudi_options, bad)
             set_aside = _write_errors(spark(), bad, errors, hudi_options, topic, name, spec.run_id)
-            result = dataclasses.replace(result, errors=result.errors + set_aside)
-            if read is None:  # tombstones or errors only: the next batch's commit records the offsets past them
+            result = dataclasses.replace(result, error_table_records=result.error_table_records + set_aside)
+            if read is None and set_aside and target.exists:  # errors only: a commit of no row keeps the offsets
+                read = spark().createDataFrame([], table_columns(target)), target
+            if read is None:  # tombstones only: the next batch's commit records the offsets past them
                 continue
             frame, target = read
             check_input_schema(arrow_schema(frame), target, hudi_options,
@@ -81,7 +83,7 @@ def run(spec: IngestSpec, options: dict[str, str], spark: Callable[[], Any]) -> 
             if not target.exists:  # the next batch writes to the table this one made
                 target = resolve_target(spec.base_path, hudi_options, **spec.table_settings())
         if not result.commits:
-            return _nothing_to_do(spec, work, started, errors=result.errors, idle=(
+            return _nothing_to_do(spec, work, started, error_table_records=result.error_table_records, idle=(
                 f"the {work.events} new message(s) in topic {topic} are tombstones (null values), which carry no "
                 "row, or went to the error table; the next commit records the offsets past them"))
         return dataclasses.replace(result, durations_ms=since(started))
@@ -125,9 +127,9 @@ def _write_errors(spark: Any, bad: BadMessages, table: ErrorTable | None, option
 
 
 def _nothing_to_do(spec: IngestSpec, work: KafkaWork, started: float, *, idle: str | None = None,
-                   errors: int = 0) -> JobResult:
+                   error_table_records: int = 0) -> JobResult:
     """No message left: this run's own earlier attempt may have taken them (the fence made us wait for it)."""
     last = (work.checkpoint.instant, work.checkpoint.run) if work.checkpoint else None
     done = nothing_to_ingest(spec.run_id, last, work.position, started=started, idle=idle or work.describe(),
                              committed=f"topic {work.topic} up to {work.position}")
-    return dataclasses.replace(done, errors=errors)
+    return dataclasses.replace(done, error_table_records=error_table_records)
