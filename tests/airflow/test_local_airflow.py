@@ -252,7 +252,8 @@ def test_the_timeline_view_needs_an_airflow_login(scenario):
         assert missing.value.code == 404
     groups = scenario[0].root / "group"  # the services group's tables, beside the demo's
     assert airflow.api("GET", "/hudi-ops/api/tables") == {TABLE: str(scenario[0].table_path),
-                                                          **{name: str(groups / name) for name in GROUP_TABLES}}
+                                                          **{name: str(groups / name) for name in GROUP_TABLES},
+                                                          STREAM: str(scenario[0].root / STREAM)}
     # the tab on a table's DAGs opens that table's page
     signed_in = urllib.request.Request(f"{airflow.url}/hudi-ops/?dag_id={BACKFILL_DAG}",
                                        headers={"Authorization": f"Bearer {airflow.token()}"})
