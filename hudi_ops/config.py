@@ -316,6 +316,13 @@ class FailedWritesConfig:
 
 
 
+class StreamerConfig:
+    """HoodieStreamer's options that hudi-ops' Kafka ingest takes as they are."""
+
+    SOURCE_SCHEMA_FILE = str_key("hoodie.streamer.schemaprovider.source.schema.file",
+                                 doc="the Avro schema (.avsc) of a topic's Avro values (file-based schema provider)")
+
+
 class ErrorTableConfig:
     """Hudi's error table (HoodieErrorTableConfig's names): where an ingest puts the messages it cannot
     make rows of, instead of failing on the first."""

@@ -279,7 +279,8 @@ class _Table:
                     source_path=ingest.source_path, source_format=ingest.source_format, kafka_topic=topic,
                     kafka_conn_id=ingest.kafka_conn_id, operation=ingest.operation,
                     source_limit=ingest.source_limit_bytes, source_limit_files=ingest.source_limit_files,
-                    source_limit_events=ingest.source_limit_events, hoodie_conf=self.writer_conf(),
+                    source_limit_events=ingest.source_limit_events, kafka_value_format=ingest.kafka_value_format,
+                    hoodie_conf={**self.writer_conf(), **ingest.value_schema_conf()},
                     **self._operator_args(ingest),
                 )
         return dag

@@ -388,18 +388,20 @@ class HudiIngestOperator(HudiWriteOperator):
     no bound). From an upstream Hudi table (`source_kind="hudi"`, `source_path` its base path): its
     changes since the checkpoint. From a Kafka topic (`source_kind="kafka"`, or `"debezium"` for a change
     log; `kafka_topic`; `kafka_conn_id`, a connection of the Kafka provider's type): its messages up to the
-    end offsets at the run's start, in commits of at most `source_limit_events` (0: no bound)."""
+    end offsets at the run's start, in commits of at most `source_limit_events` (0: no bound);
+    `kafka_value_format` "avro" or "confluent_avro" with the schema file in `hoodie_conf`'s
+    hoodie.streamer.schemaprovider.source.schema.file."""
 
     spec_type = IngestSpec
     template_fields: Sequence[str] = (*HudiWriteOperator.template_fields, "kafka_topic")
 
     def __init__(self, *, source_limit: int = 0, source_limit_files: int = 0, source_kind: str = "files",
                  kafka_topic: str | None = None, kafka_conn_id: str = DEFAULT_KAFKA_CONN_ID,
-                 source_limit_events: int = 0, **kwargs: Any) -> None:
+                 source_limit_events: int = 0, kafka_value_format: str = "json", **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.source_limit, self.source_limit_files = source_limit, source_limit_files
         self.source_kind, self.kafka_topic, self.kafka_conn_id = source_kind, kafka_topic, kafka_conn_id
-        self.source_limit_events = source_limit_events
+        self.source_limit_events, self.kafka_value_format = source_limit_events, kafka_value_format
 
     @property
     def reads_kafka(self) -> bool:
@@ -414,7 +416,7 @@ class HudiIngestOperator(HudiWriteOperator):
     def batch_flags(self, context: Any) -> dict[str, Any]:
         return {"source_limit": self.source_limit, "source_limit_files": self.source_limit_files,
                 "source_kind": self.source_kind, "kafka_topic": self.kafka_topic,
-                "source_limit_events": self.source_limit_events}
+                "source_limit_events": self.source_limit_events, "kafka_value_format": self.kafka_value_format}
 
     def extra_jars(self) -> tuple[str, ...]:
         return kafka_jars() if self.reads_kafka else ()

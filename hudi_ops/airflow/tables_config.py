@@ -35,9 +35,17 @@ from pydantic import (
 from hudi_ops.airflow.airflow_api import DEFAULT_CONN_ID as AIRFLOW_API_CONN_ID
 from hudi_ops.airflow.hook import HudiHook
 from hudi_ops.airflow.kafka_connection import DEFAULT_CONN_ID as DEFAULT_KAFKA_CONN_ID
+from hudi_ops.config import StreamerConfig
 from hudi_ops.errors import ConfigError
 from hudi_ops.fleet.policies import POLICIES
-from hudi_ops.job_specs.writes import KAFKA_KINDS, OPERATIONS, SOURCE_FORMATS, SOURCE_KINDS, TABLE_TYPES
+from hudi_ops.job_specs.writes import (
+    KAFKA_KINDS,
+    OPERATIONS,
+    SOURCE_FORMATS,
+    SOURCE_KINDS,
+    TABLE_TYPES,
+    VALUE_FORMATS,
+)
 from hudi_ops.locks.job_options import INLINE_SERVICE_OFF
 from hudi_ops.locks.occ_options import (
     BUCKET_ENGINE,
@@ -50,6 +58,7 @@ from hudi_ops.locks.occ_options import (
 
 SourceFormat = Literal[tuple(SOURCE_FORMATS)]  # type: ignore[valid-type]
 SourceKind = Literal[SOURCE_KINDS]  # type: ignore[valid-type]
+KafkaValueFormat = Literal[VALUE_FORMATS]  # type: ignore[valid-type]
 Operation = Literal[OPERATIONS]  # type: ignore[valid-type]
 TableType = Literal[TABLE_TYPES]  # type: ignore[valid-type]
 
@@ -126,6 +135,10 @@ class IngestConfig(SparkSection):
         None, description="the topic a Kafka ingest reads, or a list of topics")
     kafka_conn_id: str = Field(DEFAULT_KAFKA_CONN_ID, min_length=1,
                                description="a connection of type kafka: its extra holds the client's settings")
+    kafka_value_format: KafkaValueFormat = Field("json", description="how the topic's values are written: JSON "
+                                                 "objects, Avro records, or Avro in Confluent's framing")
+    kafka_value_schema: Annotated[str | None, Blank] = Field(
+        None, description="the Avro schema (.avsc) of the topic's values, a path or URI the job can read")
     schedule: str | None = Field(None, description="a cron expression or preset; none: triggered only; with "
                                  "`on_new_messages`, the longest wait between runs")
     on_new_messages: bool = Field(False, description="a Kafka ingest also runs when its topic has new messages "
@@ -148,6 +161,15 @@ class IngestConfig(SparkSection):
                              "commits without HoodieStreamer's checkpoint); use INSERT or UPSERT")
         if self.source_kind == "hudi" and not self.source_path:
             raise ValueError("`source_kind: hudi` needs `source_path`, the upstream Hudi table's base path")
+        if self.kafka_value_format != "json" and self.source_kind != "kafka":
+            raise ValueError(f"`kafka_value_format: {self.kafka_value_format}` is for `source_kind: kafka` (a "
+                             "Debezium change log is read as JSON): leave it out")
+        if self.kafka_value_format != "json" and not self.kafka_value_schema:
+            raise ValueError(f"`kafka_value_format: {self.kafka_value_format}` needs `kafka_value_schema`, the path "
+                             "of the values' Avro schema (.avsc)")
+        if self.kafka_value_format == "json" and self.kafka_value_schema:
+            raise ValueError("`kafka_value_schema` is the schema of Avro values: give `kafka_value_format: avro` (or "
+                             "`confluent_avro`), or leave it out")
         if self.source_kind in KAFKA_KINDS:
             if not self.topics:
                 raise ValueError(f"`source_kind: {self.source_kind}` needs `kafka_topic`, the topic the ingest reads")
@@ -166,6 +188,10 @@ class IngestConfig(SparkSection):
             raise ValueError(f"`on_new_messages` watches a topic, and `source_kind: {self.source_kind}` reads none: "
                              "leave it out, or give `schedule`")
         return self
+
+    def value_schema_conf(self) -> dict[str, str]:
+        """The Avro values' schema as HoodieStreamer's file-based schema provider's option, if any."""
+        return {StreamerConfig.SOURCE_SCHEMA_FILE.name: self.kafka_value_schema} if self.kafka_value_schema else {}
 
     @property
     def topics(self) -> tuple[str, ...]:

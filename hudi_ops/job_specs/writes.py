@@ -6,6 +6,7 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from hudi_ops.config import StreamerConfig
 from hudi_ops.errors import InvalidInputError
 from hudi_ops.job_specs.arguments import COUNT, SECONDS, JobSpec, argument
 from hudi_ops.job_specs.results import JobResult
@@ -15,6 +16,10 @@ TABLE_TYPES = ("COPY_ON_WRITE", "MERGE_ON_READ")
 SOURCE_KINDS = ("files", "kafka", "debezium", "hudi")
 #: the kinds read from a Kafka topic (`--kafka-topic`)
 KAFKA_KINDS = ("kafka", "debezium")
+#: how a Kafka ingest's values are written: JSON objects; Avro binary of one schema (as Spark's `to_avro`
+#: and Avro's own encoders write it); or that in Confluent's schema-registry framing (a zero byte and a
+#: 4-byte schema id first, as Confluent's KafkaAvroSerializer writes it)
+VALUE_FORMATS = ("json", "avro", "confluent_avro")
 #: the landing files' formats, and the names that make a file one of them
 SOURCE_FORMATS = {"parquet": (".parquet",), "json": (".json", ".jsonl"), "csv": (".csv",)}
 #: how long a second attempt of a batch waits for the first by default: a long batch's length
@@ -76,6 +81,10 @@ class IngestSpec(WriteSpec):
                                        default=None)
     source_limit_events: int = argument("--source-limit-events", "at most this many Kafka messages per commit (0: "
                                         "no limit, or hoodie.streamer.kafka.source.maxEvents)", default=0, kind=COUNT)
+    kafka_value_format: str = argument("--kafka-value-format", "how a Kafka ingest's values are written: JSON "
+                                       "objects, Avro records (the option hoodie.streamer.schemaprovider.source."
+                                       "schema.file names their schema) or Avro in Confluent's schema-registry "
+                                       "framing", default="json", choices=VALUE_FORMATS)
 
     def validate(self) -> None:
         if self.source_kind == "files" and not self.source_path:
@@ -93,6 +102,13 @@ class IngestSpec(WriteSpec):
         if self.source_kind == "kafka" and self.operation == "BULK_INSERT":
             raise InvalidInputError("ingest: a Kafka ingest cannot --op BULK_INSERT: Hudi's bulk insert by rows "
                                     "commits without HoodieStreamer's checkpoint; use INSERT or UPSERT")
+        if self.kafka_value_format != "json" and self.source_kind != "kafka":
+            raise InvalidInputError(f"ingest: --kafka-value-format {self.kafka_value_format} is for --source-kind "
+                                    f"kafka (a Debezium change log is read as JSON); leave it out")
+        schema = StreamerConfig.SOURCE_SCHEMA_FILE.name
+        if self.kafka_value_format != "json" and not self.options().get(schema):
+            raise InvalidInputError(f"ingest: --kafka-value-format {self.kafka_value_format} needs the values' Avro "
+                                    f"schema: give the option {schema}=PATH (an .avsc file the job can read)")
         if self.source_kind in ("debezium", "hudi") and self.operation != "UPSERT":
             raise InvalidInputError(f"ingest: a change log's changes say themselves what they do (--op "
                                     f"{self.operation} cannot apply); leave --op out")

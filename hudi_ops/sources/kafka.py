@@ -250,6 +250,20 @@ def watermarks(topic: str, client: Mapping[str, str]) -> tuple[dict[int, int], d
         consumer.close()
 
 
+def avro_value_schema(text: str, where: str) -> str:
+    """The Avro schema in `text` (read from `where`), checked as one a topic's values can be rows of: a
+    record; InvalidInputError naming the file and the fix otherwise."""
+    try:
+        schema = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InvalidInputError(f"the Avro schema {where} is not JSON ({e}): give the .avsc file the topic's "
+                                "producers write with") from None
+    if not isinstance(schema, dict) or schema.get("type") != "record" or not schema.get("fields"):
+        raise InvalidInputError(f"the Avro schema {where} is not a record schema (type record, with fields): each "
+                                "message's value must be a record, whose fields become the row's columns")
+    return json.dumps(schema)
+
+
 def fails_on_data_loss(options: Mapping[str, str]) -> bool:
     """Whether lost offsets fail the run (hudi-ops' default), by the options' FAIL_ON_DATA_LOSS."""
     return options.get(FAIL_ON_DATA_LOSS, "true").strip().lower() != "false"

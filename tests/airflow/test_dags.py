@@ -382,6 +382,7 @@ def test_a_kafka_ingest_on_new_messages_is_scheduled_on_its_topics_watcher_and_a
 
     from hudi_ops.airflow.dag_factory import dags_from_config
     from hudi_ops.airflow.tables_config import parse_tables_config
+    from hudi_ops.config import StreamerConfig
 
     def config(**ingest):
         return {"tables": {"t": {"base_path": "/data/t", "record_key": "id", "zookeeper_conn_id": None, "ingest": {
@@ -410,6 +411,10 @@ def test_a_kafka_ingest_on_new_messages_is_scheduled_on_its_topics_watcher_and_a
                           "source_path": "/landing", "on_new_messages": True}}}}, "watches a topic")):
         (refused,) = parse_tables_config(bad, "test").refused.values()
         assert says in refused and dags_from_config(bad) == {}
+    avro = dags_from_config(config(kafka_value_format="confluent_avro", kafka_value_schema="/schemas/trip.avsc"))
+    (task,) = avro["hudi_ingest__t"].tasks  # the schema as HoodieStreamer's file-based schema provider's option
+    assert task.kafka_value_format == "confluent_avro"
+    assert task.hoodie_conf[StreamerConfig.SOURCE_SCHEMA_FILE.name] == "/schemas/trip.avsc"
     # two tables watching one topic through one connection would share its consumer group: the second refused
     two = {"tables": {name: config(on_new_messages=True)["tables"]["t"] for name in ("a", "b")}}
     parsed = parse_tables_config(two, "test")

@@ -7,18 +7,28 @@ Hudi reader against a plain model of the messages produced."""
 
 from __future__ import annotations
 
+import base64
+import io
 import json
 import uuid
 
+import fastavro
 import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from hudi_ops.config import StreamerConfig
+from hudi_ops.errors import InvalidInputError
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import BackfillSpec, CompactSpec, IngestSpec
 from hudi_ops.sources.error_table import COLUMNS as ERROR_COLUMNS
 from hudi_ops.sources.error_table import ERRORS_KEY, NOT_A_ROW
-from hudi_ops.sources.kafka import FAIL_ON_DATA_LOSS, STREAMER_CHECKPOINT_KEY_V2, KafkaOffsets, kafka_checkpoint
+from hudi_ops.sources.kafka import (
+    FAIL_ON_DATA_LOSS,
+    STREAMER_CHECKPOINT_KEY_V2,
+    KafkaOffsets,
+    kafka_checkpoint,
+)
 from hudi_ops.spark.__main__ import main
 from hudi_ops.spark.kafka_connector import kafka_jars
 from tests.integration.lock_options import await_stopped_writes_expired, occ_options
@@ -28,6 +38,20 @@ from tests.tables import Model, job_result, read_hudi_rs, read_spark, trips, wri
 
 pytestmark = pytest.mark.spark
 PARTITIONS = 3
+SCHEMA_FILE = StreamerConfig.SOURCE_SCHEMA_FILE.name
+#: the trips' Avro schema, as a producer's .avsc would hold it
+TRIP_SCHEMA = {"type": "record", "name": "Trip", "namespace": "example.trips", "fields": [
+    {"name": "trip_id", "type": "string"}, {"name": "dt", "type": "string"}, {"name": "ts", "type": "long"},
+    {"name": "fare", "type": "double"}]}
+
+
+def avro_value(row, *, confluent: bool) -> bytes:
+    """A row as Avro binary, written by fastavro (not Spark); with Confluent's framing: a zero byte and a
+    schema id first, as its KafkaAvroSerializer writes."""
+    out = io.BytesIO(b"\0" + (42).to_bytes(4, "big") if confluent else b"")
+    out.seek(0, io.SEEK_END)
+    fastavro.schemaless_writer(out, fastavro.parse_schema(TRIP_SCHEMA), row)
+    return out.getvalue()
 
 
 class Topic:
@@ -42,11 +66,12 @@ class Topic:
         made[self.name].result(30)
         self.model = Model()
 
-    def produce(self, rows, *, raw: list[bytes] | None = None) -> None:
-        """Rows as JSON values keyed by their trip, so a key's changes stay in one partition, in order."""
+    def produce(self, rows, *, raw: list[bytes] | None = None, encode=lambda row: json.dumps(row).encode()) -> None:
+        """Rows as values (JSON by default) keyed by their trip, so a key's changes stay in one partition, in
+        order."""
         producer = Producer({"bootstrap.servers": self.kafka.bootstrap_servers})  # gone with the call
         for row in rows:
-            producer.produce(self.name, key=row["trip_id"].encode(), value=json.dumps(row).encode())
+            producer.produce(self.name, key=row["trip_id"].encode(), value=encode(row))
         for value in raw or ():
             producer.produce(self.name, key=b"bad", value=value)
         assert producer.flush(30) == 0
@@ -338,3 +363,59 @@ def test_tombstones_alone_make_no_commit_and_the_next_commit_records_the_offsets
     assert last_commit_extra(topic.table)[STREAMER_CHECKPOINT_KEY_V2] == str(KafkaOffsets.of(topic.name,
                                                                                              topic.end_offsets()))
     assert topic.read() == topic.model.expected()
+
+
+@pytest.mark.parametrize("value_format", ["avro", "confluent_avro"])
+def test_avro_values_become_rows_and_one_that_does_not_decode_fails_naming_it_or_lands_in_the_error_table(
+        topic, tmp_path, value_format):
+    schema = tmp_path / "trip.avsc"
+    schema.write_text(json.dumps(TRIP_SCHEMA))
+    confluent = value_format == "confluent_avro"
+    conf = {SCHEMA_FILE: str(schema)}
+
+    def encode(row):
+        return avro_value(row, confluent=confluent)
+
+    for n in range(2):  # new trips, then updates of some with a later ts
+        topic.produce(trips("2026-11-20", range(n * 3, 8), ts=n + 1) + trips("2026-11-21", range(4), ts=n + 1),
+                      encode=encode)
+        code, result = topic.run(topic.ingest(f"run-{n}", kafka_value_format=value_format, hoodie_conf=conf))
+        assert code == 0 and result["outcome"] == "committed", result
+        assert topic.read() == topic.model.expected()
+    assert last_commit_extra(topic.table)[STREAMER_CHECKPOINT_KEY_V2] == str(KafkaOffsets.of(topic.name,
+                                                                                             topic.end_offsets()))
+    before = topic.read()
+    truncated = encode(trips("2026-11-22", [1], ts=3)[0])[:-3]
+    bad = [b"{not avro", truncated]
+    topic.produce([], raw=bad)
+    code, failed = topic.run(topic.ingest("bad", kafka_value_format=value_format, hoodie_conf=conf))
+    assert code == 2 and failed["error"] == "InvalidInputError", failed
+    assert f"topic {topic.name} partition" in failed["message"] and "offset" in failed["message"], failed
+    assert topic.read() == before  # nothing written, nothing skipped
+
+    errors = tmp_path / "trips_errors"
+    on = {**conf, "hoodie.errortable.enable": "true", "hoodie.errortable.base.path": str(errors)}
+    good = trips("2026-11-22", range(2), ts=4)
+    topic.produce(good, encode=encode)
+    code, result = topic.run(topic.ingest("kept", kafka_value_format=value_format, hoodie_conf=on))
+    assert code == 0 and (result["inserts"], result["error_table_records"]) == (2, 2), result
+    assert topic.read() == topic.model.expected()
+    held = topic.held_values()
+    columns = ("partition", "offset", "value", "reason")
+    expected = sorted((*held[v], base64.b64encode(v).decode(), "AVRO_DESERIALIZATION_FAILURE") for v in bad)
+    assert read_hudi_rs(errors, columns) == expected
+
+
+def test_an_avro_ingest_without_its_schema_or_with_one_that_is_no_record_is_refused_naming_the_fix(topic, tmp_path):
+    topic.produce(trips("2026-11-20", range(2), ts=1), encode=lambda row: avro_value(row, confluent=False))
+    with pytest.raises(InvalidInputError, match=SCHEMA_FILE):  # the job's flags are checked so when parsed
+        topic.ingest("no-schema", kafka_value_format="avro")
+    not_a_record = tmp_path / "string.avsc"
+    not_a_record.write_text('"string"')
+    code, result = topic.run(topic.ingest("string", kafka_value_format="avro",
+                                          hoodie_conf={SCHEMA_FILE: str(not_a_record)}))
+    assert code == 2 and "not a record schema" in result["message"] and str(not_a_record) in result["message"], result
+    code, result = topic.run(topic.ingest("missing", kafka_value_format="avro",
+                                          hoodie_conf={SCHEMA_FILE: str(tmp_path / "none.avsc")}))
+    assert code == 2 and "cannot be read" in result["message"], result
+    assert not topic.table.exists()

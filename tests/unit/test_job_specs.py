@@ -67,7 +67,7 @@ def test_the_arguments_are_hudi_utilities_flags_with_the_options_last():
         "--target-table", "trips", "--table-type", "MERGE_ON_READ", "--record-key-field", "trip_id,city",
         "--partition-path-field", "dt", "--source-ordering-field", "ts", "--op", "BULK_INSERT",
         "--wait-seconds", "900.0", "--source-limit", "0", "--source-limit-files", "0",
-        "--source-kind", "files", "--source-limit-events", "0",
+        "--source-kind", "files", "--source-limit-events", "0", "--kafka-value-format", "json",
         "--props", "/etc/hudi/trips.props",
         "--hoodie-conf", "hoodie.cleaner.policy=KEEP_LATEST_COMMITS",
         "--hoodie-conf", "hoodie.write.lock.wait_time_ms=20000"]

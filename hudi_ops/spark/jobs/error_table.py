@@ -10,6 +10,7 @@ from hudi_ops.read.table_overview import CommitStats
 from hudi_ops.sources.error_table import COLUMNS, PARTITION_FIELD, RECORD_KEY, ErrorTable
 from hudi_ops.spark.jobs import hudi_write
 from hudi_ops.spark.jobs.target import resolve_target
+from hudi_ops.spark.sources.kafka import RAW
 
 
 def write_errors(spark: Any, kept: Any, table: ErrorTable, options: Mapping[str, str], *, topic: str,
@@ -19,7 +20,7 @@ def write_errors(spark: Any, kept: Any, table: ErrorTable, options: Mapping[str,
     from pyspark.sql import functions as F
 
     frame = kept.select(F.lit(topic).alias("topic"), "partition", "offset", F.col("timestamp").alias("kafka_timestamp"),
-                        F.col("json").alias("value"), "reason", "error", F.lit(target_table).alias("target_table"),
+                        F.col(RAW).alias("value"), "reason", "error", F.lit(target_table).alias("target_table"),
                         F.lit(ingest_run).alias("ingest_run"))
     shared = table.write_options(options)
     target = resolve_target(table.base_path, shared, table_name=table.name, table_type="COPY_ON_WRITE",

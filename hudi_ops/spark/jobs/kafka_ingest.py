@@ -1,7 +1,8 @@
 """`ingest --source-kind kafka` (or `debezium`): the messages of a Kafka topic the table's ingest has not
 taken, up to the topic's end offsets when the run starts, in one commit (or commits of at most
-`--source-limit-events`): JSON objects as rows, or a Debezium change log's changes
-(hudi_ops.spark.sources.debezium), ordered by their place in the database's log. With Hudi's error
+`--source-limit-events`): JSON objects or Avro records (hudi_ops.spark.sources.kafka_avro) as rows, or a
+Debezium change log's changes (hudi_ops.spark.sources.debezium), ordered by their place in the database's
+log. With Hudi's error
 table on, the messages that cannot be read go there, each batch's just before its commit
 (hudi_ops.sources.error_table); without it the first fails the run.
 
@@ -19,6 +20,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from hudi_ops.config import StreamerConfig
 from hudi_ops.errors import InvalidInputError
 from hudi_ops.job_specs import IngestSpec
 from hudi_ops.job_specs.results import JobResult, nothing_to_ingest, since
@@ -28,6 +30,7 @@ from hudi_ops.sources.kafka import (
     CLIENT_PREFIX,
     KafkaBatch,
     KafkaWork,
+    avro_value_schema,
     client_settings,
     fails_on_data_loss,
     kafka_work,
@@ -43,6 +46,8 @@ from hudi_ops.spark.jobs.target import TargetTable, resolve_target
 from hudi_ops.spark.sources import arrow_schema
 from hudi_ops.spark.sources.debezium import read_changes
 from hudi_ops.spark.sources.kafka import BadMessages, read_batch, table_columns
+from hudi_ops.spark.sources.kafka_avro import read_avro_batch
+from hudi_ops.storage import Storage
 
 
 def run(spec: IngestSpec, options: dict[str, str], spark: Callable[[], Any]) -> JobResult:
@@ -95,7 +100,11 @@ def _read(spark: Any, spec: IngestSpec, batch: KafkaBatch, client: dict[str, str
     None when the batch holds tombstones only, or messages that go to `bad`."""
     known = table_columns(target)
     if spec.source_kind != "debezium":
-        frame = read_batch(spark, batch, client, known, bad)
+        if spec.kafka_value_format == "json":
+            frame = read_batch(spark, batch, client, known, bad)
+        else:
+            frame = read_avro_batch(spark, batch, client, value_schema(options), bad=bad,
+                                    confluent=spec.kafka_value_format == "confluent_avro")
         return None if frame is None else (frame, target)
     changes = read_changes(spark, batch, client, known, target.partition_fields, bad)
     if changes is None:
@@ -108,6 +117,20 @@ def _read(spark: Any, spec: IngestSpec, batch: KafkaBatch, client: dict[str, str
                                 f"--source-ordering-field {spec.ordering_field}; leave it out")
     settings = {**spec.table_settings(), "ordering_field": column}
     return frame, resolve_target(spec.base_path, options, **settings)  # a table of another order: refused
+
+
+def value_schema(options: dict[str, str]) -> str:
+    """The Avro schema HoodieStreamer's schema file option names, read where the job runs (a local path, or a URI such
+    as s3a://), as HoodieStreamer's file-based schema provider reads it."""
+    schema = StreamerConfig.SOURCE_SCHEMA_FILE.name
+    path = options[schema]
+    parent, _, name = path.rstrip("/").rpartition("/")
+    try:
+        text = Storage.for_uri(parent or ".").read_bytes(name).decode("utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise InvalidInputError(f"the Avro schema {schema}={path} cannot be read ({e}): give the path of the "
+                                ".avsc file the topic's producers write with") from None
+    return avro_value_schema(text, path)
 
 
 def _write_errors(spark: Any, bad: BadMessages, table: ErrorTable | None, options: dict[str, str], topic: str,

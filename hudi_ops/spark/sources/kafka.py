@@ -16,6 +16,8 @@ from hudi_ops.sources.error_table import NOT_A_ROW
 from hudi_ops.sources.kafka import CLIENT_PREFIX, KafkaBatch
 
 _CORRUPT = "_corrupt_record"
+#: a message's value as text, as the error table keeps it: JSON as it is, binary (Avro) in base64
+RAW = "raw"
 #: Hudi's columns of its own in a table's rows, which a write makes anew
 HUDI_META_COLUMNS = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path",
                      "_hoodie_file_name", "_hoodie_operation")
@@ -30,7 +32,7 @@ class BadMessages:
         self._kept: list[Any] = []
 
     def set_aside(self, frame: Any, bad: Any, why: str, reason: str = NOT_A_ROW) -> Any:
-        """`frame` (messages: `partition`, `offset`, `timestamp`, `json`, ...) without those where the
+        """`frame` (messages: `partition`, `offset`, `timestamp`, RAW, ...) without those where the
         column `bad` holds; they fail the run, or are kept saying the message `why`."""
         from pyspark.sql import functions as F
 
@@ -38,7 +40,7 @@ class BadMessages:
         if not self.keep:
             _refuse_first(frame.where(bad), self.topic, why)
             return frame
-        self._kept.append(frame.where(bad).select("partition", "offset", "timestamp", "json",
+        self._kept.append(frame.where(bad).select("partition", "offset", "timestamp", RAW,
                                                   F.lit(reason).alias("reason"),
                                                   F.lit(f"the message {why}").alias("error")))
         return frame.where(~bad)
@@ -88,7 +90,15 @@ def table_columns(target: Any) -> Any | None:
 
 
 def messages(spark: Any, batch: KafkaBatch, client: Mapping[str, str]) -> Any:
-    """The batch's messages with a value: `partition`, `offset`, `timestamp` and the value as text, `json`."""
+    """The batch's messages with a value: `partition`, `offset`, `timestamp` and the value as text, RAW."""
+    from pyspark.sql import functions as F
+
+    return raw_messages(spark, batch, client).select("partition", "offset", "timestamp",
+                                                     F.col("value").cast("string").alias(RAW))
+
+
+def raw_messages(spark: Any, batch: KafkaBatch, client: Mapping[str, str]) -> Any:
+    """The batch's messages with a value: `partition`, `offset`, `timestamp` and `value` (bytes)."""
     from pyspark.sql import functions as F
 
     reader = spark.read.format("kafka")
@@ -99,8 +109,7 @@ def messages(spark: Any, batch: KafkaBatch, client: Mapping[str, str]) -> Any:
              .option("endingOffsets", batch.end.spark_json())
              .option("failOnDataLoss", "true")  # the range was checked against the topic's; a gap is an error
              .load())
-    return frame.where(F.col("value").isNotNull()).select(
-        "partition", "offset", "timestamp", F.col("value").cast("string").alias("json"))
+    return frame.where(F.col("value").isNotNull()).select("partition", "offset", "timestamp", "value")
 
 
 def parsed_values(spark: Any, values: Any, bad: BadMessages, shape: Callable[[Any], Any] | None = None) -> Any | None:
@@ -111,7 +120,7 @@ def parsed_values(spark: Any, values: Any, bad: BadMessages, shape: Callable[[An
     from pyspark.sql import functions as F
     from pyspark.sql.types import StringType, StructField, StructType
 
-    as_strings = values.select("json")._jdf.__getattr__("as")(spark._jvm.org.apache.spark.sql.Encoders.STRING())
+    as_strings = values.select(RAW)._jdf.__getattr__("as")(spark._jvm.org.apache.spark.sql.Encoders.STRING())
     inferred = DataFrame(spark._jsparkSession.read().json(as_strings), spark).schema
     columns = StructType([f for f in inferred.fields if f.name != _CORRUPT])
     if not columns.fields:
@@ -120,8 +129,8 @@ def parsed_values(spark: Any, values: Any, bad: BadMessages, shape: Callable[[An
     if shape is not None:
         columns = shape(columns)
     schema = StructType([*columns.fields, StructField(_CORRUPT, StringType())])
-    parsed = values.select("partition", "offset", "timestamp", "json",
-                           F.from_json("json", schema, {"columnNameOfCorruptRecord": _CORRUPT}).alias("v"))
+    parsed = values.select("partition", "offset", "timestamp", RAW,
+                           F.from_json(RAW, schema, {"columnNameOfCorruptRecord": _CORRUPT}).alias("v"))
     parsed = bad.set_aside(parsed, F.col(f"v.{_CORRUPT}").isNotNull() | F.col("v").isNull(), _NOT_AN_OBJECT)
     return parsed.withColumn("v", F.col("v").dropFields(_CORRUPT))
 
@@ -130,11 +139,11 @@ _NOT_AN_OBJECT = "is not a JSON object of the table's columns"
 
 
 def _refuse_first(bad: Any, topic: str, why: str) -> None:
-    """Fail the run naming the first of the `bad` messages (`partition`, `offset`, `json`), if any; the
+    """Fail the run naming the first of the `bad` messages (`partition`, `offset`, RAW), if any; the
     message's content stays out of the error (and so out of logs): it may be anyone's data."""
     from pyspark.sql import functions as F
 
-    first = bad.orderBy("partition", "offset").select("partition", "offset", F.length("json")).limit(1).collect()
+    first = bad.orderBy("partition", "offset").select("partition", "offset", F.length(RAW)).limit(1).collect()
     if first:
         partition, offset, length = first[0]
         raise InvalidInputError(
