@@ -61,6 +61,8 @@ def dataset_name(uri: str) -> tuple[str, str]:
     path = posixpath.normpath(unquote(parts.path) or "/")
     if parts.scheme in S3_SCHEMES:
         return f"s3://{parts.netloc}", path.lstrip("/")
+    if parts.scheme == "kafka":  # a topic: its name alone, in its first broker's namespace
+        return f"kafka://{parts.netloc}", path.lstrip("/")
     if parts.scheme == "file":
         return "file", path
     return f"{parts.scheme}://{parts.netloc}", path

@@ -67,7 +67,7 @@ from hudi_ops.locks.job_options import resolve_job_options
 from hudi_ops.s3_settings import S3Settings
 from hudi_ops.sources.files import ingest_work
 from hudi_ops.sources.hudi_table import upstream_work
-from hudi_ops.sources.kafka import client_settings, fails_on_data_loss, kafka_work
+from hudi_ops.sources.kafka import CLIENT_PREFIX, client_settings, fails_on_data_loss, kafka_work
 from hudi_ops.spark import driver_jvm
 from hudi_ops.spark.cluster_mode import (
     PROPS_NAME,
@@ -420,6 +420,18 @@ class HudiIngestOperator(HudiWriteOperator):
 
     def extra_jars(self) -> tuple[str, ...]:
         return kafka_jars() if self.reads_kafka else ()
+
+    def lineage_sources(self) -> tuple[str, ...]:
+        """A Kafka ingest's topic as `kafka://BROKER/TOPIC` (OpenLineage's naming: the first broker the
+        connection names); none when the connection cannot be read (lineage never fails a task)."""
+        if not self.reads_kafka:
+            return super().lineage_sources()
+        try:
+            brokers = kafka_options(self.kafka_conn_id).get(CLIENT_PREFIX + "bootstrap.servers", "")
+        except HudiOpsError:
+            return ()
+        broker = brokers.split(",")[0].strip()
+        return (f"kafka://{broker}/{self.kafka_topic}",) if broker and self.kafka_topic else ()
 
     def idle_reason(self, context: Any, spec: IngestSpec) -> str | None:  # type: ignore[override]
         if self.reads_kafka:

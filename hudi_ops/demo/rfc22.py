@@ -1,16 +1,19 @@
-"""RFC-22 on one machine: scheduled ingestion and two backfills write one Hudi table at once, through Airflow.
+"""RFC-22 on one machine: a Kafka stream's ingestion and two backfills write one Hudi table at once, through Airflow.
 
-`python -m hudi_ops.demo` (`make demo`) starts a local ZooKeeper and Airflow (loopback only), writes
-source data, and runs the repo's DAGs for a `trips` table partitioned by day:
+`python -m hudi_ops.demo` (`make demo`) starts a local ZooKeeper, a Kafka broker and Airflow (loopback
+only), produces trips to the topic `trips` and writes the backfills' source files, and runs the repo's
+DAGs for a `trips` table partitioned by day. RFC-22's first writer "is continuously ingesting new data",
+Kafka's here:
 
-1. an ingest run loads the first landing file (days 2026-11-20 and -21);
-2. a second landing file (updates to both days and a new day) arrives, and three runs are triggered
-   together: that ingest run, a backfill of corrections to 2026-11-20..21 (the same file groups) and
-   a backfill of 2026-11-10..11 (partitions no one else writes);
+1. an ingest run takes the topic's first messages (days 2026-11-20 and -21);
+2. more messages (updates to both days and a new day) arrive, and three runs are triggered together:
+   that ingest run, a backfill of corrections to 2026-11-20..21 (the same file groups) and a backfill
+   of 2026-11-10..11 (partitions no one else writes);
 3. the table's services DAG runs Hudi's compaction (scheduled by one task, executed by the next) and
    a clean that removes the slices the compaction superseded.
 
-Every write is Apache Hudi's, in a spark-submit per Airflow task, and takes the table's ZooKeeper
+Every write is Apache Hudi's, in a spark-submit per Airflow task (the ingest's reads its offsets with
+Spark's Kafka reader and commits them as HoodieStreamer's checkpoint), and takes the table's ZooKeeper
 lock (Hudi's ZookeeperBasedLockProvider) to start and to commit. The demo holds that same lock from
 Python, as a long table service would, until all three Java writers wait for it: then their writes
 overlap for certain, even on two cores, and the rule of RFC-22 must decide. The ingest and the
@@ -41,9 +44,11 @@ import yaml
 
 from hudi_ops.airflow.aws_connection import aws_connection
 from hudi_ops.airflow.dag_factory import backfill_dag_id, ingest_dag_id, services_dag_id
+from hudi_ops.airflow.kafka_connection import DEFAULT_CONN_ID as DEFAULT_KAFKA_CONN_ID
 from hudi_ops.errors import ConfigError
 from hudi_ops.format.instant import Action
 from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.local.kafka_server import KafkaServer, require_kafka
 from hudi_ops.local.local_airflow import LocalAirflow
 from hudi_ops.local.platform import stop_signals
 from hudi_ops.local.s3_server import S3Server
@@ -56,7 +61,7 @@ from hudi_ops.s3_settings import S3Settings
 from hudi_ops.spark.session import LOOPBACK_CONF
 
 REPO = Path(__file__).resolve().parents[2]
-TABLE = "trips"
+TABLE = TOPIC = "trips"
 INGEST_DAG, BACKFILL_DAG, SERVICES_DAG = ingest_dag_id(TABLE), backfill_dag_id(TABLE), services_dag_id(TABLE)
 LOCK_BASE_PATH = "/hudi/locks"
 #: with --s3: the bucket of the table, and the aws connection its DAGs reach it with
@@ -172,7 +177,7 @@ class Rfc22Demo:
     def __init__(self, root: Path, *, say: Callable[[str], None] = print, s3: S3Server | None = None) -> None:
         self.root, self.say, self.s3_server = Path(root), say, s3
         self.table_path: Path | str = f"s3a://{S3_BUCKET}/warehouse/{TABLE}" if s3 else self.root / "warehouse" / TABLE
-        self.landing, self.history = self.root / "landing" / TABLE, self.root / "history" / TABLE
+        self.history = self.root / "history" / TABLE
         self.sources = Sources.generate()
 
     @property
@@ -195,7 +200,8 @@ class Rfc22Demo:
                     # back (LAZY) while the demo still runs; Hudi's default waits two minutes
                     "hoodie.client.heartbeat.interval_in_ms": "5000",
                 },
-                "ingest": {"source_path": str(self.landing), "schedule": None},
+                # kafka_default: the demo's broker (make up's, when it serves this config)
+                "ingest": {"source_kind": "kafka", "kafka_topic": TOPIC, "schedule": None},
                 "backfill": {"source_path": str(self.history), "max_active_runs": 2},
                 # no schedule: triggered by the writers' commits (paused here until step 3) and by hand
                 "services": {
@@ -211,7 +217,7 @@ class Rfc22Demo:
         config.write_text(yaml.safe_dump(self.tables_config(), sort_keys=False))
         return config
 
-    def airflow(self, zookeeper: ZookeeperServer) -> LocalAirflow:
+    def airflow(self, zookeeper: ZookeeperServer, kafka: KafkaServer) -> LocalAirflow:
         config = self.write_tables_config()
         return LocalAirflow(self.root / "airflow", dags_folder=REPO / "dags", env={
             "HUDI_OPS_TABLES_CONFIG": str(config),
@@ -220,26 +226,29 @@ class Rfc22Demo:
                 {"conn_type": "hudi_zookeeper", "host": zookeeper.host, "port": zookeeper.port,
                  "extra": {"base_path": LOCK_BASE_PATH}}
             ),
+            f"AIRFLOW_CONN_{DEFAULT_KAFKA_CONN_ID.upper()}": json.dumps(
+                {"conn_type": "kafka", "extra": {"bootstrap.servers": kafka.bootstrap_servers}}),
             **({f"AIRFLOW_CONN_{S3_CONN_ID.upper()}": json.dumps(aws_connection(self.s3))} if self.s3 else {}),
         })
 
-    def run(self, airflow: LocalAirflow, zookeeper: ZookeeperServer) -> Report:
+    def run(self, airflow: LocalAirflow, zookeeper: ZookeeperServer, kafka: str) -> Report:
+        """`kafka`: the broker's bootstrap servers, where the topic `trips` is."""
         s = self.sources
-        _write(s.seed, self.landing / "part-0000.parquet")
+        produce(kafka, s.seed)
         for day, rows in (*s.corrections.items(), *s.old.items()):
             _write(rows, self.history / f"dt={day}" / "part-0000.parquet")
         airflow.wait_for_dags([INGEST_DAG, BACKFILL_DAG, SERVICES_DAG])
         # the services wait for step 3, so that the writers' overlap is RFC-22's alone
         airflow.client.set_paused(SERVICES_DAG, True)
 
-        self.say(f"1. {INGEST_DAG}: the first landing file ({len(s.seed)} trips of {', '.join(SEED_DAYS)})")
-        seed = ("ingest (first file)", INGEST_DAG, "ingest_1")
+        self.say(f"1. {INGEST_DAG}: the topic's first messages ({len(s.seed)} trips of {', '.join(SEED_DAYS)})")
+        seed = ("ingest (first messages)", INGEST_DAG, "ingest_1")
         airflow.trigger(INGEST_DAG, seed[2])
         airflow.wait_for_runs([seed[1:]])
 
-        _write(s.update, self.landing / "part-0001.parquet")
+        produce(kafka, s.update)
         runs = [
-            ("ingest (second file)", INGEST_DAG, "ingest_2", None),
+            ("ingest (new messages)", INGEST_DAG, "ingest_2", None),
             ("backfill 2026-11-20..21", BACKFILL_DAG, "backfill_corrections",
              {"start": SEED_DAYS[0], "end": SEED_DAYS[1], "source_path": str(self.history)}),
             ("backfill 2026-11-10..11", BACKFILL_DAG, "backfill_old_days",
@@ -296,6 +305,17 @@ class Rfc22Demo:
             rows=len(rows), distinct_keys=len(got), missing=len(expected.keys() - got.keys()),
             wrong=sum(1 for k, v in got.items() if expected.get(k) != v),
         )
+
+
+def produce(bootstrap_servers: str, rows: list[dict[str, Any]]) -> None:
+    """Trips as JSON messages of the topic, keyed by trip: a trip's changes stay in one partition, in order."""
+    from confluent_kafka import Producer
+
+    producer = Producer({"bootstrap.servers": bootstrap_servers})
+    for row in rows:
+        producer.produce(TOPIC, key=row["trip_id"].encode(), value=json.dumps(row).encode())
+    if producer.flush(30):
+        raise ConfigError(f"the Kafka broker at {bootstrap_servers} did not take the demo's messages")
 
 
 def _failure_reason(log: str) -> str:
@@ -360,24 +380,28 @@ def main(argv: list[str]) -> int:
     logging.getLogger("kazoo").setLevel(logging.ERROR)
     try:
         require_zookeeper()
+        require_kafka()
     except ConfigError as e:
-        print(f"the demo needs ZooKeeper: {e}", file=sys.stderr)
+        print(f"the demo needs ZooKeeper and Kafka: {e}", file=sys.stderr)
         return 2
     root = Path(tempfile.mkdtemp(prefix="hudi-ops-demo-"))
     s3 = S3Server() if args.s3 else None
     demo = Rfc22Demo(root, s3=s3)
-    zookeeper = ZookeeperServer(root / "zookeeper")
+    zookeeper, kafka = ZookeeperServer(root / "zookeeper"), KafkaServer(root / "kafka")
     try:
         if s3:
             s3.start().create_bucket(S3_BUCKET)
             print(f"S3 server (moto's) on {s3.endpoint}, bucket {S3_BUCKET}")
         zookeeper.start()
-        print(f"ZooKeeper on {zookeeper.url}; starting Airflow (api-server, scheduler, dag-processor)...")
-        with demo.airflow(zookeeper) as airflow:
+        kafka.start()
+        kafka.create_topic(TOPIC)
+        print(f"ZooKeeper on {zookeeper.url}, Kafka on {kafka.bootstrap_servers} (topic {TOPIC}); starting Airflow "
+              "(api-server, scheduler, dag-processor)...")
+        with demo.airflow(zookeeper, kafka) as airflow:
             print(f"Airflow on {airflow.url} (loopback; log in as {airflow.USER} / {airflow.password});"
                   f" the table is {demo.table_path}")
             print(f"   the timeline view: {airflow.url}/hudi-ops/tables/{TABLE}")
-            report = demo.run(airflow, zookeeper)
+            report = demo.run(airflow, zookeeper, kafka.bootstrap_servers)
             print_report(report)
             if args.up:
                 print(f"\nAirflow stays up on {airflow.url} (log in as {airflow.USER} / {airflow.password}); "
@@ -385,6 +409,7 @@ def main(argv: list[str]) -> int:
                 stop_signals().wait()
         return 0 if report.ok else 1
     finally:
+        kafka.stop()
         zookeeper.stop()
         if s3:
             s3.stop()

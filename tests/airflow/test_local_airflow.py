@@ -2,11 +2,11 @@
 (LocalExecutor), dag-processor and triggerer on loopback, the repo's DAGs and plugin, real spark-submit
 jobs.
 
-The module starts `make up` once (its own process, with the demo's table) and runs the RFC-22 scenario of
-`make demo` on it, then checks what it left: the runs, the retried conflict, the table (through hudi-rs)
-and the timeline view, in headless Chromium; then, on the same stack, Airflow's own backfills (`airflow
-backfill create`) of the backfill DAG, and their refusal by the other DAGs; last, Ctrl-C stops
-everything `make up` started.
+The module starts `make up` once (its own process, with the demo's table, fed by its broker) and runs
+the RFC-22 scenario of `make demo` on it, then checks what it left: the runs, the retried conflict, the
+table (through hudi-rs) and the timeline view, in headless Chromium; then, on the same stack, Airflow's
+own backfills (`airflow backfill create`) of the backfill DAG, and their refusal by the other DAGs;
+last, Ctrl-C stops everything `make up` started.
 """
 
 from __future__ import annotations
@@ -33,7 +33,9 @@ from hudi_ops.demo.rfc22 import (
     SCHEMA,
     SERVICES_DAG,
     TABLE,
+    TOPIC,
     Rfc22Demo,
+    produce,
 )
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import IngestSpec, SavepointSpec
@@ -44,6 +46,7 @@ from hudi_ops.locks.occ_options import zookeeper_lock_options
 from hudi_ops.read.table_need import measure
 from hudi_ops.read.table_overview import COMPLETED, PENDING, ROLLED_BACK, TableOverview
 from hudi_ops.spark.__main__ import main
+from hudi_ops.spark.kafka_connector import kafka_jars
 from tests.airflow.browser import Browser
 from tests.airflow.make_up import MakeUp, alive, listening
 from tests.integration.processes import Job, run_job
@@ -117,7 +120,7 @@ def group_tables(platform, spark, tmp_path_factory):
 @pytest.fixture(scope="module")
 def scenario(platform):
     demo, up = platform
-    return demo, up.airflow, demo.run(up.airflow, up.zookeeper)
+    return demo, up.airflow, demo.run(up.airflow, up.zookeeper, up.kafka)
 
 
 def test_make_up_serves_the_tables_dags_on_loopback_with_every_component_healthy(platform):
@@ -192,7 +195,8 @@ def test_openlineage_events_name_each_tasks_source_and_table_with_the_commits_st
     assert len(ingests) == 2 and all(e["job"]["namespace"] == "hudi-ops" for e in ingests)
     for event in ingests:
         ((source,), (output,)) = event["inputs"], event["outputs"]
-        assert {k: source[k] for k in table} == {"namespace": "file", "name": str(demo.landing)}
+        # the topic, by OpenLineage's naming for Kafka: the broker as namespace, the topic as name
+        assert {k: source[k] for k in table} == {"namespace": f"kafka://{up.kafka}", "name": TOPIC}
         assert {k: output[k] for k in table} == table
         hudi, stats = event["run"]["facets"]["hudi"], output["outputFacets"]["outputStatistics"]
         assert (hudi["job"], hudi["outcome"]) == ("ingest", "committed")
@@ -290,13 +294,12 @@ def test_the_timeline_view_shows_the_table_in_a_browser(scenario, platform, brow
     demo, airflow, report = scenario
     (failed,) = [s.requested_time for s in report.overview.instants if s.status != COMPLETED]
     # one more ingest, once the conflict's loser has no heartbeat: it rolls the failed write back
-    write_source(demo.landing / "part-0002.parquet", [{**r, "ts": 4_000} for r in demo.sources.update[:5]],
-                 SCHEMA)
+    produce(platform[1].kafka, [{**r, "ts": 4_000} for r in demo.sources.update[:5]])
     airflow.trigger(INGEST_DAG, "ingest_3")
     assert airflow.wait_for_runs([(INGEST_DAG, "ingest_3")]) == {(INGEST_DAG, "ingest_3"): "success"}
     # first try: the write after the compaction and clean is where Hudi 1.2.0's metadata table failed
     assert int(airflow.task_instance(INGEST_DAG, "ingest_3", "ingest")["try_number"]) == 1
-    pending = _dying_write(demo, tmp_path, platform[1].zookeeper)
+    pending = _dying_write(demo, tmp_path, platform[1])
     overview = TableOverview.load(demo.table_path)
     status = {s.requested_time: s.status for s in overview.instants}
     assert (status[failed], status[pending]) == (ROLLED_BACK, PENDING)
@@ -329,15 +332,17 @@ def test_the_timeline_view_shows_the_table_in_a_browser(scenario, platform, brow
     assert (api["lock"]["holder"], api["lock"]["error"]) == (None, None)
 
 
-def _dying_write(demo, tmp_path, zookeeper) -> str:
+def _dying_write(demo, tmp_path, up) -> str:
     """An ingest killed (SIGKILL) as soon as Hudi started its instant: it stays pending."""
-    write_source(demo.landing / "part-0003.parquet", [{**r, "ts": 5_000} for r in demo.sources.update[:5]], SCHEMA)
+    produce(up.kafka, [{**r, "ts": 5_000} for r in demo.sources.update[:5]])
+    zookeeper = up.zookeeper
     before = {s.requested_time for s in TableOverview.load(demo.table_path).instants}
     host, port = zookeeper.url.rsplit(":", 1)
     # killed while it may hold the table's lock: its ZooKeeper session, hence its lock node, ends soon
     lock = zookeeper_lock_options(host, int(port), {"base_path": LOCK_BASE_PATH, "session_timeout_ms": 3000}, TABLE)
-    ingest = IngestSpec(base_path=str(demo.table_path), source_path=str(demo.landing), hoodie_conf=lock)
-    job = Job.start(ingest.to_argv(), tmp_path / "dying.log")
+    ingest = IngestSpec(base_path=str(demo.table_path), source_kind="kafka", kafka_topic=TOPIC,
+                        hoodie_conf={**lock, "kafka.bootstrap.servers": up.kafka})
+    job = Job.start(ingest.to_argv(), tmp_path / "dying.log", jars=kafka_jars())
     deadline = time.monotonic() + 120
     try:
         while not (new := {s.requested_time for s in TableOverview.load(demo.table_path).instants} - before):
@@ -357,7 +362,7 @@ def _fill(colour: str) -> str:
     return f'svg.hudi-timeline rect[fill="{colour}"]'
 
 
-def test_the_restore_dag_waits_for_a_writer_at_work_restores_and_gives_the_writers_back(scenario, tmp_path):
+def test_the_restore_dag_waits_for_a_writer_at_work_restores_and_gives_the_writers_back(scenario, platform, tmp_path):
     """A savepoint, then an ingest that is running when the restore DAG is triggered: the restore pauses
     the writer DAGs, waits for the ingest's task to end, undoes its commit, and unpauses what it paused."""
     demo, airflow, _ = scenario
@@ -365,7 +370,7 @@ def test_the_restore_dag_waits_for_a_writer_at_work_restores_and_gives_the_write
     code, made = run_job(SavepointSpec(base_path=table).to_argv(), tmp_path / "savepoint.log")
     assert code == 0, made
     at_savepoint = read_hudi_rs(demo.table_path)
-    write_source(demo.landing / "part-0004.parquet", [{**r, "ts": 6_000} for r in demo.sources.update[:7]], SCHEMA)
+    produce(platform[1].kafka, [{**r, "ts": 6_000} for r in demo.sources.update[:7]])
     airflow.trigger(INGEST_DAG, "ingest_4")
     deadline = time.monotonic() + 120
     while airflow.task_instance(INGEST_DAG, "ingest_4", "ingest")["state"] != "running":
