@@ -12,6 +12,7 @@ def test_local_s3_and_hdfs_paths_are_named_as_openlineage_names_them(tmp_path):
     assert dataset_name((tmp_path / "trips").as_uri()) == ("file", str(tmp_path / "trips"))
     assert dataset_name("s3a://lake/warehouse/trips") == ("s3://lake", "warehouse/trips")
     assert dataset_name("s3://lake/warehouse/trips") == ("s3://lake", "warehouse/trips")
+    assert dataset_name("kafka://127.0.0.1:9092/trips") == ("kafka://127.0.0.1:9092", "trips")  # a topic
     assert dataset_name("hdfs://nn:8020/warehouse/trips") == ("hdfs://nn:8020", "/warehouse/trips")
     # one folder, one name, however it is spelled
     assert dataset_name("s3a://lake/warehouse/trips/") == ("s3://lake", "warehouse/trips")
