@@ -66,32 +66,56 @@ def run(spec: IngestSpec, options: dict[str, str], spark: Callable[[], Any]) -> 
         if not batches:
             return _nothing_to_do(spec, work, started)
         result = JobResult("ingest")
+        batch_ingest = _BatchIngest(spec, topic, client, hudi_options, name, errors, fence)
         for batch in batches:
-            bad = BadMessages(topic, keep=errors is not None)
-            read = _read(spark(), spec, batch, client, target, hudi_options, bad)
-            set_aside = _write_errors(spark(), bad, errors, hudi_options, topic, name, spec.run_id)
-            result = dataclasses.replace(result, error_table_records=result.error_table_records + set_aside)
-            if read is None and set_aside and target.exists:  # errors only: a commit of no row keeps the offsets
-                read = spark().createDataFrame([], table_columns(target)), target
-            if read is None:  # tombstones only: the next batch's commit records the offsets past them
-                continue
-            frame, target = read
-            check_input_schema(arrow_schema(frame), target, hudi_options,
-                               f"topic {topic} from {batch.start} to {batch.end}", keys_only=spec.operation == "DELETE")
-            run_id, write_options = hudi_write.write_options(
-                target, spec.operation, fence.write_options(hudi_options), job="ingest",
-                extra_metadata={INGEST_CHECKPOINT_KEY: batch.ingest_checkpoint(spec.run_id or "").to_json(),
-                                **batch.skipped_record(), **({ERRORS_KEY: str(set_aside)} if set_aside else {})})
-            written = hudi_write.write(spark(), frame, target, write_options, run_id, f"Kafka topic {topic}",
-                                       commit_metadata=batch.commit_metadata())
-            result = result.plus(written.commit, checkpoint=str(batch.end), after_commit=written.after_commit)
-            if not target.exists:  # the next batch writes to the table this one made
-                target = resolve_target(spec.base_path, hudi_options, **spec.table_settings())
+            result, target = batch_ingest.run(spark(), batch, target, result)
         if not result.commits:
             return _nothing_to_do(spec, work, started, error_table_records=result.error_table_records, idle=(
                 f"the {work.events} new message(s) in topic {topic} are tombstones (null values), which carry no "
                 "row, or went to the error table; the next commit records the offsets past them"))
         return dataclasses.replace(result, durations_ms=since(started))
+
+
+@dataclasses.dataclass(frozen=True)
+class _BatchIngest:
+    """What each batch's ingest shares: the run's settings, its error table and the topic's fence."""
+
+    spec: IngestSpec
+    topic: str
+    client: dict[str, str]
+    options: dict[str, str]  # Hudi's, without the Kafka client's
+    name: str
+    errors: ErrorTable | None
+    fence: BatchFence
+
+    def run(self, spark: Any, batch: KafkaBatch, target: TargetTable,
+            result: JobResult) -> tuple[JobResult, TargetTable]:
+        """`batch` read and committed, its errors first; `result` with its commit, and the table after it."""
+        spec, topic, options = self.spec, self.topic, self.options
+        bad = BadMessages(topic, keep=self.errors is not None)
+        try:  # the frames the batch holds go once it is written (or fails)
+            read = _read(spark, spec, batch, self.client, target, options, bad)
+            set_aside = _write_errors(spark, bad, self.errors, options, topic, self.name, spec.run_id)
+            result = dataclasses.replace(result, error_table_records=result.error_table_records + set_aside)
+            if read is None and set_aside and target.exists:  # errors only: a commit of no row keeps the offsets
+                read = spark.createDataFrame([], table_columns(target)), target
+            if read is None:  # tombstones only: the next batch's commit records the offsets past them
+                return result, target
+            frame, target = read
+            check_input_schema(arrow_schema(frame), target, options, f"topic {topic} from {batch.start} to {batch.end}",
+                               keys_only=spec.operation == "DELETE")
+            run_id, write_options = hudi_write.write_options(
+                target, spec.operation, self.fence.write_options(options), job="ingest",
+                extra_metadata={INGEST_CHECKPOINT_KEY: batch.ingest_checkpoint(spec.run_id or "").to_json(),
+                                **batch.skipped_record(), **({ERRORS_KEY: str(set_aside)} if set_aside else {})})
+            written = hudi_write.write(spark, frame, target, write_options, run_id, f"Kafka topic {topic}",
+                                       commit_metadata=batch.commit_metadata())
+            result = result.plus(written.commit, checkpoint=str(batch.end), after_commit=written.after_commit)
+            if not target.exists:  # the next batch writes to the table this one made
+                target = resolve_target(spec.base_path, options, **spec.table_settings())
+            return result, target
+        finally:
+            bad.release()
 
 
 def _read(spark: Any, spec: IngestSpec, batch: KafkaBatch, client: dict[str, str], target: TargetTable,
@@ -139,14 +163,10 @@ def _write_errors(spark: Any, bad: BadMessages, table: ErrorTable | None, option
     kept = bad.kept()
     if table is None or kept is None:
         return 0
-    kept = kept.cache()  # counted, then written: the topic is read once for both
-    try:
-        count = kept.count()
-        if count:
-            write_errors(spark, kept, table, options, topic=topic, target_table=target_table, ingest_run=run or "")
-        return count
-    finally:
-        kept.unpersist()
+    count = kept.count()  # of frames the batch holds: the topic is not read again for the count or the write
+    if count:
+        write_errors(spark, kept, table, options, topic=topic, target_table=target_table, ingest_run=run or "")
+    return count
 
 
 def _nothing_to_do(spec: IngestSpec, work: KafkaWork, started: float, *, idle: str | None = None,

@@ -25,11 +25,28 @@ HUDI_META_COLUMNS = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_rec
 
 class BadMessages:
     """A batch's messages that cannot become rows. The first fails the run naming its place (the default);
-    with Hudi's error table on (`keep`), each is kept for it with the reason, and the others go on."""
+    with Hudi's error table on (`keep`), each is kept for it with the reason, and the others go on.
+
+    Looking for them reads the batch before its write does (and inferring its schema, before that): the
+    frames read more than once are held (persisted, memory then disk) until `release()`, after the batch's
+    write, so that the topic is read, and each value parsed, once for all of them."""
 
     def __init__(self, topic: str, *, keep: bool) -> None:
         self.topic, self.keep = topic, keep
         self._kept: list[Any] = []
+        self._held: list[Any] = []
+
+    def hold(self, frame: Any) -> Any:
+        """`frame`, persisted until `release()`."""
+        from pyspark import StorageLevel
+
+        self._held.append(frame.persist(StorageLevel.MEMORY_AND_DISK))
+        return frame
+
+    def release(self) -> None:
+        for frame in self._held:
+            frame.unpersist()
+        self._held.clear()
 
     def set_aside(self, frame: Any, bad: Any, why: str, reason: str = NOT_A_ROW) -> Any:
         """`frame` (messages: `partition`, `offset`, `timestamp`, RAW, ...) without those where the
@@ -37,6 +54,7 @@ class BadMessages:
         from pyspark.sql import functions as F
 
         bad = F.coalesce(bad, F.lit(False))
+        frame = self.hold(frame)  # read by the look for bad messages, then by the write (and the error table's)
         if not self.keep:
             _refuse_first(frame.where(bad), self.topic, why)
             return frame
@@ -120,6 +138,7 @@ def parsed_values(spark: Any, values: Any, bad: BadMessages, shape: Callable[[An
     from pyspark.sql import functions as F
     from pyspark.sql.types import StringType, StructField, StructType
 
+    values = bad.hold(values)  # read by the schema's inference, then parsed
     as_strings = values.select(RAW)._jdf.__getattr__("as")(spark._jvm.org.apache.spark.sql.Encoders.STRING())
     inferred = DataFrame(spark._jsparkSession.read().json(as_strings), spark).schema
     columns = StructType([f for f in inferred.fields if f.name != _CORRUPT])
