@@ -54,6 +54,7 @@ from hudi_ops.job_specs import BackfillSpec, IngestSpec
 from hudi_ops.local.kafka_server import KafkaServer
 from hudi_ops.local.zookeeper_server import ZookeeperServer
 from hudi_ops.sources.kafka import kafka_work
+from hudi_ops.spark.driver_jvm import LARGE_EVENTS, driver_conf
 from hudi_ops.spark.hudi_bundle import hudi_jars
 from hudi_ops.spark.kafka_connector import kafka_jars
 from hudi_ops.spark.session import HUDI_SESSION_CONF
@@ -294,7 +295,8 @@ def catch_up(root: Path, kafka: KafkaServer, zookeeper: ZookeeperServer, backlog
                       partition_path_field="dt", ordering_field="ts", source_kind="kafka", kafka_topic=topic,
                       hoodie_conf={**common.lock_options(zookeeper, "catch-up-hudi-ops"),
                                    "kafka.bootstrap.servers": kafka.bootstrap_servers}).to_argv()
-    hudi_ops_s = submit(args, "the catch-up ingest", memory)
+    # the driver's JVM as the ingest's task chooses it for that many messages (hudi_ops.spark.driver_jvm)
+    hudi_ops_s = submit(args, "the catch-up ingest", {**memory, **driver_conf(large=backlog >= LARGE_EVENTS)})
     started = time.perf_counter()
     done = subprocess.run(streaming_command(kafka.bootstrap_servers, topic, streaming_table, "available-now",
                                             common.lock_options(zookeeper, "catch-up-streaming"), memory),

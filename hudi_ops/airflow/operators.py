@@ -100,6 +100,15 @@ def writes_alias(table_name: str) -> AssetAlias:
     return AssetAlias(f"hudi-writes:{table_name}")
 
 
+@dataclasses.dataclass(frozen=True)
+class FoundWork:
+    """What a task found before spark-submit: why there is nothing to do (None: there is work), and, when
+    the work is large, what it is (the driver's JVM then runs for throughput: hudi_ops.spark.driver_jvm)."""
+
+    idle: str | None = None
+    large: str | None = None
+
+
 class HudiSparkJobOperator(SparkSubmitOperator):
     """Base: one hudi-ops Spark job on one table, with the table's options and its lock's."""
 
@@ -180,9 +189,9 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         """The run's spec, with `options` as its hoodie.* options; bad values raise InvalidInputError."""
         raise NotImplementedError
 
-    def idle_reason(self, context: Any, spec: JobSpec) -> str | None:
-        """Why the job has nothing to do, asked of the table in Python; None: there is work."""
-        return None
+    def find_work(self, context: Any, spec: JobSpec) -> FoundWork:
+        """What the job has to do, asked of the table in Python: nothing (why), or work (how much)."""
+        return FoundWork()
 
     def extra_jars(self) -> tuple[str, ...]:
         """Jars the job needs besides Hudi's and s3a's (a Kafka ingest: Spark's Kafka reader)."""
@@ -196,14 +205,14 @@ class HudiSparkJobOperator(SparkSubmitOperator):
             options_file = props_file_text(spec.options())
             self._check_keys_stay_off_the_command_line()
             jars = [*hudi_jars(), *(s3a_jars() if self.s3 else ()), *self.extra_jars()]
-            idle = self.idle_reason(context, spec)
+            found = self.find_work(context, spec)
         except InvalidInputError as e:
             raise AirflowFailException(f"bad job arguments, not retried: {e}") from e
         except HudiOpsError as e:  # the table or the source could not be read just now: try again
             raise AirflowException(f"cannot tell whether there is work, retried with backoff: {e}") from e
-        if idle:
-            self._idle = idle
-            raise AirflowSkipException(idle)
+        if found.idle:
+            self._idle = found.idle
+            raise AirflowSkipException(found.idle)
         if self.s3:
             self.log.info("%s is reached through connection %s: %s", self.base_path, self.aws_conn_id, self.s3)
         self._spec = spec
@@ -226,7 +235,10 @@ class HudiSparkJobOperator(SparkSubmitOperator):
             self._result_file = str(self._folder / "result.json")
             # the driver ends with this task process (client mode): a retry never runs beside an orphan
             env = {**_python_env(), **env, TASK_PROCESS_ENV: task_process()}
-            conf = {**conf, **driver_jvm.driver_conf(), **(self.conf or {})}
+            if found.large:
+                self.log.info("%s: the driver's JVM runs for throughput (its full compiler, the parallel "
+                              "collector)", found.large)
+            conf = {**conf, **driver_jvm.driver_conf(large=bool(found.large)), **(self.conf or {})}
             props_arg = str(props)
         self.application_args = dataclasses.replace(spec, props=props_arg, hoodie_conf={}).to_argv()
         self.env_vars = {**env, **(self.env_vars or {}), RESULT_FILE_ENV: self._result_file}
@@ -433,22 +445,24 @@ class HudiIngestOperator(HudiWriteOperator):
         broker = brokers.split(",")[0].strip()
         return (f"kafka://{broker}/{self.kafka_topic}",) if broker and self.kafka_topic else ()
 
-    def idle_reason(self, context: Any, spec: IngestSpec) -> str | None:  # type: ignore[override]
+    def find_work(self, context: Any, spec: IngestSpec) -> FoundWork:  # type: ignore[override]
         if self.reads_kafka:
             options = spec.options()
             work = kafka_work(spec.base_path, str(spec.kafka_topic), client_settings(options),
                               fail_on_data_loss=fails_on_data_loss(options), s3=self.s3)
-            return None if work.events else f"nothing to ingest: {work.describe()}"
+            if not work.events:
+                return FoundWork(f"nothing to ingest: {work.describe()}")
+            return FoundWork(large=work.describe() if work.events >= driver_jvm.LARGE_EVENTS else None)
         assert spec.source_path is not None  # the spec's own check
         if spec.source_kind == "hudi":
             upstream = upstream_work(spec.base_path, spec.source_path, spec.options(), s3=self.s3)
-            return None if upstream.writes else f"nothing to ingest: {upstream.describe()}"
+            return FoundWork(None if upstream.writes else f"nothing to ingest: {upstream.describe()}")
         work = ingest_work(spec.base_path, Storage.for_uri(spec.source_path, s3=self.s3), spec.source_format,
                            s3=self.s3)
         for warning in work.warnings():
             self.log.warning("%s", warning)
-        return None if work.files else f"nothing to ingest: no new source files in {spec.source_path} " + (
-            f"since the table's checkpoint {work.position}" if work.checkpoint else "(the folder is empty)")
+        return FoundWork(None if work.files else f"nothing to ingest: no new source files in {spec.source_path} " + (
+            f"since the table's checkpoint {work.position}" if work.checkpoint else "(the folder is empty)"))
 
 
 class HudiBackfillOperator(HudiWriteOperator):

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from hudi_ops.airflow.operators import HudiSparkJobOperator
+from hudi_ops.airflow.operators import FoundWork, HudiSparkJobOperator
 from hudi_ops.errors import InvalidInputError, TableNotFoundError
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import (
@@ -60,13 +60,13 @@ class HudiTableServiceOperator(HudiSparkJobOperator):
         """The spec's own fields besides the table and its options."""
         return {}
 
-    def idle_reason(self, context: Any, spec: JobSpec) -> str | None:
+    def find_work(self, context: Any, spec: JobSpec) -> FoundWork:
         try:
             meta = MetaClient.open(self.base_path, s3=self.s3)
         except TableNotFoundError:
-            return f"{self.base_path} is not a Hudi table yet: nothing to serve"
+            return FoundWork(f"{self.base_path} is not a Hudi table yet: nothing to serve")
         work = self.work(context, meta, spec.hoodie_conf)
-        return None if work.due else work.reason
+        return FoundWork(None if work.due else work.reason)
 
     def work(self, context: Any, meta: MetaClient, options: Mapping[str, str]) -> ServiceWork:
         raise NotImplementedError

@@ -13,9 +13,12 @@ in place) costs the sharing, not the job: the JVM says so on stdout and loads it
 The small-job settings are the client compiler alone (`-XX:TieredStopAtLevel=1`) and the serial
 collector, which keep a short job's JVM from spending the machine's cores on optimising compilation
 and parallel GC threads. They go in `spark.driver.defaultJavaOptions`, which Spark puts before the
-user's `spark.driver.extraJavaOptions`: a flag there wins (a job that works through much data in local
-mode may want `-XX:TieredStopAtLevel=4 -XX:+UseParallelGC` in its table's `spark_conf`), and setting
-`spark.driver.defaultJavaOptions` itself replaces them all. docs/benchmarks.md has the measurements.
+user's `spark.driver.extraJavaOptions`: a flag there wins, and setting `spark.driver.defaultJavaOptions`
+itself replaces them all. A Kafka ingest whose task finds LARGE_EVENTS messages or more before
+spark-submit (a catch-up) runs instead with the optimising compiler and the parallel collector, where
+the data's time outweighs the JVM's start; another job that works through much data may want
+`-XX:TieredStopAtLevel=4 -XX:+UseParallelGC` in its table's `spark_conf`.
+docs/benchmarks.md has the measurements.
 
 Also there: Hudi's bundled JOL, which sizes records for Hudi's spillable maps, first tries to attach an
 agent to its own JVM and then the serviceability agent from JVMs it starts for that; a JVM may not
@@ -38,8 +41,14 @@ from hudi_ops.maven import jars_dir
 from hudi_ops.spark.hudi_bundle import hudi_jars
 
 DRIVER_JAVA_OPTIONS = "spark.driver.defaultJavaOptions"
-SMALL_JOB_FLAGS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Djol.skipDynamicAttach=true",
-                   "-Djol.skipHotspotSAAttach=true")
+_NO_JOL_ATTACH = ("-Djol.skipDynamicAttach=true", "-Djol.skipHotspotSAAttach=true")
+SMALL_JOB_FLAGS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", *_NO_JOL_ATTACH)
+#: a run whose work is large (what its task found before spark-submit): the JIT's optimising compiler and
+#: the parallel collector, for throughput
+LARGE_JOB_FLAGS = ("-XX:+UseParallelGC", *_NO_JOL_ATTACH)
+#: the Kafka messages of a large run: a JSON ingest into a new table here took 22 s with the small-job
+#: flags and 25 s with these at 100k messages, 38 s and 35 s at 300k, 76-86 s and 60 s at 1M
+LARGE_EVENTS = 200_000
 #: what the archive was trained on: another training run or other flags means another archive
 _FORMAT = "jobs-3"
 
@@ -56,15 +65,16 @@ def archive_path() -> Path:
     return jars_dir() / f"hudi-ops-jobs-{hashlib.sha256(key.encode()).hexdigest()[:12]}.jsa"
 
 
-def driver_java_options() -> str:
-    """The driver's JVM options for a hudi-ops job: the archive, when built, and the small-job flags. A
-    machine where the archive cannot be named (no `java` found here, jars elsewhere) runs without it."""
+def driver_java_options(*, large: bool = False) -> str:
+    """The driver's JVM options for a hudi-ops job: the archive, when built, and the small-job flags (a
+    `large` run's: LARGE_JOB_FLAGS). A machine where the archive cannot be named (no `java` found here,
+    jars elsewhere) runs without it."""
     try:
         archive: Path | None = archive_path()
     except (ConfigError, OSError):
         archive = None
     shared = [f"-XX:SharedArchiveFile={archive}"] if archive is not None and archive.is_file() else []
-    return " ".join([*shared, *SMALL_JOB_FLAGS])
+    return " ".join([*shared, *(LARGE_JOB_FLAGS if large else SMALL_JOB_FLAGS)])
 
 
 def is_local(master: str) -> bool:
@@ -74,9 +84,9 @@ def is_local(master: str) -> bool:
     return master == "local" or master.startswith("local[")
 
 
-def driver_conf() -> dict[str, str]:
+def driver_conf(*, large: bool = False) -> dict[str, str]:
     """The Spark setting that carries `driver_java_options()`; a job's own setting replaces it."""
-    return {DRIVER_JAVA_OPTIONS: driver_java_options()}
+    return {DRIVER_JAVA_OPTIONS: driver_java_options(large=large)}
 
 
 def build() -> Path:

@@ -5,6 +5,7 @@ messages, and an idle tick is skipped without starting Spark."""
 from __future__ import annotations
 
 import json
+import shutil
 import uuid
 
 import pytest
@@ -73,3 +74,36 @@ def test_a_kafka_ingest_dag_commits_new_messages_and_skips_an_idle_tick_without_
     log = "".join(capfd.readouterr())
     assert idle.state == "success" and _task(idle).state == "skipped", log[-3000:]
     assert f"nothing to ingest: 0 new message(s) in topic {topic}" in log and "Spark-Submit cmd" not in log
+
+
+def test_a_catch_up_runs_its_driver_for_throughput_and_a_few_messages_for_a_quick_start(kafka_dag, kafka, tmp_path,
+                                                                                        monkeypatch):
+    """What the task found before spark-submit decides the driver's JVM: LARGE_EVENTS messages or more (3
+    here) get the optimising compiler and the parallel collector, fewer the small-job flags."""
+    from hudi_ops.airflow.operators import HudiIngestOperator
+    from hudi_ops.spark import driver_jvm
+
+    monkeypatch.setattr(driver_jvm, "LARGE_EVENTS", 3)
+    topic = f"trips-{uuid.uuid4().hex[:8]}"
+    admin = AdminClient({"bootstrap.servers": kafka.bootstrap_servers})  # alive until its answer came
+    admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)])[topic].result(30)
+    producer = Producer({"bootstrap.servers": kafka.bootstrap_servers})
+
+    def driver_options():
+        op = HudiIngestOperator(task_id="ingest", base_path=str(tmp_path / "trips"), table_name="trips",
+                                source_kind="kafka", kafka_topic=topic, kafka_conn_id="kafka_test",
+                                record_key_field="trip_id", zookeeper_conn_id=None)
+        op.prepare({})
+        shutil.rmtree(op._folder)
+        return op.conf[driver_jvm.DRIVER_JAVA_OPTIONS]
+
+    for row in trips("2026-11-20", range(2), ts=1):
+        producer.produce(topic, value=json.dumps(row).encode())
+    assert producer.flush(30) == 0
+    assert driver_options() == driver_jvm.driver_java_options()  # 2 messages: a quick start
+    for row in trips("2026-11-21", range(2), ts=1):
+        producer.produce(topic, value=json.dumps(row).encode())
+    assert producer.flush(30) == 0
+    large = driver_options()
+    assert large == driver_jvm.driver_java_options(large=True) and "-XX:+UseParallelGC" in large
+    assert "TieredStopAtLevel" not in large
