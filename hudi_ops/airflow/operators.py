@@ -67,7 +67,13 @@ from hudi_ops.locks.job_options import resolve_job_options
 from hudi_ops.s3_settings import S3Settings
 from hudi_ops.sources.files import ingest_work
 from hudi_ops.sources.hudi_table import upstream_work
-from hudi_ops.sources.kafka import CLIENT_PREFIX, client_settings, fails_on_data_loss, kafka_work
+from hudi_ops.sources.kafka import (
+    CLIENT_PREFIX,
+    client_settings,
+    fails_on_data_loss,
+    kafka_work,
+    value_schema_file,
+)
 from hudi_ops.spark import driver_jvm
 from hudi_ops.spark.cluster_mode import (
     PROPS_NAME,
@@ -235,7 +241,7 @@ class HudiSparkJobOperator(SparkSubmitOperator):
             self._result_file = str(self._folder / "result.json")
             # the driver ends with this task process (client mode): a retry never runs beside an orphan
             env = {**_python_env(), **env, TASK_PROCESS_ENV: task_process()}
-            if found.large:
+            if found.large and driver_jvm.DRIVER_JAVA_OPTIONS not in (self.conf or {}):
                 self.log.info("%s: the driver's JVM runs for throughput (its full compiler, the parallel "
                               "collector)", found.large)
             conf = {**conf, **driver_jvm.driver_conf(large=bool(found.large)), **(self.conf or {})}
@@ -448,6 +454,7 @@ class HudiIngestOperator(HudiWriteOperator):
     def find_work(self, context: Any, spec: IngestSpec) -> FoundWork:  # type: ignore[override]
         if self.reads_kafka:
             options = spec.options()
+            value_schema_file(options, spec.kafka_value_format)  # named; read where the job runs
             work = kafka_work(spec.base_path, str(spec.kafka_topic), client_settings(options),
                               fail_on_data_loss=fails_on_data_loss(options), s3=self.s3)
             if not work.events:

@@ -48,7 +48,7 @@ from hudi_ops.airflow.kafka_connection import DEFAULT_CONN_ID as DEFAULT_KAFKA_C
 from hudi_ops.errors import ConfigError
 from hudi_ops.format.instant import Action
 from hudi_ops.format.meta_client import MetaClient
-from hudi_ops.local.kafka_server import KafkaServer, require_kafka
+from hudi_ops.local.kafka_server import KafkaServer, produce_json, require_kafka
 from hudi_ops.local.local_airflow import LocalAirflow
 from hudi_ops.local.platform import stop_signals
 from hudi_ops.local.s3_server import S3Server
@@ -308,14 +308,8 @@ class Rfc22Demo:
 
 
 def produce(bootstrap_servers: str, rows: list[dict[str, Any]]) -> None:
-    """Trips as JSON messages of the topic, keyed by trip: a trip's changes stay in one partition, in order."""
-    from confluent_kafka import Producer
-
-    producer = Producer({"bootstrap.servers": bootstrap_servers})
-    for row in rows:
-        producer.produce(TOPIC, key=row["trip_id"].encode(), value=json.dumps(row).encode())
-    if producer.flush(30):
-        raise ConfigError(f"the Kafka broker at {bootstrap_servers} did not take the demo's messages")
+    """Trips as JSON messages of the topic, keyed by trip."""
+    produce_json(bootstrap_servers, TOPIC, rows, key="trip_id")
 
 
 def _failure_reason(log: str) -> str:

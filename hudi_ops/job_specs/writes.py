@@ -6,7 +6,6 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from hudi_ops.config import StreamerConfig
 from hudi_ops.errors import InvalidInputError
 from hudi_ops.job_specs.arguments import COUNT, SECONDS, JobSpec, argument
 from hudi_ops.job_specs.results import JobResult
@@ -73,7 +72,7 @@ class IngestSpec(WriteSpec):
     source_limit_files: int = argument("--source-limit-files", "at most this many source files per commit (0: no "
                                        "limit)", default=0, kind=COUNT)
     source_kind: str = argument("--source-kind", "what the ingest reads: a landing folder's files "
-                                "(--source-path), a Kafka topic's JSON objects or a Debezium change log on a "
+                                "(--source-path), a Kafka topic's JSON or Avro values or a Debezium change log on a "
                                 "topic (--kafka-topic), or an upstream Hudi table's changes (--source-path)",
                                 default="files", choices=SOURCE_KINDS)
     kafka_topic: str | None = argument("--kafka-topic", "the topic a Kafka ingest reads; its client settings are "
@@ -105,10 +104,6 @@ class IngestSpec(WriteSpec):
         if self.kafka_value_format != "json" and self.source_kind != "kafka":
             raise InvalidInputError(f"ingest: --kafka-value-format {self.kafka_value_format} is for --source-kind "
                                     f"kafka (a Debezium change log is read as JSON); leave it out")
-        schema = StreamerConfig.SOURCE_SCHEMA_FILE.name
-        if self.kafka_value_format != "json" and not self.options().get(schema):
-            raise InvalidInputError(f"ingest: --kafka-value-format {self.kafka_value_format} needs the values' Avro "
-                                    f"schema: give the option {schema}=PATH (an .avsc file the job can read)")
         if self.source_kind in ("debezium", "hudi") and self.operation != "UPSERT":
             raise InvalidInputError(f"ingest: a change log's changes say themselves what they do (--op "
                                     f"{self.operation} cannot apply); leave --op out")

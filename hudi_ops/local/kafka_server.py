@@ -9,13 +9,16 @@ and their messages, as a restarted broker keeps them.
 
 from __future__ import annotations
 
+import json
 import shutil
 import socket
 import subprocess
 import tempfile
 import time
 import uuid
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from hudi_ops.errors import ConfigError
 from hudi_ops.local.java_server import JavaServer
@@ -130,3 +133,18 @@ def _port_open(port: int) -> bool:
     with socket.socket() as s:
         s.settimeout(0.5)
         return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def produce_json(bootstrap_servers: str, topic: str, rows: Iterable[Mapping[str, Any]], *, key: str) -> int:
+    """`rows` as JSON messages of `topic`, each keyed by its `key` field (one key's changes stay in one
+    partition, in order); how many."""
+    from confluent_kafka import Producer
+
+    producer, sent = Producer({"bootstrap.servers": bootstrap_servers}), 0
+    for row in rows:
+        producer.produce(topic, key=str(row[key]).encode(), value=json.dumps(row).encode())
+        sent += 1
+    if producer.flush(30):
+        raise ConfigError(f"the Kafka broker at {bootstrap_servers} did not take all {sent} messages for topic "
+                          f"{topic} within 30 s: see the broker's log (kafka.log in its folder)")
+    return sent

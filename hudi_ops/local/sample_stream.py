@@ -5,9 +5,9 @@ Kafka-fed table's ingest has messages to run on. The platform makes the topic.""
 from __future__ import annotations
 
 import datetime as dt
-import json
 import random
 
+from hudi_ops.local.kafka_server import produce_json
 from hudi_ops.local.repeating import Repeating
 from hudi_ops.local.sample_trips import CITIES
 
@@ -29,20 +29,15 @@ class SampleStream(Repeating):
     def send(self, now: dt.datetime | None = None) -> int:
         """One burst: new trips, and a new fare for a tenth of the burst before's (same key, same day);
         how many messages."""
-        from confluent_kafka import Producer
-
         now = now or dt.datetime.now(dt.UTC)
         n, pick = self.sent, random.Random(self.sent)
         day = now.date().isoformat()
         new = {f"stream-{self.run}-{n * TRIPS_PER_BURST + i:06d}": day for i in range(TRIPS_PER_BURST)}
         trips = {**new, **dict(pick.sample(sorted(self._last.items()), len(self._last) // 10))}
-        producer = Producer({"bootstrap.servers": self.bootstrap_servers})
-        for i, (trip_id, trip_day) in enumerate(trips.items()):
-            trip = {"trip_id": trip_id, "dt": trip_day, "ts": int(now.timestamp() * 1000),
-                    "fare": round(pick.uniform(5, 60), 2), "city": CITIES[i % len(CITIES)]}
-            producer.produce(self.topic, key=trip_id.encode(), value=json.dumps(trip).encode())
-        if producer.flush(30):
-            raise RuntimeError(f"the broker at {self.bootstrap_servers} took not all of a burst")
+        produce_json(self.bootstrap_servers, self.topic, key="trip_id", rows=[
+            {"trip_id": trip_id, "dt": trip_day, "ts": int(now.timestamp() * 1000),
+             "fare": round(pick.uniform(5, 60), 2), "city": CITIES[i % len(CITIES)]}
+            for i, (trip_id, trip_day) in enumerate(trips.items())])
         self._last = new
         self.sent += 1
         return len(trips)

@@ -19,6 +19,7 @@ from hudi_ops.errors import ConfigError
 #: Hudi's names for why a record went to the error table (ErrorEvent.ErrorReason)
 NOT_A_ROW = "JSON_ROW_DESERIALIZATION_FAILURE"
 NOT_A_RECORD = "RECORD_CREATION"
+NOT_AN_AVRO_RECORD = "AVRO_DESERIALIZATION_FAILURE"
 #: the error table's columns, after Hudi's own
 COLUMNS = ("topic", "partition", "offset", "kafka_timestamp", "value", "reason", "error", "target_table",
            "ingest_run")

@@ -21,10 +21,12 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from hudi_ops.errors import ConfigError, InvalidInputError, SourceUnavailableError, TableNotFoundError
+from hudi_ops.config import StreamerConfig
+from hudi_ops.errors import ConfigError, HudiOpsError, InvalidInputError, SourceUnavailableError, TableNotFoundError
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.read.pipeline_metadata import INGEST_CHECKPOINT_KEY, IngestCheckpoint, newest_extra_metadata
 from hudi_ops.s3_settings import S3Settings
+from hudi_ops.storage import Storage
 
 #: HoodieStreamer's checkpoint keys in a commit's extra metadata (Hudi's StreamerCheckpointV2 and V1)
 STREAMER_CHECKPOINT_KEY_V2 = "streamer.checkpoint.key.v2"
@@ -248,6 +250,33 @@ def watermarks(topic: str, client: Mapping[str, str]) -> tuple[dict[int, int], d
                                      f"{e}; retried (if it lasts, check the ingest's Kafka connection)") from None
     finally:
         consumer.close()
+
+
+def value_schema_file(options: Mapping[str, str], value_format: str) -> str | None:
+    """The file of the values' Avro schema the options name (HoodieStreamer's file-based schema
+    provider's option); None for JSON values; InvalidInputError naming the option when Avro values have
+    none."""
+    if value_format == "json":
+        return None
+    key = StreamerConfig.SOURCE_SCHEMA_FILE.name
+    path = options.get(key, "").strip()
+    if not path:
+        raise InvalidInputError(f"a Kafka ingest of {value_format} values needs their Avro schema: give the option "
+                                f"{key}=PATH (the .avsc file the topic's producers write with; in the tables "
+                                "config, `kafka_value_schema`)")
+    return path
+
+
+def read_value_schema(path: str) -> str:
+    """The Avro schema in the file at `path` (a local path, or an s3:// or s3a:// URI), checked as one a
+    topic's values can be rows of; InvalidInputError naming the file and the fix otherwise."""
+    key = StreamerConfig.SOURCE_SCHEMA_FILE.name
+    try:
+        text = Storage.for_uri(path).read_bytes("").decode("utf-8")
+    except (OSError, ValueError, HudiOpsError) as e:  # ValueError: a URI pyarrow cannot open, or not UTF-8
+        raise InvalidInputError(f"the Avro schema {key}={path} cannot be read ({e}): give the path of the .avsc "
+                                "file the topic's producers write with (a local path, or an s3:// URI)") from None
+    return avro_value_schema(text, path)
 
 
 def avro_value_schema(text: str, where: str) -> str:

@@ -17,7 +17,8 @@ user's `spark.driver.extraJavaOptions`: a flag there wins, and setting `spark.dr
 itself replaces them all. A Kafka ingest whose task finds LARGE_EVENTS messages or more before
 spark-submit (a catch-up) runs instead with the optimising compiler and the parallel collector, where
 the data's time outweighs the JVM's start; another job that works through much data may want
-`-XX:TieredStopAtLevel=4 -XX:+UseParallelGC` in its table's `spark_conf`.
+`-XX:TieredStopAtLevel=4 -XX:-UseSerialGC -XX:+UseParallelGC` in its table's `spark_conf` (a second
+collector beside the serial one stops the JVM: "Multiple garbage collectors selected").
 docs/benchmarks.md has the measurements.
 
 Also there: Hudi's bundled JOL, which sizes records for Hudi's spillable maps, first tries to attach an

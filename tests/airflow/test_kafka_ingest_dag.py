@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import shutil
 import uuid
+from pathlib import Path
 
 import pytest
 from confluent_kafka import Producer
@@ -107,3 +108,39 @@ def test_a_catch_up_runs_its_driver_for_throughput_and_a_few_messages_for_a_quic
     large = driver_options()
     assert large == driver_jvm.driver_java_options(large=True) and "-XX:+UseParallelGC" in large
     assert "TieredStopAtLevel" not in large
+
+
+def test_an_avro_ingest_in_cluster_mode_names_its_schema_file_for_the_driver_to_read(kafka_dag, kafka, tmp_path,
+                                                                                      monkeypatch):
+    """The schema file is only named before spark-submit (the driver reads it where it runs); an Avro ingest
+    without one fails at once, not retried."""
+    from airflow.exceptions import AirflowFailException
+
+    from hudi_ops.airflow.operators import HudiIngestOperator
+    from hudi_ops.config import StreamerConfig
+    from hudi_ops.spark.cluster_mode import PROPS_NAME
+
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_CLUSTER", json.dumps(
+        {"conn_type": "spark", "host": "yarn", "extra": {"deploy-mode": "cluster"}}))
+    topic = f"trips-{uuid.uuid4().hex[:8]}"
+    admin = AdminClient({"bootstrap.servers": kafka.bootstrap_servers})  # alive until its answer came
+    admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)])[topic].result(30)
+    producer = Producer({"bootstrap.servers": kafka.bootstrap_servers})
+    producer.produce(topic, value=b"avro bytes")
+    assert producer.flush(30) == 0
+    schema = "hdfs:///schemas/trip.avsc"  # not readable here: the driver reads it
+
+    def operator(**conf):
+        return HudiIngestOperator(task_id="ingest", conn_id="spark_cluster", base_path=str(tmp_path / "trips"),
+                                  table_name="trips", source_kind="kafka", kafka_topic=topic,
+                                  kafka_conn_id="kafka_test", kafka_value_format="avro", record_key_field="trip_id",
+                                  zookeeper_conn_id=None, hoodie_conf=conf)
+
+    op = operator(**{StreamerConfig.SOURCE_SCHEMA_FILE.name: schema})
+    op.prepare({})
+    props = Path(op.files.split(",")[0])
+    assert props.name == PROPS_NAME and f"{StreamerConfig.SOURCE_SCHEMA_FILE.name}={schema}" in props.read_text()
+    assert op.application_args[op.application_args.index("--kafka-value-format") + 1] == "avro"
+    shutil.rmtree(op._folder)
+    with pytest.raises(AirflowFailException, match=StreamerConfig.SOURCE_SCHEMA_FILE.name):
+        operator().prepare({})

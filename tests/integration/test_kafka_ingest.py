@@ -18,7 +18,6 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from hudi_ops.config import StreamerConfig
-from hudi_ops.errors import InvalidInputError
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import BackfillSpec, CompactSpec, IngestSpec
 from hudi_ops.sources.error_table import COLUMNS as ERROR_COLUMNS
@@ -391,6 +390,7 @@ def test_avro_values_become_rows_and_one_that_does_not_decode_fails_naming_it_or
     code, failed = topic.run(topic.ingest("bad", kafka_value_format=value_format, hoodie_conf=conf))
     assert code == 2 and failed["error"] == "InvalidInputError", failed
     assert f"topic {topic.name} partition" in failed["message"] and "offset" in failed["message"], failed
+    assert f"({len(bad[0])} bytes)" in failed["message"], failed  # the first bad value's own size, not its base64
     assert topic.read() == before  # nothing written, nothing skipped
 
     errors = tmp_path / "trips_errors"
@@ -408,14 +408,15 @@ def test_avro_values_become_rows_and_one_that_does_not_decode_fails_naming_it_or
 
 def test_an_avro_ingest_without_its_schema_or_with_one_that_is_no_record_is_refused_naming_the_fix(topic, tmp_path):
     topic.produce(trips("2026-11-20", range(2), ts=1), encode=lambda row: avro_value(row, confluent=False))
-    with pytest.raises(InvalidInputError, match=SCHEMA_FILE):  # the job's flags are checked so when parsed
-        topic.ingest("no-schema", kafka_value_format="avro")
+    # each refused before Spark starts, naming the option and the file
+    code, result = topic.run(topic.ingest("no-schema", kafka_value_format="avro"), spark=NoSpark())
+    assert code == 2 and SCHEMA_FILE in result["message"], result
     not_a_record = tmp_path / "string.avsc"
     not_a_record.write_text('"string"')
     code, result = topic.run(topic.ingest("string", kafka_value_format="avro",
-                                          hoodie_conf={SCHEMA_FILE: str(not_a_record)}))
+                                          hoodie_conf={SCHEMA_FILE: str(not_a_record)}), spark=NoSpark())
     assert code == 2 and "not a record schema" in result["message"] and str(not_a_record) in result["message"], result
     code, result = topic.run(topic.ingest("missing", kafka_value_format="avro",
-                                          hoodie_conf={SCHEMA_FILE: str(tmp_path / "none.avsc")}))
+                                          hoodie_conf={SCHEMA_FILE: str(tmp_path / "none.avsc")}), spark=NoSpark())
     assert code == 2 and "cannot be read" in result["message"], result
     assert not topic.table.exists()

@@ -20,7 +20,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from hudi_ops.config import StreamerConfig
 from hudi_ops.errors import InvalidInputError
 from hudi_ops.job_specs import IngestSpec
 from hudi_ops.job_specs.results import JobResult, nothing_to_ingest, since
@@ -30,12 +29,13 @@ from hudi_ops.sources.kafka import (
     CLIENT_PREFIX,
     KafkaBatch,
     KafkaWork,
-    avro_value_schema,
     client_settings,
     fails_on_data_loss,
     kafka_work,
     max_events,
+    read_value_schema,
     source_id,
+    value_schema_file,
 )
 from hudi_ops.spark.jobs import hudi_write
 from hudi_ops.spark.jobs.batch_fence import BatchFence, ingest_batch
@@ -47,7 +47,6 @@ from hudi_ops.spark.sources import arrow_schema
 from hudi_ops.spark.sources.debezium import read_changes
 from hudi_ops.spark.sources.kafka import BadMessages, read_batch, table_columns
 from hudi_ops.spark.sources.kafka_avro import read_avro_batch
-from hudi_ops.storage import Storage
 
 
 def run(spec: IngestSpec, options: dict[str, str], spark: Callable[[], Any]) -> JobResult:
@@ -57,6 +56,8 @@ def run(spec: IngestSpec, options: dict[str, str], spark: Callable[[], Any]) -> 
     hudi_options = {k: v for k, v in options.items() if not k.startswith(CLIENT_PREFIX)}
     name = spec.table_name or "table"
     errors = error_table(options, name)  # a setting at fault fails before anything is read
+    schema_file = value_schema_file(options, spec.kafka_value_format)
+    schema = read_value_schema(schema_file) if schema_file else None  # once, before Spark starts
     with BatchFence(spec.base_path, hudi_options, name, ingest_batch(source_id(topic)), spec.wait_seconds) as fence, \
             TableCreation(spec.base_path, hudi_options, name):
         started = time.perf_counter()
@@ -66,7 +67,7 @@ def run(spec: IngestSpec, options: dict[str, str], spark: Callable[[], Any]) -> 
         if not batches:
             return _nothing_to_do(spec, work, started)
         result = JobResult("ingest")
-        batch_ingest = _BatchIngest(spec, topic, client, hudi_options, name, errors, fence)
+        batch_ingest = _BatchIngest(spec, topic, client, hudi_options, name, errors, fence, schema)
         for batch in batches:
             result, target = batch_ingest.run(spark(), batch, target, result)
         if not result.commits:
@@ -87,14 +88,15 @@ class _BatchIngest:
     name: str
     errors: ErrorTable | None
     fence: BatchFence
+    value_schema: str | None  # Avro values' schema; None: JSON values
 
     def run(self, spark: Any, batch: KafkaBatch, target: TargetTable,
             result: JobResult) -> tuple[JobResult, TargetTable]:
         """`batch` read and committed, its errors first; `result` with its commit, and the table after it."""
         spec, topic, options = self.spec, self.topic, self.options
-        bad = BadMessages(topic, keep=self.errors is not None)
+        bad = BadMessages(topic, keep=self.errors is not None, binary=self.value_schema is not None)
         try:  # the frames the batch holds go once it is written (or fails)
-            read = _read(spark, spec, batch, self.client, target, options, bad)
+            read = _read(spark, spec, batch, self.client, target, options, bad, self.value_schema)
             set_aside = _write_errors(spark, bad, self.errors, options, topic, self.name, spec.run_id)
             result = dataclasses.replace(result, error_table_records=result.error_table_records + set_aside)
             if read is None and set_aside and target.exists:  # errors only: a commit of no row keeps the offsets
@@ -115,19 +117,19 @@ class _BatchIngest:
                 target = resolve_target(spec.base_path, options, **spec.table_settings())
             return result, target
         finally:
-            bad.release()
+            bad.release()  # never in the way of the batch's own error
 
 
 def _read(spark: Any, spec: IngestSpec, batch: KafkaBatch, client: dict[str, str], target: TargetTable,
-          options: dict[str, str], bad: BadMessages) -> tuple[Any, TargetTable] | None:
+          options: dict[str, str], bad: BadMessages, value_schema: str | None) -> tuple[Any, TargetTable] | None:
     """The batch's rows, and the table they go to (a change log's is ordered by its ordering column);
     None when the batch holds tombstones only, or messages that go to `bad`."""
     known = table_columns(target)
     if spec.source_kind != "debezium":
-        if spec.kafka_value_format == "json":
+        if value_schema is None:
             frame = read_batch(spark, batch, client, known, bad)
         else:
-            frame = read_avro_batch(spark, batch, client, value_schema(options), bad=bad,
+            frame = read_avro_batch(spark, batch, client, value_schema, bad=bad,
                                     confluent=spec.kafka_value_format == "confluent_avro")
         return None if frame is None else (frame, target)
     changes = read_changes(spark, batch, client, known, target.partition_fields, bad)
@@ -141,20 +143,6 @@ def _read(spark: Any, spec: IngestSpec, batch: KafkaBatch, client: dict[str, str
                                 f"--source-ordering-field {spec.ordering_field}; leave it out")
     settings = {**spec.table_settings(), "ordering_field": column}
     return frame, resolve_target(spec.base_path, options, **settings)  # a table of another order: refused
-
-
-def value_schema(options: dict[str, str]) -> str:
-    """The Avro schema HoodieStreamer's schema file option names, read where the job runs (a local path, or a URI such
-    as s3a://), as HoodieStreamer's file-based schema provider reads it."""
-    schema = StreamerConfig.SOURCE_SCHEMA_FILE.name
-    path = options[schema]
-    parent, _, name = path.rstrip("/").rpartition("/")
-    try:
-        text = Storage.for_uri(parent or ".").read_bytes(name).decode("utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise InvalidInputError(f"the Avro schema {schema}={path} cannot be read ({e}): give the path of the "
-                                ".avsc file the topic's producers write with") from None
-    return avro_value_schema(text, path)
 
 
 def _write_errors(spark: Any, bad: BadMessages, table: ErrorTable | None, options: dict[str, str], topic: str,

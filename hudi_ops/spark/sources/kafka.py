@@ -1,5 +1,6 @@
 """A Kafka batch (hudi_ops.sources.kafka) as a Spark DataFrame: Spark's batch Kafka reader over the
-batch's exact offset range, each message's value a JSON object whose fields are the row's columns.
+batch's exact offset range, each message's value a JSON object whose fields are the row's columns (Avro
+values: hudi_ops.spark.sources.kafka_avro, on the same messages and BadMessages).
 
 Tombstones (a null value) carry no row and are skipped. A value that is not a JSON object fails the run
 naming its topic, partition and offset, before anything is written; with Hudi's error table on, it is set
@@ -8,6 +9,7 @@ aside for that table (hudi_ops.sources.error_table) and the rest are read.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -15,6 +17,7 @@ from hudi_ops.errors import InvalidInputError
 from hudi_ops.sources.error_table import NOT_A_ROW
 from hudi_ops.sources.kafka import CLIENT_PREFIX, KafkaBatch
 
+_LOG = logging.getLogger(__name__)
 _CORRUPT = "_corrupt_record"
 #: a message's value as text, as the error table keeps it: JSON as it is, binary (Avro) in base64
 RAW = "raw"
@@ -31,8 +34,9 @@ class BadMessages:
     frames read more than once are held (persisted, memory then disk) until `release()`, after the batch's
     write, so that the topic is read, and each value parsed, once for all of them."""
 
-    def __init__(self, topic: str, *, keep: bool) -> None:
-        self.topic, self.keep = topic, keep
+    def __init__(self, topic: str, *, keep: bool, binary: bool = False) -> None:
+        """`binary`: the values are bytes (Avro), RAW their base64."""
+        self.topic, self.keep, self.binary = topic, keep, binary
         self._kept: list[Any] = []
         self._held: list[Any] = []
 
@@ -44,8 +48,12 @@ class BadMessages:
         return frame
 
     def release(self) -> None:
+        """Unpersist the held frames; a failure to (Spark gone) is logged, never raised over the batch's."""
         for frame in self._held:
-            frame.unpersist()
+            try:
+                frame.unpersist()
+            except Exception as e:  # Py4J's errors, when the JVM is already gone
+                _LOG.warning("could not unpersist a batch's frame: %s", e)
         self._held.clear()
 
     def set_aside(self, frame: Any, bad: Any, why: str, reason: str = NOT_A_ROW) -> Any:
@@ -56,7 +64,7 @@ class BadMessages:
         bad = F.coalesce(bad, F.lit(False))
         frame = self.hold(frame)  # read by the look for bad messages, then by the write (and the error table's)
         if not self.keep:
-            _refuse_first(frame.where(bad), self.topic, why)
+            _refuse_first(frame.where(bad), self.topic, why, binary=self.binary)
             return frame
         self._kept.append(frame.where(bad).select("partition", "offset", "timestamp", RAW,
                                                   F.lit(reason).alias("reason"),
@@ -157,16 +165,17 @@ def parsed_values(spark: Any, values: Any, bad: BadMessages, shape: Callable[[An
 _NOT_AN_OBJECT = "is not a JSON object of the table's columns"
 
 
-def _refuse_first(bad: Any, topic: str, why: str) -> None:
+def _refuse_first(bad: Any, topic: str, why: str, *, binary: bool) -> None:
     """Fail the run naming the first of the `bad` messages (`partition`, `offset`, RAW), if any; the
     message's content stays out of the error (and so out of logs): it may be anyone's data."""
     from pyspark.sql import functions as F
 
-    first = bad.orderBy("partition", "offset").select("partition", "offset", F.length(RAW)).limit(1).collect()
+    size = F.length(F.unbase64(RAW)) if binary else F.octet_length(RAW)
+    first = bad.orderBy("partition", "offset").select("partition", "offset", size).limit(1).collect()
     if first:
         partition, offset, length = first[0]
         raise InvalidInputError(
-            f"the message at topic {topic} partition {partition} offset {offset} ({length} characters) {why}; its "
+            f"the message at topic {topic} partition {partition} offset {offset} ({length} bytes) {why}; its "
             "batch was not written and nothing was skipped: the ingest stops at it until it can be read, or turn "
             "on Hudi's error table (hoodie.errortable.enable=true, hoodie.errortable.base.path=...) to set such "
             "messages aside there")

@@ -3,7 +3,7 @@
 (spark-avro) over the batch's exact offset range, the record's fields as the row's columns.
 
 Avro binary carries no schema: the values are decoded with the one the ingest is given (HoodieStreamer's
-file-based schema provider's file, hudi_ops.config.StreamerConfig), which must be the producers'. With
+file-based schema provider's file, hudi_ops.sources.kafka.read_value_schema), which must be the producers'. With
 Confluent's framing the schema id after the zero byte is not looked up (Confluent's registry client is
 not served here): every value is decoded with the given schema. A value that cannot be decoded, or lacks
 the framing, fails the run naming its topic, partition and offset; with Hudi's error table on it lands
@@ -16,11 +16,10 @@ import functools
 from collections.abc import Mapping
 from typing import Any
 
+from hudi_ops.sources.error_table import NOT_AN_AVRO_RECORD
 from hudi_ops.sources.kafka import KafkaBatch
 from hudi_ops.spark.sources.kafka import RAW, BadMessages, raw_messages
 
-#: Hudi's ErrorEvent.ErrorReason for a value that is not a record of the schema
-NOT_AN_AVRO_RECORD = "AVRO_DESERIALIZATION_FAILURE"
 #: Confluent's wire format: a zero byte, a 4-byte schema id, then the Avro binary
 _CONFLUENT_HEADER = 5
 
