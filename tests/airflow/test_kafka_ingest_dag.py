@@ -114,7 +114,7 @@ def test_an_avro_ingest_in_cluster_mode_names_its_schema_file_for_the_driver_to_
                                                                                       monkeypatch):
     """The schema file is only named before spark-submit (the driver reads it where it runs); an Avro ingest
     without one fails at once, not retried."""
-    from airflow.exceptions import AirflowFailException
+    from airflow.sdk.exceptions import AirflowFailException
 
     from hudi_ops.airflow.operators import HudiIngestOperator
     from hudi_ops.config import StreamerConfig
