@@ -138,7 +138,7 @@ class IngestConfig(SparkSection):
     kafka_value_format: KafkaValueFormat = Field("json", description="how the topic's values are written: JSON "
                                                  "objects, Avro records, or Avro in Confluent's framing")
     kafka_value_schema: Annotated[str | None, Blank] = Field(
-        None, description="the Avro schema (.avsc) of the topic's values, a path or URI the job can read")
+        None, description="the Avro schema (.avsc) of the topic's values: a local path or an s3:// URI the job reads")
     schedule: str | None = Field(None, description="a cron expression or preset; none: triggered only; with "
                                  "`on_new_messages`, the longest wait between runs")
     on_new_messages: bool = Field(False, description="a Kafka ingest also runs when its topic has new messages "

@@ -2,11 +2,11 @@
 Kafka ingest's Spark needs.
 
 Maven serves the connector up to 3.5.7 here (not 3.5.9), which reads Kafka well on pyspark 3.5.x; with
-it its Kafka client and pool. spark-avro (`from_avro`, for Avro values) is pyspark's own release: it
-converts to Spark's internal rows. Hudi's bundle carries a copy of it under its own package, so the two
-never meet. Fetched once with Maven into the jar cache, like Hudi's bundle
-(`python -m hudi_ops.jars fetch kafka`). The reader's `kafka.*` settings, secrets among them, are options
-of the job (its `--props` file), never spark-submit's command line.
+it its Kafka client and pool. spark-avro (`from_avro`, for Avro values) is Spark 3.5.9's, the pyspark
+that constraints.txt installs: it converts to Spark's internal rows. Hudi's bundle carries a copy of
+it under its own package, so the two never meet. Fetched once with Maven into the jar cache, like
+Hudi's bundle (`python -m hudi_ops.jars fetch kafka`). The reader's `kafka.*` settings, secrets among
+them, are options of the job (its `--props` file), never spark-submit's command line.
 """
 
 from __future__ import annotations

@@ -26,8 +26,7 @@ def test_a_record_schema_is_read_and_anything_else_is_refused_naming_the_file(tm
     good = tmp_path / "trip.avsc"
     good.write_text(json.dumps(TRIP))
     assert json.loads(read_value_schema(str(good))) == TRIP
-    at_root_of_uri = read_value_schema(good.as_uri())  # a file:// URI reads the same file
-    assert json.loads(at_root_of_uri) == TRIP
+    assert json.loads(read_value_schema(good.as_uri())) == TRIP  # a file:// URI reads the same file
     for text, says in (('"string"', "not a record schema"), ("{not json", "is not JSON"),
                        (json.dumps({**TRIP, "fields": []}), "not a record schema")):
         bad = tmp_path / "bad.avsc"

@@ -2,9 +2,8 @@
 taken, up to the topic's end offsets when the run starts, in one commit (or commits of at most
 `--source-limit-events`): JSON objects or Avro records (hudi_ops.spark.sources.kafka_avro) as rows, or a
 Debezium change log's changes (hudi_ops.spark.sources.debezium), ordered by their place in the database's
-log. With Hudi's error
-table on, the messages that cannot be read go there, each batch's just before its commit
-(hudi_ops.sources.error_table); without it the first fails the run.
+log. With Hudi's error table on, the messages that cannot be read go there, each batch's just before its
+commit (hudi_ops.sources.error_table); without it the first fails the run.
 
 Each commit carries the offsets it read up to in HoodieStreamer's checkpoint key, written with the data
 (hudi_ops.sources.kafka), and the run in hudi-ops' own: a retry of a run that committed finds it, and

@@ -3,8 +3,8 @@
 (spark-avro) over the batch's exact offset range, the record's fields as the row's columns.
 
 Avro binary carries no schema: the values are decoded with the one the ingest is given (HoodieStreamer's
-file-based schema provider's file, hudi_ops.sources.kafka.read_value_schema), which must be the producers'. With
-Confluent's framing the schema id after the zero byte is not looked up (Confluent's registry client is
+file-based schema provider's file, hudi_ops.sources.kafka.read_value_schema), which must be the
+producers'. With Confluent's framing the schema id after the zero byte is not looked up (Confluent's registry client is
 not served here): every value is decoded with the given schema. A value that cannot be decoded, or lacks
 the framing, fails the run naming its topic, partition and offset; with Hudi's error table on it lands
 there in base64 (Hudi's AVRO_DESERIALIZATION_FAILURE) and the rest are read.
