@@ -15,8 +15,9 @@ Kafka's here:
 Every write is Apache Hudi's, in a spark-submit per Airflow task (the ingest's reads its offsets with
 Spark's Kafka reader and commits them as HoodieStreamer's checkpoint), and takes the table's ZooKeeper
 lock (Hudi's ZookeeperBasedLockProvider) to start and to commit. The demo holds that same lock from
-Python, as a long table service would, until all three Java writers wait for it: then their writes
-overlap for certain, even on two cores, and the rule of RFC-22 must decide. The ingest and the
+Python, as a long table service would, until all three Java writers wait for it to start their writes
+(each job's batch fence, which waits for it first, let through): then their writes overlap for certain,
+however slow the machine, and the rule of RFC-22 must decide. The ingest and the
 overlapping backfill touch the same file groups, so whichever commits second fails with Hudi's write
 conflict (exit 3) and Airflow retries it. The table is MERGE_ON_READ, so the writers' updates go to
 log files until the compaction. Finally the table is read back with hudi-rs and compared with the
@@ -258,8 +259,8 @@ class Rfc22Demo:
         with self._table_lock(zookeeper) as lock:
             for _, dag_id, run_id, conf in runs:
                 airflow.trigger(dag_id, run_id, conf)
-            lock.wait_for_waiters(len(runs))
-            self.say(f"   all {len(runs)} writers wait for the table's ZooKeeper lock: releasing it")
+            lock.line_up_writers(len(runs))
+            self.say(f"   all {len(runs)} writers wait for the table's ZooKeeper lock to start: releasing it")
         airflow.wait_for_runs([(d, r) for _, d, r, _ in runs])
         reports = tuple(self._run_report(airflow, *run[:3]) for run in [seed, *runs])
 

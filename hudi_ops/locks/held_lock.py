@@ -13,6 +13,10 @@ from types import TracebackType
 from hudi_ops.config import HoodieConfig, WriteConfig
 from hudi_ops.locks.zookeeper import ZookeeperBasedLockProvider
 
+#: what Hudi's Java writers write into their lock node (`application_id=<Spark application>`); hudi-ops'
+#: Python holders write nothing
+HUDI_WRITER_NODE_DATA = "application_id="
+
 
 class HeldLock:
     """`with HeldLock(options, table): ...` holds the lock for the block, waiting for it up to
@@ -44,6 +48,20 @@ class HeldLock:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"fewer than {n} writers reached the table lock within {timeout_s:g}s")
             time.sleep(0.2)
+
+    def line_up_writers(self, n: int, timeout_s: float = 300.0) -> None:
+        """Until `n` jobs' Hudi writers wait to start their writes. A job with a batch fence first waits
+        for the lock from Python (a commit under way completes first: hudi_ops.spark.jobs.batch_fence),
+        then does its Spark work, and only then does Hudi take the lock to start the write: once `n` wait
+        at their fences, they are let through together and the lock held again, ahead of their writers."""
+        deadline = time.monotonic() + timeout_s
+        self.wait_for_waiters(n, timeout_s)
+        if not all(self._is_hudi_writer(node) for node in self.provider.queue()[1:]):
+            self.provider.requeue(max(0.0, deadline - time.monotonic()))
+            self.wait_for_waiters(n, max(0.0, deadline - time.monotonic()))
+
+    def _is_hudi_writer(self, node: str) -> bool:
+        return self.provider.node_data(node).startswith(HUDI_WRITER_NODE_DATA)
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
         try:

@@ -276,31 +276,52 @@ class ZookeeperBasedLockProvider:
                     f"the ZooKeeper lock {self.lock_path} is already held through this provider ({self._node}); "
                     "release it first"
                 )
-            deadline = time.monotonic() + timeout_s
-            client = self._ensure_connected()
-            self._lost = None
-            self._held = False
-            self._session_id = client.client_id[0] if client.client_id else None
-            protected = f"{PROTECTED_PREFIX}{uuid.uuid4()}-"
-            self._node = f"{self.lock_path}/{protected}{LOCK_NAME}"  # placeholder until the create answers
+            self._take(timeout_s)
+
+    def requeue(self, timeout_s: float) -> None:
+        """Held: take a place at the end of the line, then give up the turn held. Whoever waits now takes the
+        lock before this provider holds it again; whoever comes later, after it."""
+        with self._guard:
+            held = self._node if self._held else None
+            if held is None:
+                raise LockAcquisitionError(f"the ZooKeeper lock {self.lock_path} is not held through this provider")
+            self._node = None
             try:
-                self._node = self._create_node(client, protected, _op_deadline(deadline))
-                self._wait_for_turn(client, deadline, timeout_s)
-                self._held = True
-            except LockAcquisitionError:
-                self._give_up()
-                raise
-            except (KazooException, _LockLost) as e:
-                node = self._node
-                connected = client.state == KazooState.CONNECTED
-                self._give_up()
-                raise LockAcquisitionError(
-                    f"could not take the ZooKeeper lock {self.lock_path} (our node {node}) within {timeout_s:g}s: "
-                    f"{_describe(e)}" + ("" if connected else f"; the connection to ZooKeeper at {self.url} is down")
-                ) from e
+                self._take(timeout_s, held)
             except BaseException:
-                self._give_up()
+                self._drop_session()  # the turn given up may still be ours: ending the session removes it
                 raise
+
+    def _take(self, timeout_s: float, held: str | None = None) -> None:
+        """A node in line, then our turn; `held`, the node that holds the lock now, goes once ours is in line."""
+        deadline = time.monotonic() + timeout_s
+        client = self._ensure_connected()
+        self._lost = None
+        self._held = False
+        self._session_id = client.client_id[0] if client.client_id else None
+        protected = f"{PROTECTED_PREFIX}{uuid.uuid4()}-"
+        self._node = f"{self.lock_path}/{protected}{LOCK_NAME}"  # placeholder until the create answers
+        try:
+            self._node = self._create_node(client, protected, _op_deadline(deadline))
+            if held is not None:
+                with contextlib.suppress(NoNodeError):  # an answer lost, then the retried delete
+                    self._call(_op_deadline(deadline), client.delete_async, held)
+            self._wait_for_turn(client, deadline, timeout_s)
+            self._held = True
+        except LockAcquisitionError:
+            self._give_up()
+            raise
+        except (KazooException, _LockLost) as e:
+            node = self._node
+            connected = client.state == KazooState.CONNECTED
+            self._give_up()
+            raise LockAcquisitionError(
+                f"could not take the ZooKeeper lock {self.lock_path} (our node {node}) within {timeout_s:g}s: "
+                f"{_describe(e)}" + ("" if connected else f"; the connection to ZooKeeper at {self.url} is down")
+            ) from e
+        except BaseException:
+            self._give_up()
+            raise
 
     def _create_node(self, client: KazooClient, protected: str, deadline: float) -> str:
         """Create `<lock_path>/_c_<uuid>-lock-<seq>`; after a lost answer, find it again by its uuid."""

@@ -234,7 +234,7 @@ def test_a_write_conflict_exits_3_through_yarn_and_commits_on_the_retry(
         threads = [threading.Thread(target=run, args=(name,)) for name in "ab"]
         for t in threads:
             t.start()
-        lock.wait_for_waiters(2, timeout_s=300)
+        lock.line_up_writers(2, timeout_s=300)
     for t in threads:
         t.join()
     failed = [name for name, o in outcomes.items() if isinstance(o, AirflowException)]

@@ -78,7 +78,7 @@ class Table:
         """Start one writer per (source, rows) behind the held lock, release them together, await them."""
         with self.held() as lock:
             jobs = [self.start(source, rows) for source, rows in batches]
-            lock.wait_for_waiters(len(jobs), timeout_s=240)
+            lock.line_up_writers(len(jobs), timeout_s=240)
         return [job.finish() for job in jobs]
 
     def read(self):

@@ -112,11 +112,12 @@ def wait_until(condition: Callable[[], bool], timeout_s: float, what: str) -> No
 
 
 class Acquirer(threading.Thread):
-    """acquire() on a thread; `done` is set when it returns or raises, `at` is when."""
+    """acquire() (or, held, requeue()) on a thread; `done` is set when it returns or raises, `at` is when."""
 
-    def __init__(self, provider: ZookeeperBasedLockProvider, timeout_s: float) -> None:
+    def __init__(self, provider: ZookeeperBasedLockProvider, timeout_s: float, *, requeue: bool = False) -> None:
         super().__init__(daemon=True)
         self.provider, self.timeout_s = provider, timeout_s
+        self.take = provider.requeue if requeue else provider.acquire
         self.done = threading.Event()
         self.error: BaseException | None = None
         self.at = 0.0
@@ -125,7 +126,7 @@ class Acquirer(threading.Thread):
     def run(self) -> None:
         self.started_at = time.monotonic()
         try:
-            self.provider.acquire(self.timeout_s)
+            self.take(self.timeout_s)
         except BaseException as e:
             self.error = e
         finally:
@@ -313,6 +314,35 @@ def test_waiters_get_the_lock_in_fifo_order_as_soon_as_it_is_released(providers,
     second.release()
     waiting_third.result()
     third.assert_held()
+
+
+def test_a_holder_that_requeues_lets_those_waiting_through_and_holds_again_before_later_comers(
+        providers, raw, lock_spot):
+    """How the demo and the tests let jobs' batch fences through and hold their writers back."""
+    holder, early, late = providers(**WATCH_ONLY), providers(**WATCH_ONLY), providers(**WATCH_ONLY)
+    znode = lock_znode(lock_spot)
+    holder.acquire(5)
+    waiting_early = Acquirer(early, 20)
+    waiting_early.start()
+    wait_children(raw, znode, 2)
+    again = Acquirer(holder, 20, requeue=True)
+    again.start()
+    waiting_early.result()  # the holder's first node gone, its new one behind the early waiter
+    early.assert_held()
+    wait_children(raw, znode, 2)
+    waiting_late = Acquirer(late, 20)
+    waiting_late.start()
+    wait_children(raw, znode, 3)
+
+    early.release()
+    again.result()
+    holder.assert_held()
+    assert not waiting_late.done.is_set()  # it came after the requeue: it waits behind the holder
+    holder.release()
+    waiting_late.result()
+    late.assert_held()
+    with pytest.raises(LockAcquisitionError, match="not held"):
+        holder.requeue(1)
 
 
 def test_a_java_writers_curator_node_blocks_us_until_deleted(providers, raw, lock_spot):
