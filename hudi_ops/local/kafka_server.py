@@ -75,6 +75,9 @@ class KafkaServer(JavaServer):
             "share.coordinator.state.topic.replication.factor=1",
             "share.coordinator.state.topic.min.isr=1",
             "group.initial.rebalance.delay.ms=0",
+            # one partition for the consumer groups' offsets instead of 50: a broker started again after a
+            # kill -9 recovers each log before it answers, 53 logs took over 60 s on two busy cores
+            "offsets.topic.num.partitions=1",
             # retention is checked every few seconds, so a test can make old offsets go away
             "log.retention.check.interval.ms=2000",
             "log.segment.delete.delay.ms=0",

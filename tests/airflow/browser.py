@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from selenium import webdriver
-from selenium.common.exceptions import JavascriptException, StaleElementReferenceException
+from selenium.common.exceptions import JavascriptException, StaleElementReferenceException, TimeoutException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 
@@ -61,6 +61,8 @@ class Browser:
                 if value := self.evaluate(expression):
                     return value
             except (JavascriptException, StaleElementReferenceException):  # the page changed under it
+                pass
+            except TimeoutException:  # the page's renderer busy past WebDriver's script timeout: no answer yet
                 pass
             if time.monotonic() > deadline:
                 raise AssertionError(f"waited {timeout_s:.0f} s for {what or expression}; the page shows:\n"
