@@ -21,7 +21,9 @@ the ZooKeeper lock, with its own topic of 3 partitions:
 
 Catch-up (first): a backlog of `--backlog` messages on a new topic, then (e) one hudi-ops ingest of all
 of it and (f) the streaming job with `availableNow` (all of it, then it ends), each into a new table
-with `--driver-memory`: events per second per core (2 cores: `local[2]`).
+with `--driver-memory`, each committing at most `--catch-up-step` messages at a time (hudi-ops'
+`hoodie.streamer.kafka.source.maxEvents`, the Kafka reader's `maxOffsetsPerTrigger`): events per
+second per core (2 cores: `local[2]`).
 
 One JSON line: each freshness run's p50/p95/max, the streaming job's idle memory and CPU, the catch-up
 rates, and the ratios scheduled/streaming p95 (goal <= 1.2), on_messages/streaming p95 and hudi-ops'
@@ -53,7 +55,7 @@ import pyarrow.parquet as pq
 from hudi_ops.job_specs import BackfillSpec, IngestSpec
 from hudi_ops.local.kafka_server import KafkaServer
 from hudi_ops.local.zookeeper_server import ZookeeperServer
-from hudi_ops.sources.kafka import kafka_work
+from hudi_ops.sources.kafka import MAX_EVENTS, kafka_work
 from hudi_ops.spark.driver_jvm import LARGE_EVENTS, driver_conf
 from hudi_ops.spark.hudi_bundle import hudi_jars
 from hudi_ops.spark.kafka_connector import kafka_jars
@@ -104,13 +106,13 @@ def submit(args: list[str], what: str, conf: dict[str, str] | None = None) -> fl
     raise AssertionError(f"{what} exited {done.returncode}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
 
 
-def streaming_command(bootstrap: str, topic: str, table: Path, trigger: str, lock: dict[str, str],
+def streaming_command(bootstrap: str, topic: str, table: Path, trigger: str, options: dict[str, str],
                       conf: dict[str, str] | None = None) -> list[str]:
     command = [common.SPARK_SUBMIT, "--master", f"local[{CORES}]", "--jars", ",".join([*hudi_jars(), *kafka_jars()])]
     for key, value in {**HUDI_SESSION_CONF, **common.CONF, **(conf or {})}.items():
         command += ["--conf", f"{key}={value}"]
     return [*command, STREAMING_JOB, bootstrap, topic, str(table), str(table.parent / "checkpoint"), trigger,
-            *(f"{k}={v}" for k, v in lock.items())]
+            *(f"{k}={v}" for k, v in options.items())]
 
 
 def tree_usage(root: int) -> tuple[float, float]:
@@ -281,9 +283,10 @@ def backfill_source(root: Path, rows: int, days: int) -> tuple[Path, list[str]]:
     return root, names
 
 
-def catch_up(root: Path, kafka: KafkaServer, zookeeper: ZookeeperServer, backlog: int,
+def catch_up(root: Path, kafka: KafkaServer, zookeeper: ZookeeperServer, backlog: int, step: int,
              driver_memory: str) -> dict[str, object]:
-    """The backlog produced once; each reader into a new table of its own, with the same driver memory."""
+    """The backlog produced once; each reader into a new table of its own, with the same driver memory and
+    the same most messages per commit (`step`, 0: all in one)."""
     memory = {"spark.driver.memory": driver_memory}
     topic = "backlog"
     kafka.create_topic(topic, PARTITIONS)
@@ -294,12 +297,15 @@ def catch_up(root: Path, kafka: KafkaServer, zookeeper: ZookeeperServer, backlog
     args = IngestSpec(base_path=str(hudi_ops_table), table_name="trips", record_key_field="trip_id",
                       partition_path_field="dt", ordering_field="ts", source_kind="kafka", kafka_topic=topic,
                       hoodie_conf={**common.lock_options(zookeeper, "catch-up-hudi-ops"),
-                                   "kafka.bootstrap.servers": kafka.bootstrap_servers}).to_argv()
+                                   "kafka.bootstrap.servers": kafka.bootstrap_servers,
+                                   MAX_EVENTS: str(step)}).to_argv()
     # the driver's JVM as the ingest's task chooses it for that many messages (hudi_ops.spark.driver_jvm)
     hudi_ops_s = submit(args, "the catch-up ingest", {**memory, **driver_conf(large=backlog >= LARGE_EVENTS)})
     started = time.perf_counter()
+    bound = {"maxOffsetsPerTrigger": str(step)} if step else {}
     done = subprocess.run(streaming_command(kafka.bootstrap_servers, topic, streaming_table, "available-now",
-                                            common.lock_options(zookeeper, "catch-up-streaming"), memory),
+                                            {**common.lock_options(zookeeper, "catch-up-streaming"), **bound},
+                                            memory),
                           capture_output=True, text=True, check=False)
     streaming_s = time.perf_counter() - started
     if done.returncode:
@@ -311,7 +317,7 @@ def catch_up(root: Path, kafka: KafkaServer, zookeeper: ZookeeperServer, backlog
         if read.num_rows != backlog or len(set(read.column("trip_id").to_pylist())) != backlog:
             raise AssertionError(f"{table} holds {read.num_rows} rows of the backlog's {backlog}")
     rate = {"hudi_ops": backlog / hudi_ops_s / CORES, "streaming": backlog / streaming_s / CORES}
-    return {"backlog": backlog, "hudi_ops_s": round(hudi_ops_s, 1), "streaming_s": round(streaming_s, 1),
+    return {"backlog": backlog, "step": step, "hudi_ops_s": round(hudi_ops_s, 1), "streaming_s": round(streaming_s, 1),
             "hudi_ops_events_per_s_per_core": round(rate["hudi_ops"]),
             "streaming_events_per_s_per_core": round(rate["streaming"]),
             "hudi_ops_over_streaming_rate": round(rate["hudi_ops"] / rate["streaming"], 2)}
@@ -343,8 +349,11 @@ def main() -> None:
     ap.add_argument("--backfill-factor", type=int, default=20, help="the backfill's rows / the stream's")
     ap.add_argument("--days", type=int, default=20, help="the days of history the backfill writes")
     ap.add_argument("--backlog", type=int, default=10_000_000, help="messages of the catch-up (0: none)")
+    ap.add_argument("--catch-up-step", type=int, default=1_000_000,
+                    help="the most messages each catch-up reader commits at a time (0: the whole backlog at once)")
     ap.add_argument("--driver-memory", default="4g", help="both catch-up jobs' (the freshness runs: Spark's default)")
-    ap.add_argument("--runs", nargs="+", choices=RUNS, default=list(RUNS))
+    ap.add_argument("--runs", nargs="*", choices=RUNS, default=list(RUNS),
+                    help="the freshness runs (none: the catch-up alone)")
     ap.add_argument("--plot", type=Path, default=Path(__file__).parent.parent / "docs" / "kafka_freshness.svg")
     args = ap.parse_args()
     root = Path(tempfile.mkdtemp(prefix="hudi-ops-bench-"))
@@ -353,7 +362,8 @@ def main() -> None:
         zookeeper.start()
         kafka.start()
         # the catch-up first: the longest single job, and the one that could run out of memory
-        caught_up = catch_up(root, kafka, zookeeper, args.backlog, args.driver_memory) if args.backlog else None
+        caught_up = catch_up(root, kafka, zookeeper, args.backlog, args.catch_up_step,
+                             args.driver_memory) if args.backlog else None
         results = {}
         for name in args.runs:
             backfill = backfill_source(root / "history", args.ticks * args.batch_rows * args.backfill_factor,
@@ -361,9 +371,10 @@ def main() -> None:
             run = FreshnessRun(name, root, kafka, common.lock_options(zookeeper, name), args.ticks, args.tick_s,
                                args.batch_rows)
             results[name] = run.run(backfill)
-        line: dict[str, object] = {"bench": "kafka_freshness", "ticks": args.ticks, "tick_s": args.tick_s,
-                                   "batch_rows": args.batch_rows, "backfill_factor": args.backfill_factor,
-                                   "runs": list(results.values())}
+        # the catch-up alone is a benchmark line of its own, beside the freshness runs' (bench/run.py keeps both)
+        line: dict[str, object] = {"bench": "kafka_freshness" if results else "kafka_catch_up",
+                                   "ticks": args.ticks, "tick_s": args.tick_s, "batch_rows": args.batch_rows,
+                                   "backfill_factor": args.backfill_factor, "runs": list(results.values())}
         p95 = {name: float(r["p95_s"]) for name, r in results.items()}
         if "streaming" in p95:
             for name in ("scheduled", "on_messages", "beside"):

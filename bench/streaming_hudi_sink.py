@@ -5,7 +5,8 @@ into Hudi's streaming sink (`format("hudi")`, in Hudi's bundle), as Hudi's strea
 seconds (a micro-batch that often, running until killed) or `available-now` (what the topic holds, then
 the job ends). Values are JSON objects of the benchmark's trip columns; upserts by `trip_id`, partitioned
 by `dt`, ordered by `ts`, COPY_ON_WRITE as hudi-ops' benchmark table is, under the same ZooKeeper lock
-options (given as `hoodie.*` key=value arguments after TRIGGER).
+options (given as `hoodie.*` key=value arguments after TRIGGER; other key=value arguments are the Kafka
+reader's options, such as `maxOffsetsPerTrigger`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ SCHEMA = StructType([StructField("trip_id", StringType()), StructField("dt", Str
 
 def main(argv: list[str]) -> None:
     bootstrap, topic, table, checkpoint, trigger, *extra = argv
+    given = dict(kv.split("=", 1) for kv in extra)
     options = {"hoodie.table.name": "trips", "hoodie.datasource.write.recordkey.field": "trip_id",
                "hoodie.datasource.write.partitionpath.field": "dt",
                "hoodie.datasource.write.precombine.field": "ts",
@@ -30,10 +32,11 @@ def main(argv: list[str]) -> None:
                "hoodie.datasource.write.operation": "upsert",
                # the sink refuses a multi-writer table (the lock's options) without a name for its checkpoint
                "hoodie.datasource.write.streaming.checkpoint.identifier": "streaming-job",
-               **dict(kv.split("=", 1) for kv in extra)}
+               **{k: v for k, v in given.items() if k.startswith("hoodie.")}}
     spark = SparkSession.builder.getOrCreate()
     rows = (spark.readStream.format("kafka").option("kafka.bootstrap.servers", bootstrap)
-            .option("subscribe", topic).option("startingOffsets", "earliest").load()
+            .option("subscribe", topic).option("startingOffsets", "earliest")
+            .options(**{k: v for k, v in given.items() if not k.startswith("hoodie.")}).load()
             .select(F.from_json(F.col("value").cast("string"), SCHEMA).alias("v")).select("v.*"))
     writer = rows.writeStream.format("hudi").options(**options).option("checkpointLocation", checkpoint) \
         .outputMode("append")
