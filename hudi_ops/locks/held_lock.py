@@ -53,15 +53,30 @@ class HeldLock:
         """Until `n` jobs' Hudi writers wait to start their writes. A job with a batch fence first waits
         for the lock from Python (a commit under way completes first: hudi_ops.spark.jobs.batch_fence),
         then does its Spark work, and only then does Hudi take the lock to start the write: once `n` wait
-        at their fences, they are let through together and the lock held again, ahead of their writers."""
+        at their fences, they are let through together and the lock held again, ahead of their writers.
+        Jobs without a fence line up at once."""
         deadline = time.monotonic() + timeout_s
-        self.wait_for_waiters(n, timeout_s)
-        if not all(self._is_hudi_writer(node) for node in self.provider.queue()[1:]):
-            self.provider.requeue(max(0.0, deadline - time.monotonic()))
-            self.wait_for_waiters(n, max(0.0, deadline - time.monotonic()))
+        while True:
+            writers, fences = self._waiters()
+            if writers >= n and not fences:
+                return
+            if fences >= n:
+                break
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"fewer than {n} jobs reached the table lock within {timeout_s:g}s "
+                                   f"({writers} Hudi writer(s) and {fences} batch fence(s) wait)")
+            time.sleep(0.2)
+        self.provider.requeue(max(0.0, deadline - time.monotonic()))
+        while self._waiters()[0] < n:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"fewer than {n} Hudi writers reached the table lock within {timeout_s:g}s")
+            time.sleep(0.2)
 
-    def _is_hudi_writer(self, node: str) -> bool:
-        return self.provider.node_data(node).startswith(HUDI_WRITER_NODE_DATA)
+    def _waiters(self) -> tuple[int, int]:
+        """(Hudi's writers, others) waiting for the lock."""
+        data = [self.provider.node_data(node) for node in self.provider.queue()[1:]]
+        writers = sum(d.startswith(HUDI_WRITER_NODE_DATA) for d in data)
+        return writers, len(data) - writers
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
         try:

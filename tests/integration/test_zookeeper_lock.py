@@ -21,6 +21,7 @@ from kazoo.client import KazooClient
 from hudi_ops.config import HoodieConfig
 from hudi_ops.errors import ConfigError, LockAcquisitionError
 from hudi_ops.local.ports import free_port
+from hudi_ops.locks.held_lock import HeldLock
 from hudi_ops.locks.zookeeper import (
     LOCK_NUM_RETRIES,
     LOCK_RETRY_MAX_WAIT_MS,
@@ -343,6 +344,32 @@ def test_a_holder_that_requeues_lets_those_waiting_through_and_holds_again_befor
     late.assert_held()
     with pytest.raises(LockAcquisitionError, match="not held"):
         holder.requeue(1)
+
+
+def test_lined_up_jobs_pass_their_fences_together_and_their_writers_wait_behind_the_held_lock(
+        zookeeper, providers, raw, lock_spot):
+    """What the demo and the conflict tests rely on for writes that overlap for certain."""
+    base_path, lock_key = lock_spot
+    znode = lock_znode(lock_spot)
+    options = {ZK_URL.name: zookeeper.url, ZK_BASE_PATH.name: base_path, ZK_LOCK_KEY.name: lock_key}
+    writers: list[str] = []
+
+    def job(fence: ZookeeperBasedLockProvider) -> None:
+        fence.acquire(20)  # its batch fence's wait for a commit under way, from Python
+        fence.release()
+        # then its Spark work, then Hudi's writer waits to start (Curator's node, Hudi's data in it)
+        writers.append(raw.create(f"{znode}/_c_{uuid.uuid4()}-lock-", b"application_id=local-1", ephemeral=True,
+                                  sequence=True).rsplit("/", 1)[1])
+
+    with HeldLock(options, lock_key, wait_s=5) as held:
+        jobs = [threading.Thread(target=job, args=(providers(**WATCH_ONLY),), daemon=True) for _ in range(2)]
+        for j in jobs:
+            j.start()
+        held.line_up_writers(2, timeout_s=30)
+        holder, *waiting = held.provider.queue()
+        assert held.provider.held_node()[0].endswith(holder) and sorted(waiting) == sorted(writers)
+    for j in jobs:
+        j.join(10)
 
 
 def test_a_java_writers_curator_node_blocks_us_until_deleted(providers, raw, lock_spot):
