@@ -13,10 +13,6 @@ from types import TracebackType
 from hudi_ops.config import HoodieConfig, WriteConfig
 from hudi_ops.locks.zookeeper import ZookeeperBasedLockProvider
 
-#: what Hudi's Java writers write into their lock node (`application_id=<Spark application>`); hudi-ops'
-#: Python holders write nothing
-HUDI_WRITER_NODE_DATA = "application_id="
-
 
 class HeldLock:
     """`with HeldLock(options, table): ...` holds the lock for the block, waiting for it up to
@@ -73,9 +69,11 @@ class HeldLock:
             time.sleep(0.2)
 
     def _waiters(self) -> tuple[int, int]:
-        """(Hudi's writers, others) waiting for the lock."""
+        """(Hudi's writers, others) waiting for the lock. Hudi's Java writers (Curator's lock recipe) write
+        into their lock node their host's address (Hudi 1.1) or `application_id=<Spark application>`
+        (later releases); hudi-ops' Python holders write nothing."""
         data = [self.provider.node_data(node) for node in self.provider.queue()[1:]]
-        writers = sum(d.startswith(HUDI_WRITER_NODE_DATA) for d in data)
+        writers = sum(bool(d) for d in data)
         return writers, len(data) - writers
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:

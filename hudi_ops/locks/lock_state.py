@@ -1,7 +1,7 @@
 """Who holds a table's ZooKeeper lock now, and how many wait for it: read live, for people.
 
-Hudi's Java writers leave `application_id=<Spark application>` in their lock node, so the holder is
-named by the Spark job that holds it when a Hudi writer does.
+Hudi's Java writers leave their host's address (Hudi 1.1) or `application_id=<Spark application>`
+(later releases) in their lock node, shown with the holder.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ _QUICK = {ZK_CONNECTION_TIMEOUT_MS.name: "3000", LOCK_NUM_RETRIES.name: "0"}
 class LockState:
     lock: str  # `<ZooKeeper url><znode>`, or "" without a ZooKeeper lock
     holder: str | None = None  # the holder's lock node
-    holder_data: str = ""  # what the holder wrote into its node (Hudi: its Spark application id)
+    holder_data: str = ""  # what the holder wrote into its node (Hudi: its host, or its Spark application)
     waiting: int = 0
     error: str | None = None
 

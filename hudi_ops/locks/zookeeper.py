@@ -377,8 +377,8 @@ class ZookeeperBasedLockProvider:
         return sorted(children, key=lock_node_sort_key)
 
     def node_data(self, name: str) -> str:
-        """What a contender wrote into its lock node (Hudi's writers: `application_id=<Spark app>`); ""
-        when the node is gone."""
+        """What a contender wrote into its lock node (Hudi's writers: their host's address in Hudi 1.1,
+        `application_id=<Spark app>` later; hudi-ops' Python: nothing); "" when the node is gone."""
         client = self._client_or_raise()
         try:
             data, _ = client.get_async(f"{self.lock_path}/{name}").get(timeout=self.connection_timeout_s)

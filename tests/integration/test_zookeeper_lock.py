@@ -357,8 +357,8 @@ def test_lined_up_jobs_pass_their_fences_together_and_their_writers_wait_behind_
     def job(fence: ZookeeperBasedLockProvider) -> None:
         fence.acquire(20)  # its batch fence's wait for a commit under way, from Python
         fence.release()
-        # then its Spark work, then Hudi's writer waits to start (Curator's node, Hudi's data in it)
-        writers.append(raw.create(f"{znode}/_c_{uuid.uuid4()}-lock-", b"application_id=local-1", ephemeral=True,
+        # then its Spark work, then Hudi's writer waits to start (Curator's node, with Hudi 1.1's data: its host)
+        writers.append(raw.create(f"{znode}/_c_{uuid.uuid4()}-lock-", b"127.0.0.1", ephemeral=True,
                                   sequence=True).rsplit("/", 1)[1])
 
     with HeldLock(options, lock_key, wait_s=5) as held:
