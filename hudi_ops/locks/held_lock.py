@@ -7,7 +7,7 @@ behind it and release them together.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import TracebackType
 
 from hudi_ops.config import HoodieConfig, WriteConfig
@@ -39,11 +39,8 @@ class HeldLock:
         return len(self.provider.queue()) - 1
 
     def wait_for_waiters(self, n: int, timeout_s: float = 300.0) -> None:
-        deadline = time.monotonic() + timeout_s
-        while self.waiting() < n:
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"fewer than {n} writers reached the table lock within {timeout_s:g}s")
-            time.sleep(0.2)
+        self._until(lambda: self.waiting() >= n, time.monotonic() + timeout_s,
+                    f"fewer than {n} writers reached the table lock within {timeout_s:g}s")
 
     def line_up_writers(self, n: int, timeout_s: float = 300.0) -> None:
         """Until `n` jobs' Hudi writers wait to start their writes. A job with a batch fence first waits
@@ -52,20 +49,22 @@ class HeldLock:
         at their fences, they are let through together and the lock held again, ahead of their writers.
         Jobs without a fence line up at once."""
         deadline = time.monotonic() + timeout_s
-        while True:
+
+        def lined_up() -> bool:
             writers, fences = self._waiters()
-            if writers >= n and not fences:
-                return
-            if fences >= n:
-                break
+            return fences >= n or (writers >= n and not fences)
+
+        self._until(lined_up, deadline, f"fewer than {n} jobs reached the table lock within {timeout_s:g}s")
+        if self._waiters()[1]:
+            self.provider.requeue(max(0.0, deadline - time.monotonic()))
+            self._until(lambda: self._waiters()[0] >= n, deadline,
+                        f"fewer than {n} Hudi writers reached the table lock within {timeout_s:g}s")
+
+    @staticmethod
+    def _until(done: Callable[[], bool], deadline: float, failure: str) -> None:
+        while not done():
             if time.monotonic() > deadline:
-                raise TimeoutError(f"fewer than {n} jobs reached the table lock within {timeout_s:g}s "
-                                   f"({writers} Hudi writer(s) and {fences} batch fence(s) wait)")
-            time.sleep(0.2)
-        self.provider.requeue(max(0.0, deadline - time.monotonic()))
-        while self._waiters()[0] < n:
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"fewer than {n} Hudi writers reached the table lock within {timeout_s:g}s")
+                raise TimeoutError(failure)
             time.sleep(0.2)
 
     def _waiters(self) -> tuple[int, int]:
