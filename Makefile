@@ -12,7 +12,7 @@ JARS := .cache/jars/.fetched-$(or $(HUDI_OPS_HUDI_VERSION),default)
 export PYSPARK_PYTHON := $(abspath $(PY))
 export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
-.PHONY: venv jars system-check demo up test soak chaos contention lint bench clean
+.PHONY: venv jars system-check demo up test test-long soak chaos contention lint bench clean
 
 # pyproject.toml's ranges, at the versions constraints.txt names (the ones the suite runs)
 $(STAMP): pyproject.toml constraints.txt
@@ -55,10 +55,17 @@ up: $(STAMP) $(JARS)
 
 # two workers (pytest-xdist), each taking the next test (slow ones first; a module with a module-scoped
 # fixture, like one Airflow stack or one chromium, as a whole: tests/conftest.py); ends with the 30
-# slowest tests' times (CI's log keeps them)
+# slowest tests' times (CI's log keeps them). The long end-to-end runs (marked `long`) are test-long's:
+# make test keeps a core of each
+PYTEST := $(PY) -m pytest -q -n 2 --dist loadgroup --no-loadscope-reorder --durations=30
 test: system-check $(STAMP) $(JARS)
 	$(VENV)/bin/ruff check hudi_ops tests bench dags
-	$(PY) -m pytest -q -n 2 --dist loadgroup --no-loadscope-reorder --durations=30
+	$(PYTEST) -m "not long"
+
+# the rest of the platform's DAGs on a make up of their own, YARN cluster mode, the S3 variants, the
+# 16-commit soaks beside make test's one (CI runs it after make test)
+test-long: system-check $(STAMP) $(JARS)
+	$(PYTEST) -m long
 
 # the 40-commit soaks with Hudi's own triggers, every job a spark-submit of its own (make test runs
 # 16-commit ones with triggers a few commits apart, in one session)

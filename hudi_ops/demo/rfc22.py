@@ -235,18 +235,7 @@ class Rfc22Demo:
     def run(self, airflow: LocalAirflow, zookeeper: ZookeeperServer, kafka: str) -> Report:
         """`kafka`: the broker's bootstrap servers, where the topic `trips` is."""
         s = self.sources
-        produce(kafka, s.seed)
-        for day, rows in (*s.corrections.items(), *s.old.items()):
-            _write(rows, self.history / f"dt={day}" / "part-0000.parquet")
-        airflow.wait_for_dags([INGEST_DAG, BACKFILL_DAG, SERVICES_DAG])
-        # the services wait for step 3, so that the writers' overlap is RFC-22's alone
-        airflow.client.set_paused(SERVICES_DAG, True)
-
-        self.say(f"1. {INGEST_DAG}: the topic's first messages ({len(s.seed)} trips of {', '.join(SEED_DAYS)})")
-        seed = ("ingest (first messages)", INGEST_DAG, "ingest_1")
-        airflow.trigger(INGEST_DAG, seed[2])
-        airflow.wait_for_runs([seed[1:]])
-
+        seed = self.seed(airflow, kafka)
         produce(kafka, s.update)
         runs = [
             ("ingest (new messages)", INGEST_DAG, "ingest_2", None),
@@ -270,6 +259,23 @@ class Rfc22Demo:
         airflow.wait_for_runs([(SERVICES_DAG, "services_1")])
         airflow.client.set_paused(SERVICES_DAG, True)  # the checks that follow see only their own writes
         return self._check(reports, self._services_report(airflow, "services_1"))
+
+    def seed(self, airflow: LocalAirflow, kafka: str) -> tuple[str, str, str]:
+        """Step 1 alone: the backfills' source folders written, the services paused, the topic's first
+        messages ingested by a run of the ingest DAG; that run's (name, DAG, run id)."""
+        s = self.sources
+        produce(kafka, s.seed)
+        for day, rows in (*s.corrections.items(), *s.old.items()):
+            _write(rows, self.history / f"dt={day}" / "part-0000.parquet")
+        airflow.wait_for_dags([INGEST_DAG, BACKFILL_DAG, SERVICES_DAG])
+        # the services wait for step 3, so that the writers' overlap is RFC-22's alone
+        airflow.client.set_paused(SERVICES_DAG, True)
+
+        self.say(f"1. {INGEST_DAG}: the topic's first messages ({len(s.seed)} trips of {', '.join(SEED_DAYS)})")
+        seed = ("ingest (first messages)", INGEST_DAG, "ingest_1")
+        airflow.trigger(INGEST_DAG, seed[2])
+        airflow.wait_for_runs([seed[1:]])
+        return seed
 
     def _services_report(self, airflow: LocalAirflow, run_id: str) -> ServicesReport:
         listed = airflow.api("GET", f"/api/v2/dags/{SERVICES_DAG}/dagRuns/{run_id}/taskInstances")

@@ -105,3 +105,8 @@ def _drawn_js(selector: str, in_frame: bool) -> str:
         return f"[...document.{found}].filter({_DRAWN}).length"
     return (f"[...document.querySelectorAll('iframe')].filter({_DRAWN})"
             f".flatMap(f => f.contentDocument ? [...f.contentDocument.{found}] : []).filter({_DRAWN}).length")
+
+
+def filled(colour: str) -> str:
+    """The timeline chart's shapes filled with `colour`: its bars and its legend's swatch."""
+    return f'svg.hudi-timeline rect[fill="{colour}"]'

@@ -108,3 +108,24 @@ def zookeeper_connection(zookeeper, monkeypatch):
         {"conn_type": "hudi_zookeeper", "host": host, "port": int(port),
          "extra": {"base_path": "/hudi-ops-airflow-tests", "session_timeout_ms": "10000"}}
     ))
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """One chromium for a module's browser tests."""
+    from tests.airflow.browser import Browser
+
+    opened = Browser()
+    yield opened
+    opened.close()
+
+
+@pytest.fixture(scope="module")
+def platform(tmp_path_factory):
+    """`make up` with the demo's table, a services group's and a Kafka-fed one: a module's Airflow, ZooKeeper
+    and broker (tests/airflow/make_up.py)."""
+    from tests.airflow.make_up import demo_platform
+
+    demo, up = demo_platform(tmp_path_factory.mktemp("rfc22"))
+    yield demo, up
+    up.close()

@@ -16,11 +16,23 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
+
 from hudi_ops.airflow.dag_factory import TABLES_CONFIG_ENV
+from hudi_ops.airflow.services_group import group_dag_id
+from hudi_ops.demo.rfc22 import Rfc22Demo
 from hudi_ops.local.local_airflow import LocalAirflow
 from hudi_ops.local.ports import free_port
 
 REPO = Path(__file__).resolve().parents[2]
+
+#: a services group of four MERGE_ON_READ tables beside the demo's: each table's upserts after its first
+#: commit, hence the log files of its one file slice
+GROUP, GROUP_TABLES = "fleet", {"hot": 3, "warm": 2, "mild": 1, "cold": 0}
+GROUP_DAG = group_dag_id(GROUP)
+GROUP_COMPACTION = {"hoodie.compact.inline.max.delta.commits": "2"}  # 2 deltacommits: cold has 1 (its first)
+#: a table fed by a topic of make up's broker, its ingest run by new messages alone (no schedule)
+STREAM, STREAM_TOPIC = "stream", "stream-trips"
 
 
 @dataclass(frozen=True)
@@ -121,3 +133,21 @@ def alive(pids: set[int]) -> set[int]:
         except OSError:  # gone
             pass
     return out
+
+
+def demo_platform(root: Path) -> tuple[Rfc22Demo, MakeUp]:
+    """`make up` with the demo's table, a services group's tables and a Kafka-fed table (none written yet)."""
+    demo = Rfc22Demo(root, say=lambda _: None)
+    config = demo.write_tables_config()
+    raw = yaml.safe_load(config.read_text())
+    # the group's ticks are the tests' own runs: its cron fires once a year
+    raw["services_groups"] = {GROUP: {"budget": 2, "policy": "need", "schedule": "0 0 1 1 *"}}
+    for name in GROUP_TABLES:
+        raw["tables"][name] = {"base_path": str(root / "group" / name), "record_key": "trip_id",
+                               "partition_field": "dt", "ordering_field": "ts", "table_type": "MERGE_ON_READ",
+                               "services": {"group": GROUP, "compaction": GROUP_COMPACTION}}
+    raw["tables"][STREAM] = {"base_path": str(root / STREAM), "record_key": "trip_id", "partition_field": "dt",
+                             "ordering_field": "ts", "table_type": "MERGE_ON_READ",
+                             "ingest": {"source_kind": "kafka", "kafka_topic": STREAM_TOPIC, "on_new_messages": True}}
+    config.write_text(yaml.safe_dump(raw, sort_keys=False))
+    return demo, MakeUp(root / "up", config)

@@ -41,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
              "broker_restarts": args.broker_restarts, "max_tries": args.max_tries}
     size = replace(size, **{k: v for k, v in given.items() if v is not None})
     if args.no_kills:  # and no orchestrator's faults: every retry is Hudi refusing a job
-        size = replace(size, kill_gap_s=None, twice=0.0, late=0.0, during=0.0, broker_restarts=0)
+        size = replace(size, kill_every=None, twice=0.0, late=0.0, during=0.0, broker_restarts=0)
     work = Path(tempfile.mkdtemp(prefix="hudi-ops-chaos-"))
     print(f"chaos run: seed {seed}, {size}, in {work}", flush=True)
     zookeeper, kafka = ZookeeperServer(work / "zookeeper"), KafkaServer(work / "kafka")
@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
     # none would mean Hudi logs it otherwise than COMMIT_LOCK_TAKEN expects, say (the core run's few
     # kills may all miss: make test asks only for one kill)
-    if size.kill_gap_s is not None and not args.core and not figures.kills[DURING_COMMIT]:
+    if size.kill_every is not None and not args.core and not figures.kills[DURING_COMMIT]:
         print(f"chaos run with seed {seed} FAILED: no kill landed during a commit: {dict(figures.kills)}",
               file=sys.stderr, flush=True)
         return 1

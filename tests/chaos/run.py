@@ -124,9 +124,13 @@ class ChaosSize:
     rows: int = 6  # per batch
     zookeeper_restarts: int = 2
     broker_restarts: int = 2  # a kill -9 of the Kafka broker, then a start
-    #: between kills: about one job in four dies, as in the runs that found the issues; None: no kills
-    #: (the contention run: the same pipelines, where every retry is a refusal by Hudi)
-    kill_gap_s: tuple[float, float] | None = (20.0, 50.0)
+    #: jobs started between kills (about one job in four dies, as in the runs that found the issues), counted
+    #: in jobs, not seconds, so a slower machine draws the same number of kills; None: no kills (the
+    #: contention run: the same pipelines, where every retry is a refusal by Hudi)
+    kill_every: tuple[int, int] | None = (2, 6)
+    #: after a kill falls due, how long the victims may still work: kills land before, among and after
+    #: their data files
+    kill_delay_s: tuple[float, float] = (0.0, 30.0)
     max_tries: int = 30  # a batch that needs more has starved: a finding
     #: completed compactions, clusterings and cleans the services pipeline must reach (default: `commits`)
     service_commits: int | None = None
@@ -147,8 +151,7 @@ class ChaosSize:
     @classmethod
     def core(cls) -> ChaosSize:
         """The small run in `make test`."""
-        return cls(commits=3, rows=4, zookeeper_restarts=1, broker_restarts=1, kill_gap_s=(20.0, 40.0),
-                   service_commits=1)
+        return cls(commits=3, rows=4, zookeeper_restarts=1, broker_restarts=1, service_commits=1)
 
 
 class ChaosFailure(AssertionError):
@@ -606,8 +609,13 @@ class ChaosRun:
     # -- chaos -----------------------------------------------------------------------------------
 
     def _killer(self) -> None:
-        rng = self.rng["killer"]
-        while self.size.kill_gap_s is not None and not self._stop.wait(rng.uniform(*self.size.kill_gap_s)):
+        rng, due = self.rng["killer"], 0
+        while self.size.kill_every is not None and not self._stop.is_set():
+            due += rng.randint(*self.size.kill_every)
+            while not self._stop.wait(0.5) and self.figures.jobs < due:
+                pass
+            if self._stop.wait(rng.uniform(*self.size.kill_delay_s)):
+                return
             with self._mutex:
                 candidates = sorted((r for r in self._running.values() if not r.orphaned),
                                     key=lambda r: (r.pipeline, r.batch))

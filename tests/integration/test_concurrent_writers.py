@@ -96,9 +96,10 @@ class Table:
         return {s.requested_time: s for s in instant_spans(meta.timeline(), meta.commit_action)}
 
 
-@pytest.fixture(params=["local", "s3"])
+@pytest.fixture(params=["local", pytest.param("s3", marks=pytest.mark.long)])
 def where(request):
-    """Where the table lives: a local folder, or a bucket on a local S3 server."""
+    """Where the table lives: a local folder, or a bucket on a local S3 server (`make test-long`'s: make
+    test's S3 core is test_s3.py's writers and services under the lock)."""
     return request.getfixturevalue("s3") if request.param == "s3" else None
 
 

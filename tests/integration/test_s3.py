@@ -117,6 +117,7 @@ def test_ingest_backfill_compaction_and_clean_on_an_s3a_table_under_the_zookeepe
     assert sorted(tuple(r[c] for c in COLUMNS) for r in rows) == model.expected()
 
 
+@pytest.mark.long
 def test_clustering_savepoint_and_restore_on_an_s3a_table_agree_with_hudis_procedures(s3, spark, tmp_path, capsys):
     """Two bulk inserts make two file groups of a day, clustering makes one, a savepoint keeps that
     state through a later upsert (ingested from a folder on S3), the restore brings it back; at each

@@ -172,12 +172,14 @@ def upserts(soak: Soak, count: int, size: SoakSize) -> None:
             assert metadata_table_compactions(soak.table) >= 1
 
 
+@pytest.mark.long
 def test_upserts_each_in_a_fresh_jvm_commit_first_try_past_the_metadata_tables_compaction(spark, tmp_path, size):
     soak = Soak(tmp_path, spark_submit(), options=size.options)
     upserts(soak, size.fresh_jvm_upserts, size)
     soak.reads_the_model(spark)
 
 
+@pytest.mark.long
 def test_a_copy_on_write_table_takes_upserts_then_inserts_and_deletes_first_try(spark, tmp_path, runner, size):
     soak = Soak(tmp_path, runner, options=size.options)
     upserts(soak, size.commits, size)
@@ -227,6 +229,7 @@ def test_a_merge_on_read_table_takes_writes_with_compaction_and_clustering_betwe
     inline_services_ran(soak.table)
 
 
+@pytest.mark.long
 def test_twelve_small_bulk_inserts_cluster_into_at_most_two_file_slices(spark, tmp_path, runner, zookeeper, size):
     """Hudi's clustering example: 12 BULK_INSERT commits of small files, then one clustering job."""
     soak = Soak(tmp_path, runner, options={**occ_options(zookeeper.url), "hoodie.parquet.small.file.limit": "0",
