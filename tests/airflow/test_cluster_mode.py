@@ -32,7 +32,9 @@ from hudi_ops.spark.cluster_mode import RESULTS_FOLDER
 from tests.integration.test_spark_jobs import trips_args
 from tests.tables import Model, read_hudi_rs, read_spark, trips, write_source
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow]
+# make test-long's: make test keeps YARN's start (test_yarn_cluster.py) and the operators' cluster-mode commands
+# (test_operators.py)
+pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.long]
 
 CONN_ID = "spark_yarn"
 DAY1, DAY2 = "2026-11-20", "2026-11-21"
@@ -205,7 +207,6 @@ def test_ingest_backfill_compaction_and_clean_commit_in_cluster_mode_on_yarn(
     assert read_hudi_rs(table, read_optimized=True) == expected  # the compaction wrote every update
 
 
-@pytest.mark.long
 def test_a_write_conflict_exits_3_through_yarn_and_commits_on_the_retry(
     yarn, node_python, zookeeper_connection, spark, tmp_path, capsys
 ):
@@ -254,7 +255,6 @@ def test_a_write_conflict_exits_3_through_yarn_and_commits_on_the_retry(
     assert read_hudi_rs(table) == expected == read_spark(spark, table)
 
 
-@pytest.mark.long
 def test_killing_the_task_kills_its_yarn_application(yarn, node_python, zookeeper_connection, tmp_path):
     write_source(tmp_path / "landing" / "a.parquet", trips(DAY1, range(10), ts=1))
     op = writer(HudiIngestOperator, yarn, node_python, tmp_path / "trips_killed", tmp_path / "landing")
@@ -285,7 +285,6 @@ def test_killing_the_task_kills_its_yarn_application(yarn, node_python, zookeepe
     assert not (tmp_path / "trips_killed" / ".hoodie").exists() or not read_hudi_rs(tmp_path / "trips_killed")
 
 
-@pytest.mark.long
 def test_a_retry_ends_the_application_its_dead_try_left_running_before_it_writes(
     yarn, node_python, zookeeper_connection, spark, tmp_path, capsys
 ):

@@ -151,7 +151,7 @@ class ChaosSize:
     @classmethod
     def core(cls) -> ChaosSize:
         """The small run in `make test`."""
-        return cls(commits=3, rows=4, zookeeper_restarts=1, broker_restarts=1, service_commits=1)
+        return cls(commits=2, rows=4, zookeeper_restarts=1, broker_restarts=1, service_commits=1)
 
 
 class ChaosFailure(AssertionError):
