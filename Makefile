@@ -63,12 +63,12 @@ test: system-check $(STAMP) $(JARS)
 	$(PYTEST) -m "not long"
 
 # the rest of the platform's DAGs on a make up of their own, YARN cluster mode, the S3 variants, the
-# 16-commit soaks beside make test's one (CI runs it after make test)
+# 16-commit soaks beside make test's one (CI runs make test alone)
 test-long: system-check $(STAMP) $(JARS)
 	$(PYTEST) -m long
 
 # the 40-commit soaks with Hudi's own triggers, every job a spark-submit of its own (make test runs
-# 16-commit ones with triggers a few commits apart, in one session)
+# a 16-commit one, make test-long the others, with triggers a few commits apart, in one session)
 soak: $(STAMP) $(JARS)
 	HUDI_OPS_SOAK=full $(PY) -m pytest -q --timeout 3600 tests/integration/test_soak.py
 

@@ -18,14 +18,15 @@ from pathlib import Path
 
 import yaml
 
-from hudi_ops.airflow.dag_factory import TABLES_CONFIG_ENV
+from hudi_ops.airflow.dag_factory import TABLES_CONFIG_ENV, restore_dag_id
 from hudi_ops.airflow.services_group import group_dag_id
-from hudi_ops.demo.rfc22 import Rfc22Demo
+from hudi_ops.demo.rfc22 import TABLE, Rfc22Demo
 from hudi_ops.local.local_airflow import LocalAirflow
 from hudi_ops.local.ports import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 
+RESTORE_DAG = restore_dag_id(TABLE)
 #: a services group of four MERGE_ON_READ tables beside the demo's: each table's upserts after its first
 #: commit, hence the log files of its one file slice
 GROUP, GROUP_TABLES = "fleet", {"hot": 3, "warm": 2, "mild": 1, "cold": 0}

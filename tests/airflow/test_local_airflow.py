@@ -21,7 +21,7 @@ import urllib.request
 
 import pytest
 
-from hudi_ops.airflow.dag_factory import restore_dag_id, services_dag_id
+from hudi_ops.airflow.dag_factory import services_dag_id
 from hudi_ops.demo.rfc22 import (
     BACKFILL_DAG,
     INGEST_DAG,
@@ -41,6 +41,7 @@ from hudi_ops.spark.kafka_connector import kafka_jars
 from tests.airflow.browser import filled
 from tests.airflow.make_up import (
     GROUP_TABLES,
+    RESTORE_DAG,
     STREAM,
     alive,
     listening,
@@ -49,9 +50,6 @@ from tests.integration.processes import Job
 from tests.tables import COLUMNS, read_hudi_rs
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]  # spark-submit jobs of its own; minutes in all
-
-RESTORE_DAG = restore_dag_id(TABLE)
-
 
 @pytest.fixture(scope="module")
 def scenario(platform):

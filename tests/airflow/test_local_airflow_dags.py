@@ -15,7 +15,7 @@ import time
 import pytest
 
 from hudi_ops.airflow.airflow_api import AirflowApiError
-from hudi_ops.airflow.dag_factory import restore_dag_id, services_dag_id
+from hudi_ops.airflow.dag_factory import services_dag_id
 from hudi_ops.airflow.services_group import state_key
 from hudi_ops.demo.rfc22 import (
     BACKFILL_DAG,
@@ -38,6 +38,7 @@ from tests.airflow.make_up import (
     GROUP_COMPACTION,
     GROUP_DAG,
     GROUP_TABLES,
+    RESTORE_DAG,
     STREAM,
     STREAM_TOPIC,
 )
@@ -45,9 +46,6 @@ from tests.integration.processes import run_job
 from tests.tables import COLUMNS, Model, read_hudi_rs, trips, write_source
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.long]  # spark-submit jobs of its own; minutes in all
-
-RESTORE_DAG = restore_dag_id(TABLE)
-
 
 @pytest.fixture(scope="module")
 def group_tables(platform, spark, tmp_path_factory):
@@ -75,6 +73,7 @@ def seeded(platform):
     backfills' source folders written, the services paused."""
     demo, up = platform
     demo.seed(up.airflow, up.kafka)
+    assert up.airflow.run_state(INGEST_DAG, "ingest_1") == "success"
     return demo, up.airflow
 
 
