@@ -612,8 +612,9 @@ class ChaosRun:
         rng, due = self.rng["killer"], 0
         while self.size.kill_every is not None and not self._stop.is_set():
             due += rng.randint(*self.size.kill_every)
-            while not self._stop.wait(0.5) and self.figures.jobs < due:
-                pass
+            while self.figures.jobs < due:
+                if self._stop.wait(0.5):
+                    return
             if self._stop.wait(rng.uniform(*self.size.kill_delay_s)):
                 return
             with self._mutex:
