@@ -55,20 +55,21 @@ up: $(STAMP) $(JARS)
 
 # two workers (pytest-xdist), each taking the next test (slow ones first; a module with a module-scoped
 # fixture, like one Airflow stack or one chromium, as a whole: tests/conftest.py); ends with the 30
-# slowest tests' times (CI's log keeps them). The long end-to-end runs (marked `long`) are test-long's:
-# make test keeps a core of each
+# slowest tests' times (CI's log keeps them). The long end-to-end runs and the second of a pair of
+# variants (marked `long`) are test-long's: make test keeps a core of each run and the first variant
 PYTEST := $(PY) -m pytest -q -n 2 --dist loadgroup --no-loadscope-reorder --durations=30
 test: system-check $(STAMP) $(JARS)
 	$(VENV)/bin/ruff check hudi_ops tests bench dags
 	$(PYTEST) -m "not long"
 
-# the rest of the platform's DAGs on a make up of their own, YARN cluster mode, the S3 variants, the
-# 16-commit soaks beside make test's one (CI runs make test alone)
+# the rest of the platform's DAGs on a make up of their own, YARN cluster mode, the standalone cluster,
+# the S3 variants, the 12-commit soaks beside make test's one, second variants (docs/development.md; CI
+# runs make test alone)
 test-long: system-check $(STAMP) $(JARS)
 	$(PYTEST) -m long
 
 # the 40-commit soaks with Hudi's own triggers, every job a spark-submit of its own (make test runs
-# a 16-commit one, make test-long the others, with triggers a few commits apart, in one session)
+# a 12-commit one, make test-long the others, with triggers a few commits apart, in one session)
 soak: $(STAMP) $(JARS)
 	HUDI_OPS_SOAK=full $(PY) -m pytest -q --timeout 3600 tests/integration/test_soak.py
 

@@ -21,7 +21,7 @@ from hudi_ops.local.ports import free_port
 from tests.airflow.conftest import SPARK_CONF
 from tests.tables import Model, read_hudi_rs, trips, write_source
 
-pytestmark = pytest.mark.spark  # spark-submit jobs of its own
+pytestmark = [pytest.mark.spark, pytest.mark.long]  # spark-submit jobs of its own; make test-long's
 
 SPARK_CLASS = str(Path(sys.executable).parent / "spark-class")
 

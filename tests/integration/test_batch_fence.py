@@ -112,6 +112,7 @@ def test_two_attempts_of_one_ingest_released_together_write_its_new_keys_once(la
     assert lake.read() == lake.model.upsert(batch).expected()  # each key once
 
 
+@pytest.mark.long
 def test_two_attempts_of_one_backfill_day_released_together_write_its_new_keys_once(lake):
     batch = trips(NEW, range(100, 108), ts=1)
     write_source(lake.history / f"dt={NEW}" / "part-0.parquet", batch)

@@ -125,7 +125,7 @@ def test_writers_of_disjoint_partitions_both_commit(make_table):
     assert table.read() == table.model.upsert(a).upsert(b).expected()
 
 
-@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+@pytest.mark.parametrize("table_type", [pytest.param("COPY_ON_WRITE", marks=pytest.mark.long), "MERGE_ON_READ"])
 def test_writers_of_one_file_group_one_conflicts_and_commits_on_rerun(make_table, table_type):
     table = make_table(table_type)
     a, b = trips(DAY1, range(0, 30), ts=2, fare=50.0), trips(DAY1, range(20, 50), ts=3, fare=60.0)
@@ -149,6 +149,7 @@ def test_writers_of_one_file_group_one_conflicts_and_commits_on_rerun(make_table
     assert table.spans()[failed].status == ROLLED_BACK  # the next writer rolled the failed write back
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("where", ["local"], indirect=True)  # Hudi's conflict check, not the storage, is the point
 def test_two_writers_inserting_one_new_key_at_once_both_commit_it_under_a_check_by_file_group(make_table):
     """Hudi's limit, which docs/concurrency.md states (the chaos run's table type): OCC compares the file groups

@@ -364,7 +364,7 @@ def test_tombstones_alone_make_no_commit_and_the_next_commit_records_the_offsets
     assert topic.read() == topic.model.expected()
 
 
-@pytest.mark.parametrize("value_format", ["avro", "confluent_avro"])
+@pytest.mark.parametrize("value_format", ["avro", pytest.param("confluent_avro", marks=pytest.mark.long)])
 def test_avro_values_become_rows_and_one_that_does_not_decode_fails_naming_it_or_lands_in_the_error_table(
         topic, tmp_path, value_format):
     schema = tmp_path / "trip.avsc"

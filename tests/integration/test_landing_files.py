@@ -128,6 +128,7 @@ def test_deleting_ingested_files_from_the_landing_folder_reingests_nothing(spark
     assert judged(spark, table) == model.expected()
 
 
+@pytest.mark.long
 def test_a_multipart_upload_dated_by_its_start_is_ingested_once_on_s3(spark, s3, capsys, tmp_path):
     """S3 dates a multipart upload's object by the time the upload began: one begun before files that
     were ingested, and completed after, lands with an older time than the checkpoint. The local S3
@@ -171,6 +172,7 @@ def _date_as_s3_does(s3, key: str, began: dt.datetime) -> None:
     stored.last_modified = began
 
 
+@pytest.mark.long
 def test_the_ingests_records_are_read_back_from_the_archived_timeline(spark, tmp_path, capsys):
     """The files an ingest took stay known once Hudi has archived the commits that took them: a late
     file is told from the old ones by commits read back from the archived timeline."""

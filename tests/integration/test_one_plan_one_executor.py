@@ -78,6 +78,7 @@ def test_two_executions_of_one_plan_started_together_run_it_once(tmp_path, zooke
     assert read_hudi_rs(table, read_optimized=True) == expected
 
 
+@pytest.mark.long
 def test_an_executor_that_cannot_get_the_plan_in_time_exits_4_and_changes_nothing(tmp_path, zookeeper, spark,
                                                                                    capsys):
     table, options, _, plan = mor_table_with_a_plan(tmp_path, zookeeper, spark, capsys)

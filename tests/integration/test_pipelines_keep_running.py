@@ -76,6 +76,7 @@ def test_a_backfill_of_day_folders_adds_no_column_and_the_ingest_runs_on(spark, 
     assert read_hudi_rs(table, CITY_COLUMNS) == read_spark(spark, table, CITY_COLUMNS) == model.expected(CITY_COLUMNS)
 
 
+@pytest.mark.long
 def test_two_processes_rolling_back_one_failed_write_both_succeed(spark, tmp_path, capsys, zookeeper):
     options = occ_options(zookeeper.url)
     table, failed, model = failed_write(spark, capsys, tmp_path, options)

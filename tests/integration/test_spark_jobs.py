@@ -153,7 +153,7 @@ def test_backfill_commits_a_day_at_a_time_and_resumes_after_its_last_day(spark, 
     assert read_hudi_rs(table) == read_spark(spark, table) == model.expected()
 
 
-@pytest.mark.parametrize("several_writers", [False, True])
+@pytest.mark.parametrize("several_writers", [pytest.param(False, marks=pytest.mark.long), True])
 def test_a_backfill_beside_other_writers_puts_its_inserts_into_file_groups_of_its_own(
         spark, tmp_path, capsys, zookeeper, several_writers):
     """Hudi packs a write's inserts into the partition's small files. A backfill on a table with several

@@ -150,15 +150,14 @@ def test_a_service_on_a_path_that_is_no_table_exits_2(tmp_path, capsys):
 def test_clustering_rewrites_40_small_files_into_at_most_4_and_keeps_the_rows(spark, tmp_path, capsys):
     table, source = tmp_path / "trips", tmp_path / "landing"
     model = Model()
-    # four inserts of 100 new keys, each split into files of 10 rows: 40 small files in the partition
+    # an insert of 400 new keys split into files of 10 rows: 40 small files in the partition
     small_files = {"hoodie.parquet.small.file.limit": "0", "hoodie.copyonwrite.insert.auto.split": "false",
                    "hoodie.copyonwrite.insert.split.size": "10"}
-    for n in range(4):
-        rows = trips(DAY1, range(n * 100, n * 100 + 100), ts=1)
-        write_source(source / f"{n:02d}.parquet", rows)
-        code, _ = run(capsys, ingest_args(table, source, operation="INSERT", hoodie_conf=small_files), spark)
-        assert code == 0
-        model.upsert(rows)
+    rows = trips(DAY1, range(400), ts=1)
+    write_source(source / "00.parquet", rows)
+    code, _ = run(capsys, ingest_args(table, source, operation="INSERT", hoodie_conf=small_files), spark)
+    assert code == 0
+    model.upsert(rows)
     assert len(file_groups(table, DAY1)) == 40
     assert clustering_schedule_work(MetaClient.open(table), {}).due
     code, result = run(capsys, service(ClusterSpec, table), spark)
@@ -248,7 +247,7 @@ def test_with_inline_cleaning_off_the_clean_service_rolls_back_a_failed_write(sp
     assert spans[failed] == ROLLED_BACK and not clean_work(meta, options).due
 
 
-@pytest.mark.parametrize("table_type", ["COPY_ON_WRITE", "MERGE_ON_READ"])
+@pytest.mark.parametrize("table_type", [pytest.param("COPY_ON_WRITE", marks=pytest.mark.long), "MERGE_ON_READ"])
 def test_a_restore_to_a_savepoint_reads_exactly_as_at_the_savepoint(spark, tmp_path, capsys, table_type):
     table, source = tmp_path / "trips", tmp_path / "landing"
     model = Model()
