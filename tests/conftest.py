@@ -69,11 +69,7 @@ def _uses_a_module_fixture(item: pytest.Item) -> bool:
 
 
 @pytest.fixture(scope="session")
-def zookeeper(tmp_path_factory):
-    """A real ZooKeeper server on 127.0.0.1 for the whole session: `.url`, `.stop()`, `.start()`.
-
-    Tests that stop it must start it again (the next test expects it running).
-    """
+def zookeeper_server(tmp_path_factory):
     from hudi_ops.local.zookeeper_server import ZookeeperServer
 
     server = ZookeeperServer(tmp_path_factory.mktemp("zookeeper"))
@@ -82,16 +78,33 @@ def zookeeper(tmp_path_factory):
     server.cleanup()
 
 
+@pytest.fixture
+def zookeeper(zookeeper_server):
+    """A real ZooKeeper server on 127.0.0.1, one for the whole session: `.url`, `.stop()`, `.start()`.
+
+    Tests that stop it must start it again; one that failed before it could is the only test that fails
+    for it (started again here)."""
+    zookeeper_server.start()
+    return zookeeper_server
+
+
 @pytest.fixture(scope="session")
-def kafka(tmp_path_factory):
-    """A real Kafka broker (KRaft) on 127.0.0.1 for the whole session: `.bootstrap_servers`, `.stop()`,
-    `.start()`. Tests make topics of their own; tests that stop it must start it again."""
+def kafka_server(tmp_path_factory):
     from hudi_ops.local.kafka_server import KafkaServer
 
     server = KafkaServer(tmp_path_factory.mktemp("kafka"))
     server.start()
     yield server
     server.cleanup()
+
+
+@pytest.fixture
+def kafka(kafka_server):
+    """A real Kafka broker (KRaft) on 127.0.0.1, one for the whole session: `.bootstrap_servers`, `.stop()`,
+    `.start()`. Tests make topics of their own; tests that stop it must start it again, and one that failed
+    before it could is the only test that fails for it (started again here, on its data)."""
+    kafka_server.start()
+    return kafka_server
 
 
 @pytest.fixture(scope="session")

@@ -87,7 +87,9 @@ class KafkaServer(JavaServer):
         self._formatted = False
         super().__init__()
 
-    def start(self, timeout_s: float = 60.0) -> None:
+    def start(self, timeout_s: float = 180.0) -> None:
+        """Until the broker answers. A restart after a kill -9, on two cores busy with other JVMs, was still
+        starting after 60 s (make test: the chaos core beside make up's stack)."""
         if self.running:
             return
         if not self._formatted and not (self.log_dir / "meta.properties").is_file():
