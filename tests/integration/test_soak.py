@@ -4,7 +4,7 @@ writers run them, and hudi-rs and Spark's reader must each read exactly the plai
 Batches are small: the commits are what count.
 
 Two sizes (HUDI_OPS_SOAK). `make soak` (`full`): 40 commits per table with Hudi's own triggers, every
-job a spark-submit of its own. `make test` (`short`): 12 commits with triggers a few commits apart
+job a spark-submit of its own. `make test` and `make test-long` (`short`): 12 commits with triggers a few commits apart
 (SHORT_TRIGGERS), so that each service still runs again and again, the jobs in the shared session, and
 6 upserts as spark-submits of their own, a fresh JVM each, across the metadata table's first compaction:
 that is where Hudi 1.2.0 failed on the 8th commit (with its default trigger) while a shared session hid it.
