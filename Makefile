@@ -55,8 +55,8 @@ up: $(STAMP) $(JARS)
 
 # two workers (pytest-xdist), each taking the next test (slow ones first; a module with a module-scoped
 # fixture, like one Airflow stack or one chromium, as a whole: tests/conftest.py); ends with the 30
-# slowest tests' times (CI's log keeps them). The long end-to-end runs and the second of a pair of
-# variants (marked `long`) are test-long's: make test keeps a core of each run and the first variant
+# slowest tests' times (CI's log keeps them). The long end-to-end runs and one of each pair of
+# variants (marked `long`) are test-long's: make test keeps a core of each run and the other variant
 PYTEST := $(PY) -m pytest -q -n 2 --dist loadgroup --no-loadscope-reorder --durations=30
 test: system-check $(STAMP) $(JARS)
 	$(VENV)/bin/ruff check hudi_ops tests bench dags
@@ -69,7 +69,7 @@ test-long: system-check $(STAMP) $(JARS)
 	$(PYTEST) -m long
 
 # the 40-commit soaks with Hudi's own triggers, every job a spark-submit of its own (make test runs
-# a 12-commit one, make test-long the others, with triggers a few commits apart, in one session)
+# a 12-commit one, make test-long the others, with triggers a few commits apart)
 soak: $(STAMP) $(JARS)
 	HUDI_OPS_SOAK=full $(PY) -m pytest -q --timeout 3600 tests/integration/test_soak.py
 
