@@ -366,10 +366,11 @@ def test_lined_up_jobs_pass_their_fences_together_and_their_writers_wait_behind_
         for j in jobs:
             j.start()
         held.line_up_writers(2, timeout_s=30)
+        # a node is in ZooKeeper's queue before its create() returns to the job that made it
+        for j in jobs:
+            j.join(10)
         holder, *waiting = held.provider.queue()
         assert held.provider.held_node()[0].endswith(holder) and sorted(waiting) == sorted(writers)
-    for j in jobs:
-        j.join(10)
 
 
 def test_a_java_writers_curator_node_blocks_us_until_deleted(providers, raw, lock_spot):
