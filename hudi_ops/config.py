@@ -316,6 +316,29 @@ class FailedWritesConfig:
 
 
 
+class MetaSyncConfig:
+    """Hudi's catalog sync (HoodieSyncConfig and HiveSyncConfigHolder's names and defaults): the table's
+    schema and partitions registered in a Hive Metastore after its commits (hudi_ops.spark.jobs.meta_sync)."""
+
+    ENABLED = str_key("hoodie.datasource.meta.sync.enable", "FALSE", "sync the table to a catalog after commits",
+                      choices=("TRUE", "FALSE"), aliases=("hoodie.datasource.hive_sync.enable",))
+    MODE = str_key("hoodie.datasource.hive_sync.mode", "HMS", "how Hudi reaches the metastore",
+                   choices=("HMS", "JDBC", "HIVEQL"))
+    METASTORE_URIS = str_key("hoodie.datasource.hive_sync.metastore.uris", doc="the metastore's thrift://host:port")
+    DATABASE = str_key("hoodie.datasource.hive_sync.database", "default", "the catalog's database")
+    TABLE = str_key("hoodie.datasource.hive_sync.table", doc="the catalog's table (default: the Hudi table's name)")
+    PARTITION_FIELDS = list_key("hoodie.datasource.hive_sync.partition_fields",
+                                doc="the catalog's partition columns (default: the table's partition fields)")
+    INCREMENTAL = str_key("hoodie.meta.sync.incremental", "TRUE",
+                          "sync only the partitions commits since the last sync wrote (FALSE: compare all)",
+                          choices=("TRUE", "FALSE"))
+    BASE_PATH = str_key("hoodie.datasource.meta.sync.base.path", doc="the table to sync")
+
+    @classmethod
+    def enabled(cls, options: Mapping[str, str]) -> bool:
+        return HoodieConfig(dict(options)).get(cls.ENABLED) == "TRUE"
+
+
 class StreamerConfig:
     """HoodieStreamer's options that hudi-ops' Kafka ingest takes as they are."""
 

@@ -137,6 +137,11 @@ class SourceUnavailableError(HudiOpsError):
     """A source (a Kafka broker, an object store) did not answer just now: the run is retried."""
 
 
+class CatalogSyncError(HudiOpsError):
+    """A commit completed, then its sync to the catalog (a Hive Metastore) failed: the table is as committed,
+    the catalog lags until the next sync (after any pipeline's next commit) compares it whole."""
+
+
 class JobEndedError(HudiOpsError):
     """The driver ended itself because spark-submit or the Airflow task that started it is gone: nobody
     waits for its outcome, and a retry of the task may already be at work. Nothing it had not committed
@@ -151,7 +156,6 @@ class StorageError(HudiOpsError):
     """A file operation on the table's storage failed."""
 
 
-# Process exit codes of the hudi-ops command and the Spark jobs (DESIGN.md section 4).
 def is_write_conflict(error_name: str) -> bool:
     """Whether a job's reported error class (by name) is a write conflict, of any kind."""
     kinds, found = [WriteConflictError], set()

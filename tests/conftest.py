@@ -1,5 +1,5 @@
-"""Fixtures shared by the integration and Airflow tests: ZooKeeper, the fixture tables, one SparkSession, a
-local S3 server."""
+"""Fixtures shared by the integration and Airflow tests: ZooKeeper, Kafka, a Hive Metastore, the fixture
+tables, one SparkSession, a local S3 server."""
 
 from __future__ import annotations
 
@@ -108,6 +108,25 @@ def kafka(kafka_server):
 
 
 @pytest.fixture(scope="session")
+def hive_metastore_server(tmp_path_factory):
+    """Launched, not yet waited for: the session's Spark starts beside it."""
+    from hudi_ops.local.hive_metastore import HiveMetastoreServer
+
+    server = HiveMetastoreServer(tmp_path_factory.mktemp("hive_metastore"))
+    server.launch()
+    yield server
+    server.cleanup()
+
+
+@pytest.fixture
+def hive_metastore(hive_metastore_server):
+    """A real Hive Metastore (thrift, Derby) on 127.0.0.1, one for the whole session and the session's Spark
+    catalog: `.uri`. Tests make databases of their own."""
+    hive_metastore_server.start()
+    return hive_metastore_server
+
+
+@pytest.fixture(scope="session")
 def fixture_table(tmp_path_factory):
     """`fixture_table("sample_table/cow/v8_nonpartitioned")`: a table of ../shared/fixtures/hudi-rs (its zip's
     path without `.zip`), unpacked once per session; tests that change a table work on a copy of it."""
@@ -128,7 +147,8 @@ SPARK_TEST_CONF = {"spark.ui.showConsoleProgress": "false", **LOOPBACK_CONF,
 
 
 @pytest.fixture(scope="session")
-def spark():
+def spark(hive_metastore_server):
+    """Hudi's session, whose catalog is the session's Hive Metastore: tables synced there read by name."""
     # Spark's Python workers must run this interpreter, or they miss pyarrow and hudi_ops
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -143,9 +163,12 @@ def spark():
     # the small-job flags alone
     builder = builder.config("spark.driver.extraClassPath", os.pathsep.join([*s3a_jars(), *kafka_jars()]))
     builder = builder.config(DRIVER_JAVA_OPTIONS, " ".join(SMALL_JOB_FLAGS))
-    for key, value in SPARK_TEST_CONF.items():
+    for key, value in {**SPARK_TEST_CONF, "spark.sql.catalogImplementation": "hive",
+                       "spark.hadoop.hive.metastore.uris": hive_metastore_server.uri,
+                       "spark.sql.warehouse.dir": str(hive_metastore_server.warehouse)}.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
+    hive_metastore_server.start()
     require_hudi(session)
     session.sparkContext.setLogLevel("ERROR")
     # py4j logs its shutdown at INFO from an exit hook, after pytest has closed the streams

@@ -60,6 +60,7 @@ class JobResult:
     reason: str | None = None  # why a run did nothing
     warnings: tuple[str, ...] = ()  # what failed after a commit had completed
     durations_ms: dict[str, float] = field(default_factory=dict)
+    catalog: str | None = None  # `database.table` the run synced its commit to (hudi_ops.spark.jobs.meta_sync)
 
     def plus(self, commit: CommitCounts, *, checkpoint: str | None, after_commit: str | None = None) -> JobResult:
         """This result with one more commit counted; `after_commit` is what failed once it had completed."""
@@ -97,6 +98,7 @@ class ServiceResult:
     warnings: tuple[str, ...] = ()
     details: dict[str, Any] = field(default_factory=dict)
     durations_ms: dict[str, float] = field(default_factory=dict)
+    catalog: str | None = None  # `database.table` the run synced the table to
 
     def to_dict(self) -> dict[str, Any]:
         return {"status": OK, **asdict(self)}

@@ -25,9 +25,9 @@ class JavaServer:
     def running(self) -> bool:
         return self._process is not None and self._process.poll() is None
 
-    def _launch(self, command: Sequence[str]) -> None:
+    def _launch(self, command: Sequence[str], cwd: Path | None = None) -> None:
         with open(self.log_path, "ab") as log:
-            self._process = subprocess.Popen(list(command), stdin=subprocess.DEVNULL, stdout=log,
+            self._process = subprocess.Popen(list(command), cwd=cwd, stdin=subprocess.DEVNULL, stdout=log,
                                              stderr=subprocess.STDOUT, start_new_session=True)
 
     def stop(self, *, hard: bool = False, grace_s: float = 20.0) -> None:

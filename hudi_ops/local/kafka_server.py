@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
@@ -22,7 +21,7 @@ from typing import Any
 
 from hudi_ops.errors import ConfigError
 from hudi_ops.local.java_server import JavaServer
-from hudi_ops.local.ports import free_port
+from hudi_ops.local.ports import free_port, port_open
 from hudi_ops.maven import MavenArtifact, fetched, jars_dir
 
 RELEASE = "4.1.1"
@@ -122,7 +121,7 @@ class KafkaServer(JavaServer):
         while True:
             if not self.running:
                 raise RuntimeError(f"Kafka exited during start-up:\n{self.log_tail()}")
-            if _port_open(self.port):
+            if port_open(self.port):
                 try:
                     AdminClient({"bootstrap.servers": self.bootstrap_servers}).list_topics(timeout=2.0)
                     return
@@ -133,11 +132,6 @@ class KafkaServer(JavaServer):
                 raise RuntimeError(f"Kafka did not answer within {timeout_s:g}s:\n{self.log_tail()}")
             time.sleep(0.2)
 
-
-def _port_open(port: int) -> bool:
-    with socket.socket() as s:
-        s.settimeout(0.5)
-        return s.connect_ex(("127.0.0.1", port)) == 0
 
 
 def produce_json(bootstrap_servers: str, topic: str, rows: Iterable[Mapping[str, Any]], *, key: str) -> int:

@@ -15,6 +15,10 @@ Hudi's rollback takes no heartbeat that would keep a second one away.
 The first write of a new table holds `<lock_key>.create` until it committed: two first writers would
 otherwise race to create the table, and the one that finds `.hoodie/` without its hoodie.properties fails.
 
+A catalog sync holds `<lock_key>.catalog`: each sync compares all of the table's partitions with the
+metastore's and adds and drops the difference, so two at once could drop what the other just added
+(apache/hudi#7570, #9046), while one after another the last sees every commit before it.
+
 A writer holds its batch's fence, `<lock_key>.ingest.<source>` or `<lock_key>.backfill.<day>`, from
 before it looks for work until its commit: two attempts of one batch (an orphaned attempt beside
 Airflow's retry, one window triggered twice) would otherwise both insert its new keys, each into file
@@ -47,6 +51,11 @@ def cleaner_lock(options: Mapping[str, str], table_name: str, wait_s: float) -> 
 def creation_lock(options: Mapping[str, str], table_name: str, wait_s: float) -> HeldLock:
     """`with creation_lock(options, table, wait_s): create the table with a first write`."""
     return _lock_beside_table(options, table_name, "create", wait_s)
+
+
+def catalog_lock(options: Mapping[str, str], table_name: str, wait_s: float) -> HeldLock:
+    """`with catalog_lock(options, table, wait_s): sync the table to its catalog`."""
+    return _lock_beside_table(options, table_name, "catalog", wait_s)
 
 
 def batch_lock(options: Mapping[str, str], table_name: str, batch: str, wait_s: float) -> HeldLock:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from hudi_ops.config import MetaSyncConfig
 from hudi_ops.locks.job_locks import has_zookeeper_lock
 from hudi_ops.locks.occ_options import (
     CLUSTERING_UPDATES_STRATEGY,
@@ -72,6 +73,9 @@ BACKFILL_APART = {"hoodie.parquet.small.file.limit": "0"}
 #: flight a LAZY clean of hudi-ops' would take for failed ones.
 SINGLE_WRITER_HEARTBEATS = {FAILED_WRITES_POLICY: "LAZY", "hoodie.client.heartbeat.interval_in_ms": "15000"}
 WRITERS = ("ingest", "backfill")
+#: a table synced to a catalog: each sync compares all partitions with the metastore's, so a commit that
+#: completed after a later one is never missed (hudi_ops.spark.jobs.meta_sync)
+FULL_CATALOG_SYNC = {MetaSyncConfig.INCREMENTAL.name: "false"}
 
 
 def hudi_ops_defaults(job: str, options: Mapping[str, str]) -> dict[str, str]:
@@ -82,6 +86,8 @@ def hudi_ops_defaults(job: str, options: Mapping[str, str]) -> dict[str, str]:
                     **(BACKFILL_APART if job == "backfill" else {})}
     else:
         defaults = SINGLE_WRITER_HEARTBEATS if job in WRITERS else {}
+    if MetaSyncConfig.enabled(options):
+        defaults = {**defaults, **FULL_CATALOG_SYNC}
     return {k: v for k, v in defaults.items() if k not in options}
 
 

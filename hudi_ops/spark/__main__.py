@@ -14,6 +14,7 @@ with nothing to do never starts Spark.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import time
@@ -40,7 +41,8 @@ def main(argv: Sequence[str] | None = None, *, spark: Any | None = None) -> int:
     try:
         spec = parse_argv(argv)
         with _Session(spark, job) as session:
-            result = _run(spec, resolve_job_options(spec.JOB, spec.options()), session)
+            options = resolve_job_options(spec.JOB, spec.options())
+            result = _synced(spec, _run(spec, options, session), options, session)
         report(result)
         finished()  # from here the job keeps the outcome it reported, whatever ends it
         return EXIT_OK
@@ -84,6 +86,19 @@ def _run(spec: JobSpec, options: dict[str, str], session: _Session) -> JobResult
     jobs = {"ingest": ingest, "backfill": backfill, "clean": clean, "archive": archive,
             "rollback-failed": rollback_failed, "savepoint": savepoint, "restore": restore}
     return jobs[spec.JOB].run(spec, options, session)
+
+
+def _synced(spec: JobSpec, result: JobResult | ServiceResult, options: dict[str, str],
+            session: _Session) -> JobResult | ServiceResult:
+    """`result`, once the table is synced to its catalog when the run changed what a catalog holds."""
+    from hudi_ops.spark.jobs import meta_sync
+
+    if not meta_sync.due(spec.JOB, result, options):
+        return result
+    table, seconds = meta_sync.sync_catalog(session(), spec.base_path, options,  # type: ignore[attr-defined]
+                                            after=f"{spec.JOB} {result.outcome} {result.instant}")
+    return dataclasses.replace(result, catalog=table,
+                               durations_ms={**result.durations_ms, "catalog_sync": round(seconds * 1000, 1)})
 
 
 class _Session:

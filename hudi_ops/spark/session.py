@@ -60,8 +60,11 @@ def session_options(spark: Any, options: Mapping[str, str]) -> dict[str, str]:
     """`options` as this session's Hudi runs them. In local mode the executors live in the driver:
     Hudi's timeline server for them would only open a port on every interface, so it stays off unless
     the user's options ask for it. A class of Hudi's that hudi-ops replaces is swapped for hudi-ops'
-    own when Hudi can load it (hudi_ops.spark.hudi_java)."""
-    chosen = with_hudi_ops_classes(spark, options)
+    own when Hudi can load it (hudi_ops.spark.hudi_java). Hudi's inline catalog sync stays off: the job
+    syncs after its commit (hudi_ops.spark.jobs.meta_sync)."""
+    from hudi_ops.spark.jobs.meta_sync import writer_options
+
+    chosen = with_hudi_ops_classes(spark, writer_options(options))
     if driver_jvm.is_local(spark.sparkContext.master) and EMBEDDED_TIMELINE_SERVER not in chosen:
         chosen[EMBEDDED_TIMELINE_SERVER] = "false"
     return chosen

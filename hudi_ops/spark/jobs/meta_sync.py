@@ -1,0 +1,103 @@
+"""Hudi's catalog sync (HiveSyncTool, mode `hms`), run by hudi-ops after a job's commit, one at a time per
+table.
+
+A table whose options turn `hoodie.datasource.meta.sync.enable` on is registered in its Hive
+Metastore: its schema, its partitions, and for MERGE_ON_READ Hudi's `_ro` and `_rt` tables. Hudi's
+writer would sync inline, right after each commit, from every writer at once; with several writers
+that loses partitions (a commit that completes after a later one is never synced incrementally,
+apache/hudi#7570; two syncs at once race, #9046). So the writer's own sync stays off
+(`writer_options`), and each job that changed the table syncs after its commit, holding the table's
+catalog lock (hudi_ops.locks.job_locks.catalog_lock) and comparing all of the table's partitions with
+the metastore's (`hoodie.meta.sync.incremental=false`, hudi-ops' default): the last sync sees every
+commit before it. A sync that failed leaves the commit as it is and fails the job (as Hudi's writer
+does); the next sync, after any pipeline's next commit, brings the catalog up to date. A writer whose
+batch another attempt committed syncs again (that attempt's sync may be the one that failed).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from hudi_ops.config import HoodieConfig, MetaSyncConfig, WriteConfig
+from hudi_ops.errors import CatalogSyncError, HudiOpsError
+from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.job_specs.results import ALREADY_COMMITTED, COMMITTED, JobResult, ServiceResult
+from hudi_ops.locks.job_locks import catalog_lock, has_zookeeper_lock
+from hudi_ops.spark.java_errors import JavaFailure
+
+#: what each job's outcome must be for the catalog to have something new: a writer's commit (or the
+#: commit of another attempt of its batch, whose sync may have failed), a plan's execution, a restore
+SYNCED_AFTER = {
+    "ingest": (COMMITTED, ALREADY_COMMITTED),
+    "backfill": (COMMITTED, ALREADY_COMMITTED),
+    "compact": ("completed", "completed by another run", "already completed"),
+    "cluster": ("completed", "completed by another run", "already completed"),
+    "restore": ("restored",),
+}
+#: Hudi's writer syncs inline when either is on; hudi-ops syncs after the commit instead
+_INLINE_SYNC_KEYS = (MetaSyncConfig.ENABLED.name, *MetaSyncConfig.ENABLED.aliases)
+#: the metastore's client failing to reach it (Hive's thrift transport, or its retrying client giving up)
+_UNREACHABLE = ("org.apache.thrift.transport.TTransportException", "java.net.ConnectException")
+_UNREACHABLE_TEXT = ("Could not connect to meta store", "Connection refused")
+
+
+def writer_options(options: Mapping[str, str]) -> dict[str, str]:
+    """`options` for Hudi's writer and write client: its own inline sync off (hudi-ops syncs after)."""
+    if not MetaSyncConfig.enabled(options):
+        return dict(options)
+    return {**options, **dict.fromkeys(_INLINE_SYNC_KEYS, "false")}
+
+
+def catalog_table(options: Mapping[str, str], table_name: str) -> str:
+    """`database.table` as the catalog names the table (MERGE_ON_READ's `_ro` and `_rt` beside it)."""
+    config = HoodieConfig(dict(options))
+    return f"{config.get(MetaSyncConfig.DATABASE)}.{config.get(MetaSyncConfig.TABLE) or table_name}"
+
+
+def due(job: str, result: JobResult | ServiceResult, options: Mapping[str, str]) -> bool:
+    return MetaSyncConfig.enabled(options) and result.outcome in SYNCED_AFTER.get(job, ())
+
+
+def sync_catalog(spark: Any, base_path: str, options: Mapping[str, str], *, after: str) -> tuple[str, float]:
+    """Sync the table at `base_path` to its catalog, under its catalog lock; (`database.table`, seconds).
+    `after`: what the run did (its failure names it: that stands whatever the sync does)."""
+    from py4j.protocol import Py4JError
+
+    started = time.monotonic()
+    meta = MetaClient.open(base_path)
+    table_name = meta.properties.table_name
+    config = HoodieConfig(dict(options))
+    if config.get(MetaSyncConfig.MODE) == "HMS" and not config.get(MetaSyncConfig.METASTORE_URIS):
+        raise CatalogSyncError(f"{after}, but the catalog sync cannot start: {MetaSyncConfig.METASTORE_URIS.name} is "
+                               "not set; name the Hive Metastore (thrift://host:9083): in the tables config, "
+                               "`catalog:` and its Airflow connection")
+    # the table's own settings first (Hudi infers the partition columns and their extractor from them)
+    props = {**meta.properties.values, **options, MetaSyncConfig.BASE_PATH.name: base_path}
+    wait_s = (config.get(WriteConfig.LOCK_WAIT_MS) or 0) / 1000
+    held = catalog_lock(options, table_name, wait_s) if has_zookeeper_lock(options) else contextlib.nullcontext()
+    jvm = spark.sparkContext._jvm
+    with held:
+        java_props = jvm.java.util.Properties()
+        for key, value in props.items():
+            java_props.setProperty(key, str(value))
+        try:
+            tool = jvm.org.apache.hudi.hive.HiveSyncTool(java_props, spark.sparkContext._jsc.hadoopConfiguration())
+            tool.syncHoodieTable()
+        except Py4JError as e:
+            raise _sync_error(e, catalog_table(options, table_name), after) from e
+    return catalog_table(options, table_name), time.monotonic() - started
+
+
+def _sync_error(error: BaseException, table: str, after: str) -> HudiOpsError:
+    failure = JavaFailure.of(error)
+    said = failure.summary if failure else str(error)
+    text = "\n".join(m for _, m in failure.chain) if failure else said
+    unreachable = (failure and failure.find(*_UNREACHABLE) is not None) or any(t in text for t in _UNREACHABLE_TEXT)
+    fix = (f"check {MetaSyncConfig.METASTORE_URIS.name} and that the metastore runs" if unreachable
+           else "see the job's log for Hudi's error")
+    return CatalogSyncError(f"{after}, then its catalog sync to {table} failed ({said}): the table stands as "
+                            f"committed and the catalog catches up at the next sync, after any pipeline's next "
+                            f"commit; {fix}")

@@ -1,0 +1,96 @@
+"""A table synced to a real Hive Metastore (thrift, from PySpark's jars) after its commits: Spark SQL with
+Hive support reads it by name, as an analyst would, and sees what hudi-rs reads and the model says."""
+
+from __future__ import annotations
+
+import uuid
+
+import pyarrow as pa
+import pytest
+
+from hudi_ops.local.ports import free_port
+from tests.integration.test_spark_jobs import DAY1, DAY2, ingest_args, run
+from tests.tables import COLUMNS, TRIPS, Model, read_hudi_rs, trips, write_source
+
+DAY3 = "2026-11-22"
+
+
+def catalog_options(uri: str, database: str, **more: str) -> dict[str, str]:
+    """What the tables config's `catalog:` becomes (hudi_ops.airflow.tables_config)."""
+    return {"hoodie.datasource.meta.sync.enable": "true", "hoodie.datasource.hive_sync.mode": "hms",
+            "hoodie.datasource.hive_sync.metastore.uris": uri, "hoodie.datasource.hive_sync.database": database,
+            **more}
+
+
+@pytest.fixture
+def database():
+    return f"lake_{uuid.uuid4().hex[:8]}"
+
+
+def by_name(spark, table: str, columns=COLUMNS) -> list[tuple]:
+    spark.catalog.refreshTable(table)  # Spark caches a table's files; another process changed them
+    return sorted(tuple(r) for r in spark.table(table).select(*columns).collect())
+
+
+def partitions(spark, table: str) -> list[str]:
+    return sorted(r[0] for r in spark.sql(f"SHOW PARTITIONS {table}").collect())
+
+
+def test_a_merge_on_read_tables_ro_and_rt_read_their_models_by_name_after_each_commit(
+        spark, hive_metastore, database, tmp_path, capsys):
+    table, source = tmp_path / "trips", tmp_path / "landing"
+    catalog = catalog_options(hive_metastore.uri, database)
+    first = trips(DAY1, range(10), ts=1) + trips(DAY2, range(10), ts=1)
+    write_source(source / "a.parquet", first)
+    code, result = run(capsys, ingest_args(table, source, table_type="MERGE_ON_READ", hoodie_conf=catalog), spark)
+    assert code == 0 and result["catalog"] == f"{database}.trips", result
+    assert {r[1] for r in spark.sql(f"SHOW TABLES IN {database}").collect()} >= {"trips_ro", "trips_rt"}
+    model = Model().upsert(first)
+    assert by_name(spark, f"{database}.trips_rt") == by_name(spark, f"{database}.trips_ro") == model.expected()
+
+    # updates go to log files: the snapshot (_rt) has them, read-optimized (_ro) reads the base files
+    changed = trips(DAY1, range(5), ts=2, fare=50.0) + trips(DAY3, range(3), ts=2)
+    write_source(source / "b.parquet", changed)
+    code, result = run(capsys, ingest_args(table, source, hoodie_conf=catalog), spark)
+    assert code == 0 and result["catalog"] == f"{database}.trips", result
+    model.upsert(changed)
+    assert by_name(spark, f"{database}.trips_rt") == read_hudi_rs(table) == model.expected()
+    assert by_name(spark, f"{database}.trips_ro") == read_hudi_rs(table, read_optimized=True)
+    assert len(partitions(spark, f"{database}.trips_rt")) == 3
+
+
+def test_a_new_column_reaches_the_catalogs_schema(spark, hive_metastore, database, tmp_path, capsys):
+    table, source = tmp_path / "trips", tmp_path / "landing"
+    catalog = catalog_options(hive_metastore.uri, database)
+    write_source(source / "a.parquet", trips(DAY1, range(4), ts=1))
+    assert run(capsys, ingest_args(table, source, hoodie_conf=catalog), spark)[0] == 0
+    wider = TRIPS.append(pa.field("tip", pa.float64()))
+    rows = [{**r, "tip": 1.5} for r in trips(DAY2, range(4), ts=1)]
+    write_source(source / "b.parquet", rows, wider)
+    code, result = run(capsys, ingest_args(table, source, hoodie_conf=catalog), spark)
+    assert code == 0 and result["catalog"] == f"{database}.trips", result
+    spark.catalog.refreshTable(f"{database}.trips")
+    assert "tip" in [c.name for c in spark.catalog.listColumns(f"{database}.trips")]
+    tips = by_name(spark, f"{database}.trips", ("trip_id", "tip"))
+    assert tips == sorted([(f"{DAY1}-{i:04d}", None) for i in range(4)] + [(f"{DAY2}-{i:04d}", 1.5) for i in range(4)])
+
+
+def test_a_metastore_that_does_not_answer_fails_the_run_after_its_commit_and_the_next_sync_catches_up(
+        spark, hive_metastore, database, tmp_path, capsys):
+    table, source = tmp_path / "trips", tmp_path / "landing"
+    write_source(source / "a.parquet", trips(DAY1, range(4), ts=1))
+    nobody = catalog_options(f"thrift://127.0.0.1:{free_port()}", database,
+                             **{"hive.metastore.connect.retries": "1"})
+    code, result = run(capsys, ingest_args(table, source, hoodie_conf=nobody), spark)
+    assert code == 1 and result["error"] == "CatalogSyncError", result
+    assert "stands as committed" in result["message"] and "hoodie.datasource.hive_sync.metastore.uris" in \
+        result["message"], result
+    model = Model().upsert(trips(DAY1, range(4), ts=1))
+    assert read_hudi_rs(table) == model.expected()  # the commit is there
+
+    write_source(source / "b.parquet", trips(DAY2, range(4), ts=1))
+    catalog = catalog_options(hive_metastore.uri, database)
+    assert run(capsys, ingest_args(table, source, hoodie_conf=catalog), spark)[0] == 0
+    model.upsert(trips(DAY2, range(4), ts=1))
+    assert by_name(spark, f"{database}.trips") == model.expected()
+    assert len(partitions(spark, f"{database}.trips")) == 2
