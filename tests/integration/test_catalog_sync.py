@@ -8,9 +8,14 @@ import uuid
 import pyarrow as pa
 import pytest
 
+from hudi_ops.job_specs import BackfillSpec, ClusterSpec, RestoreSpec, SavepointSpec
 from hudi_ops.local.ports import free_port
+from tests.integration.processes import Job
+from tests.integration.test_concurrent_writers import Table
 from tests.integration.test_spark_jobs import DAY1, DAY2, ingest_args, run
 from tests.tables import COLUMNS, TRIPS, Model, read_hudi_rs, trips, write_source
+
+pytestmark = pytest.mark.spark  # spark-submit jobs of its own
 
 DAY3 = "2026-11-22"
 
@@ -94,3 +99,60 @@ def test_a_metastore_that_does_not_answer_fails_the_run_after_its_commit_and_the
     model.upsert(trips(DAY2, range(4), ts=1))
     assert by_name(spark, f"{database}.trips") == model.expected()
     assert len(partitions(spark, f"{database}.trips")) == 2
+
+
+def test_an_ingest_and_two_backfills_at_once_each_sync_and_every_partition_is_registered(
+        spark, hive_metastore, zookeeper, database, tmp_path, capsys):
+    """Three spark-submits released together from behind the held table lock: their syncs take turns under
+    the table's catalog lock, each comparing every partition, so none loses another's (apache/hudi#7570)."""
+    catalog = catalog_options(hive_metastore.uri, database)
+    table = Table(tmp_path, zookeeper, spark, capsys, "MERGE_ON_READ", table_options=catalog)
+    history = tmp_path / "history"
+    old = {day: trips(day, range(6), ts=1) for day in ("2026-11-01", "2026-11-02", "2026-11-05")}
+    for day, rows in old.items():
+        write_source(history / f"dt={day}" / "part-0.parquet", rows)
+    fresh = trips(DAY3, range(8), ts=3)
+    table.land("new", fresh)
+    backfills = [BackfillSpec(base_path=str(table.path), source_path=str(history), start=start, end=end,
+                              run_id=f"bf-{start}", hoodie_conf=table.options).to_argv()
+                 for start, end in (("2026-11-01", "2026-11-02"), ("2026-11-05", "2026-11-05"))]
+    with table.held() as lock:
+        jobs = [Job.start(table.args("new"), tmp_path / "ingest.log"),
+                *(Job.start(argv, tmp_path / f"backfill-{n}.log") for n, argv in enumerate(backfills))]
+        lock.line_up_writers(len(jobs), timeout_s=240)
+    results = [job.finish() for job in jobs]
+    assert [code for code, _ in results] == [0, 0, 0], results
+    assert {r["catalog"] for _, r in results} == {f"{database}.trips"}, results
+    for rows in (fresh, *old.values()):
+        table.model.upsert(rows)
+    expected_days = sorted({DAY1, DAY2, DAY3, *old})
+    for name in ("trips_ro", "trips_rt"):
+        assert partitions(spark, f"{database}.{name}") == expected_days
+    assert by_name(spark, f"{database}.trips_rt") == table.read() == table.model.expected()
+
+
+def test_a_clustering_keeps_and_a_restore_removes_what_the_catalog_serves(
+        spark, hive_metastore, database, tmp_path, capsys):
+    table, source = tmp_path / "trips", tmp_path / "landing"
+    catalog = catalog_options(hive_metastore.uri, database)
+    model = Model()
+    for n, day in enumerate((DAY1, DAY1, DAY2)):  # small files to cluster
+        rows = trips(day, range(n * 10, n * 10 + 10), ts=1)
+        write_source(source / f"{n}.parquet", rows)
+        assert run(capsys, ingest_args(table, source, hoodie_conf=catalog), spark)[0] == 0
+        model.upsert(rows)
+    code, saved = run(capsys, SavepointSpec(base_path=str(table)).to_argv(), spark)
+    assert code == 0, saved
+    code, clustered = run(capsys, ClusterSpec(base_path=str(table), hoodie_conf={
+        **catalog, "hoodie.clustering.plan.strategy.small.file.limit": str(64 * 1024 * 1024)}).to_argv(), spark)
+    assert code == 0 and clustered["outcome"] == "completed" and clustered["catalog"] == f"{database}.trips", clustered
+    assert by_name(spark, f"{database}.trips") == read_hudi_rs(table) == model.expected()
+
+    write_source(source / "late.parquet", trips(DAY3, range(5), ts=2))
+    assert run(capsys, ingest_args(table, source, hoodie_conf=catalog), spark)[0] == 0
+    assert partitions(spark, f"{database}.trips") == [DAY1, DAY2, DAY3]
+    code, restored = run(capsys, RestoreSpec(base_path=str(table), savepoint=saved["instant"],
+                                             hoodie_conf=catalog).to_argv(), spark)
+    assert code == 0 and restored["catalog"] == f"{database}.trips", restored
+    assert partitions(spark, f"{database}.trips") == [DAY1, DAY2]  # the restore removed DAY3's partition
+    assert by_name(spark, f"{database}.trips") == read_hudi_rs(table) == model.expected()
