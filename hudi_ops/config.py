@@ -316,6 +316,9 @@ class FailedWritesConfig:
 
 
 
+HIVE_SYNC_TOOL = "org.apache.hudi.hive.HiveSyncTool"
+
+
 class MetaSyncConfig:
     """Hudi's catalog sync (HoodieSyncConfig and HiveSyncConfigHolder's names and defaults): the table's
     schema and partitions registered in a Hive Metastore after its commits (hudi_ops.spark.jobs.meta_sync)."""
@@ -333,6 +336,9 @@ class MetaSyncConfig:
                           "sync only the partitions commits since the last sync wrote (FALSE: compare all)",
                           choices=("TRUE", "FALSE"))
     BASE_PATH = str_key("hoodie.datasource.meta.sync.base.path", doc="the table to sync")
+    TOOL_CLASSES = ConfigKey("hoodie.meta.sync.client.tool.class", (HIVE_SYNC_TOOL,), _parse_list,
+                             "Hudi's sync tools, comma-separated (AWS Glue's: org.apache.hudi.aws.sync."
+                             "AwsGlueCatalogSyncTool, in hudi-aws-bundle)")
 
     @classmethod
     def enabled(cls, options: Mapping[str, str]) -> bool:

@@ -197,17 +197,23 @@ class _Table:
         self.name, self.config, self.origin = name, config, origin
         self.services = config.services or ServicesConfig()
 
+    @property
+    def table_conf(self) -> dict[str, str]:
+        """Every job's options for the table: its catalog's sync, its `hoodie_conf` over them."""
+        catalog = self.config.catalog.hoodie_conf(self.name) if self.config.catalog else {}
+        return {**catalog, **self.config.hoodie_conf}
+
     def has_services_dag(self) -> bool:
         return bool(self.services.runs) and self.services.group is None
 
     def service_confs(self) -> dict[str, dict[str, str]]:
         """Each service's options as its job runs them: the table's, the writers' inline services off, the
         service's own over them; archive always (it runs with any service)."""
-        services, base_conf = self.services, self._inline_off(self.config.hoodie_conf)
+        services, base_conf = self.services, self._inline_off(self.table_conf)
         confs = {s: {**base_conf, **getattr(services, s)} for s in ("compaction", "clustering") if s in services.runs}
         if services.clean is not None:
             confs["clean"] = self._inline_off(self.clean_conf())
-        confs["archive"] = {**self.config.hoodie_conf, **(services.archive or {})}
+        confs["archive"] = {**self.table_conf, **(services.archive or {})}
         return confs
 
     def group_member(self) -> dict[str, Any]:
@@ -219,12 +225,12 @@ class _Table:
 
     def clean_conf(self) -> dict[str, str]:
         """The options of the services DAG's clean, else of the writers' inline cleans."""
-        return {**self.config.hoodie_conf, **(self.services.clean or {})}
+        return {**self.table_conf, **(self.services.clean or {})}
 
     def writer_conf(self) -> dict[str, str]:
         """The table's options for its writers; services the services DAG runs are off inline (a writer
         running a plan inline would not take the plan's lock), archival too when there is that DAG."""
-        return self._inline_off(self.config.hoodie_conf)
+        return self._inline_off(self.table_conf)
 
     def _inline_off(self, conf: dict[str, str]) -> dict[str, str]:
         """`conf` with the inline services off (the config's model refused a conf that turns one on)."""
@@ -238,7 +244,8 @@ class _Table:
         own = section if section is not None else SparkSection()
         return {"base_path": c.base_path, "table_name": self.name, "zookeeper_conn_id": c.zookeeper_conn_id,
                 "aws_conn_id": c.aws_conn_id, "conn_id": own.spark_conn_id or c.spark_conn_id,
-                "conf": {**c.spark_conf, **own.spark_conf}}
+                "conf": {**c.spark_conf, **own.spark_conf},
+                "hive_metastore_conn_id": c.catalog.hive_metastore_conn_id if c.catalog else None}
 
     def _no_backfills(self, what: str) -> str:
         """The description of a DAG that takes no Airflow backfill: where backfills go (Airflow's refusal
@@ -390,10 +397,10 @@ class _Table:
         ) as dag:
             pause = PauseWritersOperator(task_id="pause_writers", writer_dag_ids=writers, **api)
             wait = WritersIdleSensor(
-                task_id="wait_for_writers", writer_dag_ids=writers, hoodie_conf=dict(self.config.hoodie_conf),
+                task_id="wait_for_writers", writer_dag_ids=writers, hoodie_conf=self.table_conf,
                 timeout=60 * wait, **api, **table)
             run = HudiRestoreOperator(task_id="restore", savepoint="{{ params.savepoint }}",
-                                      hoodie_conf=dict(self.config.hoodie_conf), **self._job_args())
+                                      hoodie_conf=self.table_conf, **self._job_args())
             unpause = UnpauseWritersOperator(task_id="unpause_writers", pause_task_id=pause.task_id,
                                              work_task_id=run.task_id, **api, **table)
             pause >> wait >> run >> unpause

@@ -46,10 +46,11 @@ from airflow.sdk.exceptions import (
 )
 
 from hudi_ops.airflow.aws_connection import table_s3
+from hudi_ops.airflow.hive_metastore_connection import metastore_options
 from hudi_ops.airflow.hook import HudiHook
 from hudi_ops.airflow.kafka_connection import DEFAULT_CONN_ID as DEFAULT_KAFKA_CONN_ID
 from hudi_ops.airflow.kafka_connection import kafka_options
-from hudi_ops.config import props_file_text
+from hudi_ops.config import MetaSyncConfig, props_file_text
 from hudi_ops.errors import (
     EXIT_BAD_INPUT,
     EXIT_CONFLICT,
@@ -127,7 +128,8 @@ class HudiSparkJobOperator(SparkSubmitOperator):
 
     def __init__(
         self, *, base_path: str, table_name: str, hoodie_conf: Mapping[str, str] | None = None,
-        zookeeper_conn_id: str | None = HudiHook.default_conn_name, aws_conn_id: str | None = None, **kwargs: Any,
+        zookeeper_conn_id: str | None = HudiHook.default_conn_name, aws_conn_id: str | None = None,
+        hive_metastore_conn_id: str | None = None, **kwargs: Any,
     ) -> None:
         for key, value in RETRY_DEFAULTS.items():
             kwargs.setdefault(key, value)
@@ -137,6 +139,7 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         self.hoodie_conf = dict(hoodie_conf or {})
         self.zookeeper_conn_id = zookeeper_conn_id
         self.aws_conn_id = aws_conn_id  # an S3 table's store (and an S3 source's)
+        self.hive_metastore_conn_id = hive_metastore_conn_id  # the catalog a table is synced to
         self.deploy_mode = kwargs.get("deploy_mode")  # None: the Spark connection's `deploy-mode` extra
         self.spark_conn_id = kwargs.get("conn_id", "spark_default")  # the provider keeps it private
         self._spec: JobSpec | None = None  # the run's, once `prepare` made it
@@ -188,8 +191,11 @@ class HudiSparkJobOperator(SparkSubmitOperator):
     def job_options(self) -> dict[str, str]:
         """What the job runs with (hudi_ops.locks.job_options), resolved here too, so that the `--props`
         file and the look for work see the options the job will."""
-        return resolve_job_options(self.job, HudiHook(self.table_name, zookeeper_conn_id=self.zookeeper_conn_id,
-                                                      table_options=self.hoodie_conf).write_options())
+        options = HudiHook(self.table_name, zookeeper_conn_id=self.zookeeper_conn_id,
+                           table_options=self.hoodie_conf).write_options()
+        if self.hive_metastore_conn_id and MetaSyncConfig.enabled(options):
+            options = {**options, **metastore_options(self.hive_metastore_conn_id)}
+        return resolve_job_options(self.job, options)
 
     def job_spec(self, context: Any, options: Mapping[str, str]) -> JobSpec:
         """The run's spec, with `options` as its hoodie.* options; bad values raise InvalidInputError."""

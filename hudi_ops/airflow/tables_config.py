@@ -33,9 +33,10 @@ from pydantic import (
 )
 
 from hudi_ops.airflow.airflow_api import DEFAULT_CONN_ID as AIRFLOW_API_CONN_ID
+from hudi_ops.airflow.hive_metastore_connection import DEFAULT_CONN_ID as METASTORE_CONN_ID
 from hudi_ops.airflow.hook import HudiHook
 from hudi_ops.airflow.kafka_connection import DEFAULT_CONN_ID as DEFAULT_KAFKA_CONN_ID
-from hudi_ops.config import StreamerConfig
+from hudi_ops.config import MetaSyncConfig, StreamerConfig
 from hudi_ops.errors import ConfigError
 from hudi_ops.fleet.policies import POLICIES
 from hudi_ops.job_specs.writes import (
@@ -280,6 +281,22 @@ class RestoreConfig(_Section):
     wait_timeout_minutes: float = Field(60, gt=0, description="how long the restore waits for writers to stop")
 
 
+class CatalogConfig(_Section):
+    """Where the table is registered after its commits: a Hive Metastore (hudi_ops.spark.jobs.meta_sync)."""
+
+    hive_metastore_conn_id: str = Field(METASTORE_CONN_ID, min_length=1,
+                                        description="an Airflow connection of type hive_metastore")
+    database: str = Field("default", pattern=r"^\w+$", description="the metastore's database")
+    table: Annotated[str | None, Blank] = Field(None, pattern=r"^\w+$",
+                                                description="the metastore's table; none: the table's name")
+
+    def hoodie_conf(self, table_name: str) -> dict[str, str]:
+        """Hudi's sync options for the table (the metastore's address comes from the connection when a
+        job runs: hudi_ops.airflow.hive_metastore_connection)."""
+        return {MetaSyncConfig.ENABLED.name: "true", MetaSyncConfig.MODE.name: "hms",
+                MetaSyncConfig.DATABASE.name: self.database, MetaSyncConfig.TABLE.name: self.table or table_name}
+
+
 class TableConfig(_Section):
     """One table of the config."""
 
@@ -301,6 +318,7 @@ class TableConfig(_Section):
     aws_conn_id: str | None = Field(None, description="for a table on S3: an Airflow connection of type aws "
                                     "(keys, endpoint_url, region_name, config_kwargs.s3.addressing_style)")
     airflow_api_conn_id: str = AIRFLOW_API_CONN_ID
+    catalog: CatalogConfig | None = Field(None, description="a Hive Metastore the table is synced to")
 
     @model_validator(mode="after")
     def _services_that_can_run(self) -> TableConfig:

@@ -45,10 +45,12 @@ import yaml
 
 from hudi_ops.airflow.aws_connection import aws_connection
 from hudi_ops.airflow.dag_factory import backfill_dag_id, ingest_dag_id, services_dag_id
+from hudi_ops.airflow.hive_metastore_connection import DEFAULT_CONN_ID as METASTORE_CONN_ID
 from hudi_ops.airflow.kafka_connection import DEFAULT_CONN_ID as DEFAULT_KAFKA_CONN_ID
 from hudi_ops.errors import ConfigError
 from hudi_ops.format.instant import Action
 from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.local.hive_metastore import HiveMetastoreServer
 from hudi_ops.local.kafka_server import KafkaServer, produce_json, require_kafka
 from hudi_ops.local.local_airflow import LocalAirflow
 from hudi_ops.local.platform import stop_signals
@@ -63,6 +65,7 @@ from hudi_ops.spark.session import LOOPBACK_CONF
 
 REPO = Path(__file__).resolve().parents[2]
 TABLE = TOPIC = "trips"
+DATABASE = "lake"
 INGEST_DAG, BACKFILL_DAG, SERVICES_DAG = ingest_dag_id(TABLE), backfill_dag_id(TABLE), services_dag_id(TABLE)
 LOCK_BASE_PATH = "/hudi/locks"
 #: with --s3: the bucket of the table, and the aws connection its DAGs reach it with
@@ -203,6 +206,8 @@ class Rfc22Demo:
                 },
                 # kafka_default: the demo's broker (make up's, when it serves this config)
                 "ingest": {"source_kind": "kafka", "kafka_topic": TOPIC, "schedule": None},
+                # registered in the demo's Hive Metastore (make up's) after each commit: lake.trips_ro, _rt
+                "catalog": {"database": DATABASE},
                 "backfill": {"source_path": str(self.history), "max_active_runs": 2},
                 # no schedule: triggered by the writers' commits (paused here until step 3) and by hand
                 "services": {
@@ -218,7 +223,7 @@ class Rfc22Demo:
         config.write_text(yaml.safe_dump(self.tables_config(), sort_keys=False))
         return config
 
-    def airflow(self, zookeeper: ZookeeperServer, kafka: KafkaServer) -> LocalAirflow:
+    def airflow(self, zookeeper: ZookeeperServer, kafka: KafkaServer, metastore: HiveMetastoreServer) -> LocalAirflow:
         config = self.write_tables_config()
         return LocalAirflow(self.root / "airflow", dags_folder=REPO / "dags", env={
             "HUDI_OPS_TABLES_CONFIG": str(config),
@@ -229,6 +234,8 @@ class Rfc22Demo:
             ),
             f"AIRFLOW_CONN_{DEFAULT_KAFKA_CONN_ID.upper()}": json.dumps(
                 {"conn_type": "kafka", "extra": {"bootstrap.servers": kafka.bootstrap_servers}}),
+            f"AIRFLOW_CONN_{METASTORE_CONN_ID.upper()}": json.dumps(
+                {"conn_type": "hive_metastore", "host": "127.0.0.1", "port": metastore.port}),
             **({f"AIRFLOW_CONN_{S3_CONN_ID.upper()}": json.dumps(aws_connection(self.s3))} if self.s3 else {}),
         })
 
@@ -389,16 +396,19 @@ def main(argv: list[str]) -> int:
     s3 = S3Server() if args.s3 else None
     demo = Rfc22Demo(root, s3=s3)
     zookeeper, kafka = ZookeeperServer(root / "zookeeper"), KafkaServer(root / "kafka")
+    metastore = HiveMetastoreServer(root / "hive_metastore")
     try:
+        metastore.launch()  # its database readies while the others start
         if s3:
             s3.start().create_bucket(S3_BUCKET)
             print(f"S3 server (moto's) on {s3.endpoint}, bucket {S3_BUCKET}")
         zookeeper.start()
         kafka.start()
         kafka.create_topic(TOPIC)
-        print(f"ZooKeeper on {zookeeper.url}, Kafka on {kafka.bootstrap_servers} (topic {TOPIC}); starting Airflow "
-              "(api-server, scheduler, dag-processor)...")
-        with demo.airflow(zookeeper, kafka) as airflow:
+        metastore.wait_ready()
+        print(f"ZooKeeper on {zookeeper.url}, Kafka on {kafka.bootstrap_servers} (topic {TOPIC}), a Hive Metastore "
+              f"on {metastore.uri}; starting Airflow (api-server, scheduler, dag-processor)...")
+        with demo.airflow(zookeeper, kafka, metastore) as airflow:
             print(f"Airflow on {airflow.url} (loopback; log in as {airflow.USER} / {airflow.password});"
                   f" the table is {demo.table_path}")
             print(f"   the timeline view: {airflow.url}/hudi-ops/tables/{TABLE}")
@@ -411,6 +421,7 @@ def main(argv: list[str]) -> int:
         return 0 if report.ok else 1
     finally:
         kafka.stop()
+        metastore.stop()
         zookeeper.stop()
         if s3:
             s3.stop()

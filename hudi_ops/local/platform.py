@@ -1,11 +1,12 @@
 """`make up` (`python -m hudi_ops.local.platform`): the platform on one machine, up until Ctrl-C.
 
-A ZooKeeper server and a Kafka broker (KRaft), then Airflow (api-server, scheduler, dag-processor,
+A ZooKeeper server, a Kafka broker (KRaft) and a Hive Metastore, then Airflow (api-server, scheduler, dag-processor,
 triggerer) on 127.0.0.1 with the repo's DAGs and timeline view, the tables config
 `$HUDI_OPS_TABLES_CONFIG` (without one, two example tables: `trips`, fed by files landing in a folder,
 and `trips_stream`, fed by a Kafka topic, both made under the platform's home), and the connections its
 DAGs use: `hudi_zookeeper_default` (this ZooKeeper), `kafka_default` (this broker, with the topics the
-tables read through it), `spark_default` (Spark in local mode) and `hudi_ops_airflow_api` (this
+tables read through it), `metastore_default` (this metastore, where `trips` is registered as
+`lake.trips_ro` and `lake.trips_rt`), `spark_default` (Spark in local mode) and `hudi_ops_airflow_api` (this
 api-server, for the restore DAG).
 The admin password is printed once. SIGINT (Ctrl-C) or SIGTERM stops everything it started; the
 home (Airflow's database, ZooKeeper's data, the example table) stays for the next start.
@@ -25,9 +26,11 @@ from pathlib import Path
 import yaml
 
 from hudi_ops.airflow.dag_factory import TABLES_CONFIG_ENV, table_entries
+from hudi_ops.airflow.hive_metastore_connection import DEFAULT_CONN_ID as METASTORE_CONN_ID
 from hudi_ops.airflow.kafka_connection import DEFAULT_CONN_ID as DEFAULT_KAFKA_CONN_ID
 from hudi_ops.airflow.tables_config import read_tables_config
 from hudi_ops.errors import ConfigError
+from hudi_ops.local.hive_metastore import HiveMetastoreServer
 from hudi_ops.local.kafka_server import KafkaServer
 from hudi_ops.local.local_airflow import LocalAirflow
 from hudi_ops.local.sample_stream import SampleStream
@@ -46,6 +49,8 @@ EXAMPLE_TOPIC, EXAMPLE_STREAM_SCHEDULE = "trips", "*/15 * * * *"
 #: the trigger's consumer group, of the Kafka provider's message-queue trigger (hudi-ops' jobs use none);
 #: a new group starts at a topic's earliest offset, so messages sent before its trigger joined wake the ingest
 TRIGGER_GROUP = "hudi-ops-triggers"
+#: the example table's database in the platform's Hive Metastore
+EXAMPLE_DATABASE = "lake"
 
 
 def example_tables_config(home: Path) -> Path:
@@ -61,6 +66,8 @@ def example_tables_config(home: Path) -> Path:
             "ordering_field": "ts", "table_type": "MERGE_ON_READ",
             "ingest": {"source_path": str(data / "landing" / "trips"), "schedule": EXAMPLE_INGEST_SCHEDULE},
             "backfill": {"source_path": str(data / "history" / "trips")},
+            # registered as lake.trips_ro and lake.trips_rt in this platform's Hive Metastore
+            "catalog": {"database": EXAMPLE_DATABASE},
             "services": {"compaction": {}, "clean": {"hoodie.cleaner.commits.retained": "10"}},
         }, "trips_stream": {
             "base_path": str(data / "hudi" / "trips_stream"), "record_key": "trip_id", "partition_field": "dt",
@@ -105,6 +112,10 @@ class Platform:
         self.zookeeper = ZookeeperServer(self.home / "zookeeper")
         # a broker when a table reads one through kafka_default; its topics stay for the next start, on new ports
         self.kafka = KafkaServer(self.home / "kafka") if self.topics else None
+        # a metastore when a table is synced to one through metastore_default; its catalog stays for the next start
+        synced = any(t.catalog and t.catalog.hive_metastore_conn_id == METASTORE_CONN_ID
+                     for t in config.tables.values())
+        self.metastore = HiveMetastoreServer(self.home / "hive_metastore") if synced else None
         self.lineage_file = self.home / "lineage" / "events.jsonl"
         self.lineage_file.parent.mkdir(parents=True, exist_ok=True)
         self.airflow = LocalAirflow(self.home / "airflow", dags_folder=REPO / "dags",
@@ -124,6 +135,8 @@ class Platform:
 
     def start(self) -> Platform:
         try:
+            if self.metastore is not None:
+                self.metastore.launch()  # its database readies while the others start
             self.zookeeper.start()
             if self.kafka is not None:
                 self.kafka.start()
@@ -132,6 +145,10 @@ class Platform:
                 self.airflow.settings[f"AIRFLOW_CONN_{DEFAULT_KAFKA_CONN_ID.upper()}"] = json.dumps(
                     {"conn_type": "kafka", "extra": {"bootstrap.servers": self.kafka.bootstrap_servers,
                                                      "group.id": TRIGGER_GROUP, "auto.offset.reset": "earliest"}})
+            if self.metastore is not None:
+                self.metastore.wait_ready()
+                self.airflow.settings[f"AIRFLOW_CONN_{METASTORE_CONN_ID.upper()}"] = json.dumps(
+                    {"conn_type": "hive_metastore", "host": "127.0.0.1", "port": self.metastore.port})
             self.airflow.settings["AIRFLOW_CONN_HUDI_ZOOKEEPER_DEFAULT"] = json.dumps(
                 {"conn_type": "hudi_zookeeper", "host": self.zookeeper.host, "port": self.zookeeper.port,
                  "extra": {"base_path": LOCK_BASE_PATH}})
@@ -147,12 +164,16 @@ class Platform:
             return "zookeeper"
         if self.kafka is not None and not self.kafka.running:
             return "kafka broker"
+        if self.metastore is not None and not self.metastore.running:
+            return "hive metastore"
         return self.airflow.dead_component()
 
     def stop(self) -> None:
         self.airflow.stop()
         if self.kafka is not None:
             self.kafka.stop()
+        if self.metastore is not None:
+            self.metastore.stop()
         self.zookeeper.stop()
 
     def __enter__(self) -> Platform:
@@ -178,7 +199,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"make up: {e}", file=sys.stderr)
         return 2
     stop = stop_signals()
-    print(f"starting ZooKeeper, Kafka and Airflow in {home} ...", flush=True)
+    print(f"starting the platform in {home} ...", flush=True)
     # the example tables are live: sample files land in a source folder, messages go to a topic
     feed = SampleFeed(Path(platform.example_source)) if platform.example_source else None
     stream = None
@@ -224,6 +245,9 @@ def _ready(platform: Platform) -> None:
         f"Airflow is up: {airflow.url}  (log in as {airflow.USER} / {airflow.password}; a new password each start)",
         f"ZooKeeper on {platform.zookeeper.url} (connection hudi_zookeeper_default)",
         *([f"Kafka on {platform.kafka.bootstrap_servers} (connection kafka_default)"] if platform.kafka else []),
+        *([f"Hive Metastore on {platform.metastore.uri} (connection {METASTORE_CONN_ID}): "
+           f"spark.hadoop.hive.metastore.uris={platform.metastore.uri} reads its tables by name"]
+          if platform.metastore else []),
         f"tables config: {platform.tables_config}",
         *(f"  table {name}: {entry.base_path}   timeline view: {airflow.url}/hudi-ops/tables/{name}"
           for name, entry in platform.tables.items()),

@@ -68,6 +68,8 @@ class MakeUp:
             self.url, self.password = up.groups()
             self.zookeeper = ZookeeperAddress("127.0.0.1", int(self.until(r"ZooKeeper on 127\.0\.0\.1:(\d+)", 5)[1]))
             self.kafka = self.until(r"Kafka on (127\.0\.0\.1:\d+)", 5)[1]  # its bootstrap servers
+            # a metastore when a table has a catalog (the line before the tables config's)
+            self.metastore = self.until(r"Hive Metastore on (thrift://127\.0\.0\.1:\d+)|tables config:", 5)[1]
             self.airflow = LocalAirflow.attach(home / "airflow")
         except BaseException:
             self.close()

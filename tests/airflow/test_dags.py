@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import re
 import shutil
@@ -10,6 +11,7 @@ import shutil
 import pytest
 import yaml
 
+from hudi_ops.errors import ConfigError
 from tests.airflow.conftest import REPO_DAGS, SPARK_CONF, repo_dags
 
 
@@ -421,3 +423,51 @@ def test_a_kafka_ingest_on_new_messages_is_scheduled_on_its_topics_watcher_and_a
     assert set(parsed.tables) == {"a"} and "table 'a' watches too" in parsed.refused["b"]
     two["tables"]["b"]["ingest"]["kafka_conn_id"] = "brokers_for_b"
     assert set(parse_tables_config(two, "test").tables) == {"a", "b"}
+
+
+@pytest.mark.spark  # a spark-submit through dag.test(), then the session's Spark reads by name
+def test_a_tables_catalog_makes_each_job_sync_it_to_the_metastore_its_connection_names(
+        airflow_db, zookeeper_connection, hive_metastore, spark, tmp_path, monkeypatch):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    host, port = hive_metastore.uri.removeprefix("thrift://").split(":")
+    monkeypatch.setenv("AIRFLOW_CONN_METASTORE_DEFAULT", json.dumps(
+        {"conn_type": "hive_metastore", "host": host, "port": int(port)}))
+    config = {"defaults": {"spark_conf": SPARK_CONF},
+              "tables": {"trips": {"base_path": str(tmp_path / "trips"), "record_key": "id",
+                                   "partition_field": "city", "ordering_field": "ts", "table_type": "MERGE_ON_READ",
+                                   "catalog": {"database": "analytics", "table": "nyc_trips"},
+                                   "ingest": {"source_path": str(tmp_path / "landing")},
+                                   "backfill": {}, "services": {"compaction": {}, "clean": {}}}}}
+    with repo_dags(config, tmp_path, monkeypatch) as bag:
+        jobs = [t for dag_id in bag.dag_ids if dag_id.endswith("__trips") for t in bag.get_dag(dag_id).tasks
+                if hasattr(t, "hive_metastore_conn_id")]
+        assert {t.task_id for t in jobs} >= {"ingest", "backfill", "schedule_compaction", "execute_compaction",
+                                             "clean", "archive", "restore"}
+        for task in jobs:  # every job of the table knows where, and asks Hudi for its sync
+            assert task.hive_metastore_conn_id == "metastore_default", task.task_id
+            assert (task.hoodie_conf["hoodie.datasource.meta.sync.enable"],
+                    task.hoodie_conf["hoodie.datasource.hive_sync.database"],
+                    task.hoodie_conf["hoodie.datasource.hive_sync.table"]) == ("true", "analytics", "nyc_trips")
+        ingest = bag.get_dag("hudi_ingest__trips")
+        assert ingest.get_task("ingest").job_options()["hoodie.datasource.hive_sync.metastore.uris"] == \
+            hive_metastore.uri
+        (tmp_path / "landing").mkdir()
+        pq.write_table(pa.table({"id": [1, 2], "ts": [5, 5], "city": ["sf", "nyc"]}),
+                       tmp_path / "landing" / "a.parquet")
+        assert ingest.test().state == "success"
+    rows = spark.table("analytics.nyc_trips_rt").select("id", "ts", "city").collect()
+    assert sorted(tuple(r) for r in rows) == [(1, 5, "sf"), (2, 5, "nyc")]
+    assert sorted(r[0] for r in spark.sql("SHOW PARTITIONS analytics.nyc_trips_ro").collect()) == ["nyc", "sf"]
+
+
+def test_a_catalog_without_its_connection_fails_the_task_naming_the_connection_to_add(monkeypatch):
+    from hudi_ops.airflow.operators import HudiIngestOperator
+
+    monkeypatch.delenv("AIRFLOW_CONN_NOWHERE", raising=False)
+    task = HudiIngestOperator(task_id="ingest", base_path="/t", table_name="trips", record_key_field="id",
+                              source_path="/in", zookeeper_conn_id=None, hive_metastore_conn_id="nowhere",
+                              hoodie_conf={"hoodie.datasource.meta.sync.enable": "true"})
+    with pytest.raises(ConfigError, match="no Airflow connection 'nowhere': add one of type hive_metastore"):
+        task.job_options()

@@ -18,12 +18,14 @@ import signal
 import time
 import urllib.error
 import urllib.request
+from pathlib import Path
 
 import pytest
 
 from hudi_ops.airflow.dag_factory import services_dag_id
 from hudi_ops.demo.rfc22 import (
     BACKFILL_DAG,
+    DATABASE,
     INGEST_DAG,
     LOCK_BASE_PATH,
     SERVICES_DAG,
@@ -48,6 +50,9 @@ from tests.airflow.make_up import (
 )
 from tests.integration.processes import Job
 from tests.tables import COLUMNS, read_hudi_rs
+
+READ_BY_NAME = Path(__file__).parent / "read_by_name.py"
+COLUMNS_ARG = ",".join(COLUMNS)
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow]  # spark-submit jobs of its own; minutes in all
 
@@ -174,6 +179,23 @@ def test_the_services_dag_compacts_the_logs_then_cleans_the_slices_the_compactio
     assert f"<td class=\"text\">{services.clean.instant}</td>" in html
     assert "no compaction or clustering plan" in html
     assert "KEEP_LATEST_FILE_VERSIONS · earliest commit to retain - · removes 0 slice(s)" in html
+
+
+def test_spark_sql_reads_the_demo_table_by_name_from_make_ups_hive_metastore(platform, scenario, tmp_path):
+    """Every writer and the compaction synced the table after their commits: an analyst's Spark application
+    (a process of its own, Hive support, make up's metastore) reads `lake.trips_ro` and `_rt` as hudi-rs reads
+    the table."""
+    demo, _, report = scenario
+    up = platform[1]
+    assert up.metastore and up.metastore.startswith("thrift://127.0.0.1:")
+    reader = Job.start([COLUMNS_ARG, f"{DATABASE}.{TABLE}_rt", f"{DATABASE}.{TABLE}_ro"], tmp_path / "reader.log",
+                       application=str(READ_BY_NAME), conf={"spark.sql.catalogImplementation": "hive",
+                                                            "spark.hadoop.hive.metastore.uris": up.metastore})
+    assert reader.process.wait(timeout=300) == 0, reader.log.read_text()[-3000:]
+    lines = [json.loads(line) for line in reader.log.read_text().splitlines() if line.startswith('{"table"')]
+    expected = [list(r) for r in read_hudi_rs(demo.table_path)]
+    assert [line["table"] for line in lines] == [f"{DATABASE}.{TABLE}_rt", f"{DATABASE}.{TABLE}_ro"]
+    assert lines[0]["rows"] == lines[1]["rows"] == expected and len(expected) == report.expected_rows
 
 
 def test_the_timeline_view_needs_an_airflow_login(scenario):

@@ -156,3 +156,15 @@ def test_a_clustering_keeps_and_a_restore_removes_what_the_catalog_serves(
     assert code == 0 and restored["catalog"] == f"{database}.trips", restored
     assert partitions(spark, f"{database}.trips") == [DAY1, DAY2]  # the restore removed DAY3's partition
     assert by_name(spark, f"{database}.trips") == read_hudi_rs(table) == model.expected()
+
+
+def test_a_sync_tool_that_is_not_on_the_class_path_is_named_with_its_jar(spark, database, tmp_path, capsys):
+    table, source = tmp_path / "trips", tmp_path / "landing"
+    write_source(source / "a.parquet", trips(DAY1, range(3), ts=1))
+    glue = catalog_options("", database, **{"hoodie.meta.sync.client.tool.class":
+                                            "org.apache.hudi.aws.sync.AwsGlueCatalogSyncTool"})
+    code, result = run(capsys, ingest_args(table, source, hoodie_conf=glue), spark)
+    assert code == 1 and result["error"] == "CatalogSyncError", result
+    assert "AwsGlueCatalogSyncTool, which is not on the job's class path" in result["message"], result
+    assert "hudi-aws-bundle" in result["message"] and read_hudi_rs(table) == Model().upsert(
+        trips(DAY1, range(3), ts=1)).expected()

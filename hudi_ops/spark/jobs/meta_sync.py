@@ -17,11 +17,12 @@ batch another attempt committed syncs again (that attempt's sync may be the one 
 from __future__ import annotations
 
 import contextlib
+import functools
 import time
 from collections.abc import Mapping
 from typing import Any
 
-from hudi_ops.config import HoodieConfig, MetaSyncConfig, WriteConfig
+from hudi_ops.config import HIVE_SYNC_TOOL, HoodieConfig, MetaSyncConfig, WriteConfig
 from hudi_ops.errors import CatalogSyncError, HudiOpsError
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs.results import ALREADY_COMMITTED, COMMITTED, JobResult, ServiceResult
@@ -64,13 +65,16 @@ def due(job: str, result: JobResult | ServiceResult, options: Mapping[str, str])
 def sync_catalog(spark: Any, base_path: str, options: Mapping[str, str], *, after: str) -> tuple[str, float]:
     """Sync the table at `base_path` to its catalog, under its catalog lock; (`database.table`, seconds).
     `after`: what the run did (its failure names it: that stands whatever the sync does)."""
+    from py4j.java_gateway import JavaClass
     from py4j.protocol import Py4JError
 
     started = time.monotonic()
     meta = MetaClient.open(base_path)
     table_name = meta.properties.table_name
     config = HoodieConfig(dict(options))
-    if config.get(MetaSyncConfig.MODE) == "HMS" and not config.get(MetaSyncConfig.METASTORE_URIS):
+    tools = config.get(MetaSyncConfig.TOOL_CLASSES) or (HIVE_SYNC_TOOL,)
+    if HIVE_SYNC_TOOL in tools and config.get(MetaSyncConfig.MODE) == "HMS" and \
+            not config.get(MetaSyncConfig.METASTORE_URIS):
         raise CatalogSyncError(f"{after}, but the catalog sync cannot start: {MetaSyncConfig.METASTORE_URIS.name} is "
                                "not set; name the Hive Metastore (thrift://host:9083): in the tables config, "
                                "`catalog:` and its Airflow connection")
@@ -84,8 +88,14 @@ def sync_catalog(spark: Any, base_path: str, options: Mapping[str, str], *, afte
         for key, value in props.items():
             java_props.setProperty(key, str(value))
         try:
-            tool = jvm.org.apache.hudi.hive.HiveSyncTool(java_props, spark.sparkContext._jsc.hadoopConfiguration())
-            tool.syncHoodieTable()
+            for name in tools:  # each a HoodieSyncTool: made from (properties, Hadoop configuration)
+                tool = functools.reduce(getattr, name.split("."), jvm)
+                if not isinstance(tool, JavaClass):  # Py4J names a class it cannot load a package
+                    raise CatalogSyncError(
+                        f"{after}, but the catalog sync cannot start: {MetaSyncConfig.TOOL_CLASSES.name} names "
+                        f"{name}, which is not on the job's class path; add its jar (AWS Glue's sync tool is in "
+                        "org.apache.hudi:hudi-aws-bundle) to the job's jars")
+                tool(java_props, spark.sparkContext._jsc.hadoopConfiguration()).syncHoodieTable()
         except Py4JError as e:
             raise _sync_error(e, catalog_table(options, table_name), after) from e
     return catalog_table(options, table_name), time.monotonic() - started
