@@ -233,6 +233,8 @@ class WriteConfig:
     TABLE_NAME = str_key("hoodie.table.name", aliases=("hoodie.datasource.write.table.name",))
     LOCK_WAIT_MS = int_key("hoodie.write.lock.wait_time_ms", 60_000, "how long a writer waits for the table lock",
                            minimum=0)
+    HIVE_STYLE_PARTITIONING = str_key("hoodie.datasource.write.hive_style_partitioning", "FALSE",
+                                      "partition folders named `field=value`", choices=("TRUE", "FALSE"))
 
 
 class TableConfigKeys:
@@ -343,6 +345,25 @@ class MetaSyncConfig:
     @classmethod
     def enabled(cls, options: Mapping[str, str]) -> bool:
         return HoodieConfig(dict(options)).get(cls.ENABLED) == "TRUE"
+
+
+class PreCommitValidatorConfig:
+    """Hudi's SQL pre-commit validators (HoodiePreCommitValidatorConfig's names): queries over the table as
+    the commit would leave it (`<TABLE_NAME>`), a refusal aborting the commit."""
+
+    VALIDATORS = list_key("hoodie.precommit.validators", doc="the validators' classes, comma-separated")
+    SINGLE_VALUE = str_key("hoodie.precommit.validators.single.value.sql.queries",
+                           doc="`query#expected;...`: each query's one value after the commit")
+    EQUALITY = str_key("hoodie.precommit.validators.equality.sql.queries",
+                       doc="`query;...`: each query's result unchanged by the commit")
+    INEQUALITY = str_key("hoodie.precommit.validators.inequality.sql.queries",
+                         doc="`query;...`: each query's result changed by the commit")
+    TABLE_VARIABLE = "<TABLE_NAME>"
+    #: the tables config's kinds: (kind, Hudi's validator class, the key of its queries)
+    KINDS = (("single_result", "org.apache.hudi.client.validator.SqlQuerySingleResultPreCommitValidator",
+              SINGLE_VALUE),
+             ("equality", "org.apache.hudi.client.validator.SqlQueryEqualityPreCommitValidator", EQUALITY),
+             ("inequality", "org.apache.hudi.client.validator.SqlQueryInequalityPreCommitValidator", INEQUALITY))
 
 
 class StreamerConfig:

@@ -26,6 +26,10 @@ class InvalidInputError(HudiOpsError):
     """Bad user input: null or missing keys, schema mismatch, bad config. The message names the fix."""
 
 
+class ValidationFailedError(InvalidInputError):
+    """A pre-commit validator of the table refused the batch: nothing of it is visible."""
+
+
 class ConfigError(InvalidInputError):
     """A hoodie.* option has a bad value or contradicts another one."""
 

@@ -126,6 +126,12 @@ def hive_metastore(hive_metastore_server):
     return hive_metastore_server
 
 
+@pytest.fixture
+def database():
+    """A database of the session's metastore for the test alone (made by the first sync to it)."""
+    return f"lake_{uuid.uuid4().hex[:8]}"
+
+
 @pytest.fixture(scope="session")
 def fixture_table(tmp_path_factory):
     """`fixture_table("sample_table/cow/v8_nonpartitioned")`: a table of ../shared/fixtures/hudi-rs (its zip's

@@ -74,7 +74,7 @@ from hudi_ops.airflow.tables_config import (
     read_tables_config,
 )
 from hudi_ops.airflow.writer_pause import PauseWritersOperator, UnpauseWritersOperator, WritersIdleSensor
-from hudi_ops.job_specs.writes import OPERATIONS, SOURCE_FORMATS
+from hudi_ops.job_specs.writes import BACKFILL_OPERATIONS, SOURCE_FORMATS
 from hudi_ops.locks.job_options import INLINE_SERVICE_OFF
 
 log = logging.getLogger(__name__)
@@ -228,9 +228,11 @@ class _Table:
         return {**self.table_conf, **(self.services.clean or {})}
 
     def writer_conf(self) -> dict[str, str]:
-        """The table's options for its writers; services the services DAG runs are off inline (a writer
-        running a plan inline would not take the plan's lock), archival too when there is that DAG."""
-        return self._inline_off(self.table_conf)
+        """The table's options for its writers (its validators' among them); services the services DAG
+        runs are off inline (a writer running a plan inline would not take the plan's lock), archival too
+        when there is that DAG."""
+        validators = self.config.validators.hoodie_conf() if self.config.validators else {}
+        return self._inline_off({**validators, **self.table_conf})
 
     def _inline_off(self, conf: dict[str, str]) -> dict[str, str]:
         """`conf` with the inline services off (the config's model refused a conf that turns one on)."""
@@ -305,7 +307,9 @@ class _Table:
                            description="first dt=YYYY-MM-DD partition of a manual run"),
             "end": Param(None, type=["null", "string"], format="date",
                          description="last dt=YYYY-MM-DD partition of a manual run"),
-            "operation": Param(backfill.operation, type="string", enum=list(OPERATIONS)),
+            "operation": Param(backfill.operation, type="string", enum=list(BACKFILL_OPERATIONS),
+                               description="INSERT_OVERWRITE: each day's partition replaced by the day's source; "
+                                           "DELETE_PARTITION: the window's partitions deleted"),
             "source_path": Param(source, type="string", minLength=1) if source else
             Param(type="string", minLength=1, description="folder holding the dt=YYYY-MM-DD partitions"),
             "source_format": Param(backfill.source_format, type="string", enum=list(SOURCE_FORMATS)),

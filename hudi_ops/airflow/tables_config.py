@@ -36,10 +36,11 @@ from hudi_ops.airflow.airflow_api import DEFAULT_CONN_ID as AIRFLOW_API_CONN_ID
 from hudi_ops.airflow.hive_metastore_connection import DEFAULT_CONN_ID as METASTORE_CONN_ID
 from hudi_ops.airflow.hook import HudiHook
 from hudi_ops.airflow.kafka_connection import DEFAULT_CONN_ID as DEFAULT_KAFKA_CONN_ID
-from hudi_ops.config import MetaSyncConfig, StreamerConfig
+from hudi_ops.config import MetaSyncConfig, PreCommitValidatorConfig, StreamerConfig
 from hudi_ops.errors import ConfigError
 from hudi_ops.fleet.policies import POLICIES
 from hudi_ops.job_specs.writes import (
+    BACKFILL_OPERATIONS,
     KAFKA_KINDS,
     OPERATIONS,
     SOURCE_FORMATS,
@@ -61,6 +62,7 @@ SourceFormat = Literal[tuple(SOURCE_FORMATS)]  # type: ignore[valid-type]
 SourceKind = Literal[SOURCE_KINDS]  # type: ignore[valid-type]
 KafkaValueFormat = Literal[VALUE_FORMATS]  # type: ignore[valid-type]
 Operation = Literal[OPERATIONS]  # type: ignore[valid-type]
+BackfillOperation = Literal[BACKFILL_OPERATIONS]  # type: ignore[valid-type]
 TableType = Literal[TABLE_TYPES]  # type: ignore[valid-type]
 
 
@@ -223,7 +225,7 @@ class BackfillConfig(SparkSection):
 
     source_path: str | None = Field(None, description="the folder of dt= folders; none: a Param each run")
     source_format: SourceFormat = "parquet"
-    operation: Annotated[Operation, Upper] = "UPSERT"
+    operation: Annotated[BackfillOperation, Upper] = "UPSERT"
     max_active_runs: int = Field(4, gt=0, description="backfill runs at once")
     parallelism: int | None = Field(None, ge=0, description="shuffle parallelism (0: Hudi's choice)")
 
@@ -297,6 +299,38 @@ class CatalogConfig(_Section):
                 MetaSyncConfig.DATABASE.name: self.database, MetaSyncConfig.TABLE.name: self.table or table_name}
 
 
+class ValidatorsConfig(_Section):
+    """Hudi's SQL pre-commit validators on the table's writers: a batch they refuse is never committed."""
+
+    single_result: list[str] = Field(default_factory=list, description="`query#expected value` each")
+    equality: list[str] = Field(default_factory=list, description="queries the commit must not change")
+    inequality: list[str] = Field(default_factory=list, description="queries the commit must change")
+
+    @model_validator(mode="after")
+    def _queries_hudi_can_run(self) -> ValidatorsConfig:
+        table = PreCommitValidatorConfig.TABLE_VARIABLE
+        for kind, _, _ in PreCommitValidatorConfig.KINDS:
+            for query in getattr(self, kind):
+                if table not in query:
+                    raise ValueError(f"validators.{kind}: {query!r} does not read {table}, which Hudi replaces by "
+                                     "the table as the commit would leave it (and before it, for equality)")
+                if ";" in query:
+                    raise ValueError(f"validators.{kind}: {query!r} holds ';', which Hudi splits queries at; "
+                                     "give each query as an item of the list")
+                if kind == "single_result" and query.count("#") != 1:
+                    raise ValueError(f"validators.single_result: {query!r} needs one '#' between the query and "
+                                     "the value it must return (`select count(*) from <TABLE_NAME> where fare < "
+                                     "0#0`)")
+        return self
+
+    def hoodie_conf(self) -> dict[str, str]:
+        kinds = [k for k in PreCommitValidatorConfig.KINDS if getattr(self, k[0])]
+        if not kinds:
+            return {}
+        return {PreCommitValidatorConfig.VALIDATORS.name: ",".join(name for _, name, _ in kinds),
+                **{key.name: ";".join(getattr(self, kind)) for kind, _, key in kinds}}
+
+
 class TableConfig(_Section):
     """One table of the config."""
 
@@ -319,6 +353,7 @@ class TableConfig(_Section):
                                     "(keys, endpoint_url, region_name, config_kwargs.s3.addressing_style)")
     airflow_api_conn_id: str = AIRFLOW_API_CONN_ID
     catalog: CatalogConfig | None = Field(None, description="a Hive Metastore the table is synced to")
+    validators: ValidatorsConfig | None = Field(None, description="Hudi's pre-commit validators on its writers")
 
     @model_validator(mode="after")
     def _services_that_can_run(self) -> TableConfig:
@@ -338,6 +373,10 @@ class TableConfig(_Section):
         if self.services and (self.services.spark_conn_id or self.services.spark_conf) and not self.services.runs:
             raise ValueError("`services.spark_conn_id` and `.spark_conf` set the services DAG's Spark, and that DAG "
                              "runs only with one of compaction, clustering or clean; add one, or drop them")
+        if self.validators and self.validators.hoodie_conf() and self.table_type != "COPY_ON_WRITE":
+            raise ValueError("`validators` need `table_type: COPY_ON_WRITE`: Hudi's pre-commit validators read the "
+                             "table's base files before and after the commit, and a MERGE_ON_READ table's updates "
+                             "go to log files they never read")
         self._writers_need_a_lock()
         self._non_blocking_needs()
         services = self.services or ServicesConfig()

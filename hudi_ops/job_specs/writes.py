@@ -25,6 +25,9 @@ SOURCE_FORMATS = {"parquet": (".parquet",), "json": (".json", ".jsonl"), "csv": 
 DEFAULT_BATCH_WAIT_S = 900.0
 #: the write operations the jobs offer (`--op`), Hudi's names
 OPERATIONS = ("UPSERT", "INSERT", "BULK_INSERT", "DELETE")
+#: a backfill's also: each day's partition replaced by the day's source, or deleted
+PARTITION_OPERATIONS = ("INSERT_OVERWRITE", "DELETE_PARTITION")
+BACKFILL_OPERATIONS = (*OPERATIONS, *PARTITION_OPERATIONS)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -118,9 +121,12 @@ class BackfillSpec(WriteSpec):
 
     start: str = argument("--start", "the first dt=YYYY-MM-DD source folder")
     end: str = argument("--end", "the last dt=YYYY-MM-DD source folder")
+    operation: str = argument("--op", "Hudi's write operation; INSERT_OVERWRITE replaces each day's partition by "
+                                      "the day's source, DELETE_PARTITION deletes the window's partitions",
+                              default="UPSERT", choices=BACKFILL_OPERATIONS, upper=True)
 
     def validate(self) -> None:
-        if not self.source_path:
+        if not self.source_path and self.operation != "DELETE_PARTITION":
             raise InvalidInputError("backfill: --source-path is required: the folder of dt=YYYY-MM-DD folders")
         self.window()
 

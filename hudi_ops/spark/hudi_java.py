@@ -6,6 +6,8 @@
 - `write/DatasourceWrite.java`: Hudi's Spark datasource write that also commits keys of hudi-ops' own
   choosing in the commit's extra metadata (HoodieStreamer's checkpoint keys, which the datasource's one
   prefix cannot select beside hudi-ops' `_hudi_ops.*` keys). Built for every release.
+- `validate/`: Hudi's three SQL pre-commit validators, whose refusal carries the validator and its
+  query up to the job (Hudi's own runner reports only that one of them failed). Built for every release.
 - `backport/PreferWriterConflictResolutionStrategy.java`: a fix Hudi 1.2.0 made that 1.1.1 lacks (its
   prefer-writer check fails a clustering's commit whenever a write in flight is among the writes it
   checks: it sorts them by a completion time those in flight do not have), so that beside a steady
@@ -54,6 +56,11 @@ CLASSES = {
     PREFER_WRITER: JavaClass("hudiops.backport.PreferWriterConflictResolutionStrategy", "backport",
                              BACKPORTED_RELEASES, "hudi-ops' fix of Hudi's prefer-writer check"),
 }
+#: Hudi's SQL pre-commit validators, whose refusals name the validator and the query
+VALIDATORS = tuple(f"SqlQuery{kind}PreCommitValidator" for kind in ("SingleResult", "Equality", "Inequality"))
+CLASSES.update({f"org.apache.hudi.client.validator.{name}": JavaClass(
+    f"hudiops.validate.{name}", "validate", None, "a refused commit does not say which query refused it")
+    for name in VALIDATORS})
 #: hudi-ops' classes that replace none of Hudi's
 DATASOURCE_WRITE = JavaClass("hudiops.write.DatasourceWrite", "write", None,
                              "HoodieStreamer's checkpoint keys are not written into the commit")
@@ -115,16 +122,24 @@ def with_hudi_ops_classes(spark: Any, options: Mapping[str, str]) -> dict[str, s
     Hudi can load it (a Hudi of the user's own, or a release with the fix, runs its own class)."""
     chosen = dict(options)
     for key, value in options.items():
-        ours = CLASSES.get(str(value).strip())
-        if ours is None:
+        names = [n.strip() for n in str(value).split(",")]  # a list of classes (the validators) or one
+        if not any(n in CLASSES for n in names):
             continue
-        if hudi_loads(spark, ours.name):
-            chosen[key] = ours.name
-        elif ours.releases is None or _hudi_version(spark) in ours.releases:
-            print(f"hudi_ops.spark: warning: Hudi {_hudi_version(spark)} runs {value} without hudi-ops' "
-                  f"{ours.name}, so {ours.missing}: pass every jar `python -m hudi_ops.jars hudi` "
-                  "prints", file=sys.stderr, flush=True)
+        chosen[key] = ",".join(_ours(spark, n) for n in names)
     return chosen
+
+
+def _ours(spark: Any, name: str) -> str:
+    ours = CLASSES.get(name)
+    if ours is None:
+        return name
+    if hudi_loads(spark, ours.name):
+        return ours.name
+    if ours.releases is None or _hudi_version(spark) in ours.releases:
+        print(f"hudi_ops.spark: warning: Hudi {_hudi_version(spark)} runs {name} without hudi-ops' "
+              f"{ours.name}, so {ours.missing}: pass every jar `python -m hudi_ops.jars hudi` "
+              "prints", file=sys.stderr, flush=True)
+    return name
 
 
 def hudi_loads(spark: Any, name: str) -> bool:

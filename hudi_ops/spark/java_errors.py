@@ -25,6 +25,7 @@ from hudi_ops.errors import (
     RollbackRaceError,
     SourceUnavailableError,
     TableNotFoundError,
+    ValidationFailedError,
     WriteConflictError,
     WriteInFlightError,
 )
@@ -258,6 +259,13 @@ def _unreadable(message: str, context: JobContext) -> HudiOpsError:
                              "then re-run")
 
 
+def _refused(message: str, _: JobContext) -> HudiOpsError:
+    said = message.strip().splitlines()[0] if message.strip() else "a validator refused it"
+    return ValidationFailedError(f"Hudi's pre-commit validation refused the batch, so nothing of it was committed: "
+                                 f"{said[:600]}; correct the source data, or the validator's query (the table's "
+                                 "`validators:` in the tables config)")
+
+
 def _fence_lost(message: str, context: JobContext) -> HudiOpsError:
     return ConcurrentJobError(f"{message.strip().splitlines()[0]}: another attempt of this batch may be writing it "
                               f"to {context.base_path}; nothing of this one is visible, and its retry finds what "
@@ -281,6 +289,8 @@ _RULES: tuple[tuple[tuple[str, ...], Callable[[str, JobContext], HudiOpsError]],
     ((_HUDI_EXCEPTION + "HoodieWriteConflictException",), _conflict),
     ((_HUDI_EXCEPTION + "HoodieClusteringUpdateException",), _clustering_update),
     (("hudiops.fence.FenceLostException",), _fence_lost),
+    # hudi-ops' validators name the validator and query; Hudi's own say only that one refused
+    (("hudiops.validate.PreCommitValidationFailed", _HUDI_EXCEPTION + "HoodieValidationException"), _refused),
     ((_HUDI_EXCEPTION + "HoodieLockException",), _lock),
     ((_HUDI_EXCEPTION + "HoodieKeyException", _HUDI_EXCEPTION + "HoodieKeyGeneratorException"), _bad_key),
     ((_HUDI_EXCEPTION + "SchemaCompatibilityException", _HUDI_EXCEPTION + "HoodieSchemaException",

@@ -471,3 +471,25 @@ def test_a_catalog_without_its_connection_fails_the_task_naming_the_connection_t
                               hoodie_conf={"hoodie.datasource.meta.sync.enable": "true"})
     with pytest.raises(ConfigError, match="no Airflow connection 'nowhere': add one of type hive_metastore"):
         task.job_options()
+
+
+def test_a_tables_validators_run_on_its_writers_and_not_its_services(airflow_db, zookeeper_connection, tmp_path,
+                                                                     monkeypatch):
+    config = {"tables": {"trips": {
+        "base_path": str(tmp_path / "trips"), "record_key": "id", "table_type": "COPY_ON_WRITE",
+        "validators": {"single_result": ["select count(*) from <TABLE_NAME> where fare < 0#0"],
+                       "equality": ["select count(*) from <TABLE_NAME> where city = 'sf'"]},
+        "ingest": {"source_path": str(tmp_path / "landing")}, "backfill": {}, "services": {"clean": {}}}}}
+    with repo_dags(config, tmp_path, monkeypatch) as bag:
+        writers = [bag.get_dag("hudi_ingest__trips").get_task("ingest"),
+                   bag.get_dag("hudi_backfill__trips").get_task("backfill")]
+        services = bag.get_dag("hudi_services__trips").tasks
+    for task in writers:
+        assert task.hoodie_conf["hoodie.precommit.validators"] == (
+            "org.apache.hudi.client.validator.SqlQuerySingleResultPreCommitValidator,"
+            "org.apache.hudi.client.validator.SqlQueryEqualityPreCommitValidator")
+        assert task.hoodie_conf["hoodie.precommit.validators.single.value.sql.queries"] == \
+            "select count(*) from <TABLE_NAME> where fare < 0#0"
+        assert task.hoodie_conf["hoodie.precommit.validators.equality.sql.queries"] == \
+            "select count(*) from <TABLE_NAME> where city = 'sf'"
+    assert services and all("hoodie.precommit.validators" not in t.hoodie_conf for t in services)

@@ -3,8 +3,6 @@ Hive support reads it by name, as an analyst would, and sees what hudi-rs reads 
 
 from __future__ import annotations
 
-import uuid
-
 import pyarrow as pa
 import pytest
 
@@ -25,11 +23,6 @@ def catalog_options(uri: str, database: str, **more: str) -> dict[str, str]:
     return {"hoodie.datasource.meta.sync.enable": "true", "hoodie.datasource.hive_sync.mode": "hms",
             "hoodie.datasource.hive_sync.metastore.uris": uri, "hoodie.datasource.hive_sync.database": database,
             **more}
-
-
-@pytest.fixture
-def database():
-    return f"lake_{uuid.uuid4().hex[:8]}"
 
 
 def by_name(spark, table: str, columns=COLUMNS) -> list[tuple]:

@@ -95,6 +95,15 @@ def test_a_dag_section_in_the_defaults_is_refused_rather_than_given_to_every_tab
      "needs a zookeeper_conn_id (its writers still take the lock to commit), no clustering service"),
     ({**TABLE, "hoodie_conf": {"hoodie.write.concurrency.mode": "SINGLE_WRITER"}},
      "hoodie.write.concurrency.mode=SINGLE_WRITER cannot share a table's lock with other writers"),
+    ({**TABLE, "table_type": "COPY_ON_WRITE", "validators": {"single_result": ["select count(*) from trips#0"]}},
+     "validators.single_result: 'select count(*) from trips#0' does not read <TABLE_NAME>"),
+    ({**TABLE, "table_type": "COPY_ON_WRITE", "validators": {"single_result": ["select 1 from <TABLE_NAME>"]}},
+     "needs one '#' between the query and the value it must return"),
+    ({**TABLE, "table_type": "COPY_ON_WRITE", "validators": {"equality": ["select 1 from <TABLE_NAME>; drop x"]}},
+     "holds ';', which Hudi splits queries at"),
+    ({**TABLE, "table_type": "MERGE_ON_READ", "validators": {"equality": ["select count(*) from <TABLE_NAME>"]}},
+     "`validators` need `table_type: COPY_ON_WRITE`"),
+    ({**TABLE, "catalog": {"database": "my-db"}}, "`catalog.database`: String should match pattern"),
 ])
 def test_a_bad_entry_names_the_table_the_key_and_the_fix(table, message):
     config = parse_tables_config({"tables": {"trips": table, "rides": TABLE}}, "tables.yaml")

@@ -16,17 +16,19 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from hudi_ops.config import HoodieConfig, WriteConfig
 from hudi_ops.errors import InvalidInputError, TableNotFoundError
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import BackfillSpec
 from hudi_ops.job_specs.results import ALREADY_COMMITTED, JobResult
+from hudi_ops.job_specs.writes import PARTITION_OPERATIONS
 from hudi_ops.read.pipeline_metadata import BACKFILL_CHECKPOINT_KEY, backfill_checkpoint, backfill_days
 from hudi_ops.sources.files import source_files
 from hudi_ops.spark.jobs import hudi_write
 from hudi_ops.spark.jobs.batch_fence import BatchFence, backfill_batch
 from hudi_ops.spark.jobs.input_schema import check_input_schema
 from hudi_ops.spark.jobs.table_creation import TableCreation
-from hudi_ops.spark.jobs.target import resolve_target
+from hudi_ops.spark.jobs.target import TargetTable, resolve_target
 from hudi_ops.spark.sources import arrow_schema
 from hudi_ops.spark.sources.files import read_source
 from hudi_ops.storage import Storage
@@ -51,24 +53,33 @@ def _backfill(spec: BackfillSpec, options: dict[str, str], spark: Callable[[], A
     started = time.perf_counter()
     first, last = spec.window()
     target = resolve_target(spec.base_path, options, **spec.table_settings())
-    source = Storage.for_uri(spec.source_path)
-    if not source.is_dir(""):
+    source = Storage.for_uri(spec.source_path) if spec.source_path else None  # none: a DELETE_PARTITION's
+    if source is not None and spec.operation != "DELETE_PARTITION" and not source.is_dir(""):
         raise InvalidInputError(f"the source folder {source.uri} does not exist; fix the backfill's source path")
-    checkpoint = {"source": source.table_id, "start": first.isoformat(), "end": last.isoformat(),
+    checkpoint = {"source": source.table_id if source else "", "start": first.isoformat(), "end": last.isoformat(),
                   "run": spec.run_id or ""}
     done = _committed_days(spec.base_path, checkpoint)
     days = [(first + dt.timedelta(days=n)).isoformat() for n in range((last - first).days + 1)]
-    batches = [(day, files) for day in days if day not in done and (files := source_files(source, f"dt={day}",
-                                                                                             spec.source_format))]
-    frames = [(day, read_source(spark(), source, files, spec.source_format, target)) for day, files in batches]
+    if spec.operation in PARTITION_OPERATIONS:
+        _partitioned_by_day(target, spec.operation)
+    if spec.operation == "DELETE_PARTITION":
+        frames = [(day, None) for day in days if day not in done and _has_partition(target, options, day)]
+    else:
+        assert source is not None  # BackfillSpec.validate: every other operation reads a source
+        batches = [(day, files) for day in days if day not in done and (files := source_files(source, f"dt={day}",
+                                                                                                 spec.source_format))]
+        frames = [(day, read_source(spark(), source, files, spec.source_format, target)) for day, files in batches]
     checked = target
     for day, frame in frames:  # every day before the first is written; a new table's days against the first
+        if frame is None:
+            continue
         columns = arrow_schema(frame)
         check_input_schema(columns, checked, options, f"the source's dt={day}", keys_only=spec.operation == "DELETE")
         if checked.schema is None:
             checked = dataclasses.replace(target, schema=columns)
-    result = JobResult("backfill", reason=None if frames or done else
-                       f"nothing to backfill: no source files from {first} to {last}")
+    nothing = f"no partitions to delete from {first} to {last}" if spec.operation == "DELETE_PARTITION" else \
+        f"no source files from {first} to {last}"
+    result = JobResult("backfill", reason=None if frames or done else f"nothing to backfill: {nothing}")
     for day, frame in frames:
         with BatchFence(spec.base_path, options, spec.table_name or "table", backfill_batch(day),
                         spec.wait_seconds) as fence:
@@ -79,7 +90,10 @@ def _backfill(spec: BackfillSpec, options: dict[str, str], spark: Callable[[], A
             run_id, write_options = hudi_write.write_options(
                 target, spec.operation, fence.write_options(options), job="backfill",
                 extra_metadata={BACKFILL_CHECKPOINT_KEY: backfill_checkpoint(**checkpoint, day=day)})
-            written = hudi_write.write(spark(), frame, target, write_options, run_id, source.uri)
+            if frame is None:  # Hudi's delete_partition takes its partitions from the option, none from rows
+                write_options[PARTITIONS_TO_DELETE] = _day_partition(target, options, day)
+                frame = spark().createDataFrame([], f"`{DAY_FIELD}` string")
+            written = hudi_write.write(spark(), frame, target, write_options, run_id, source.uri if source else "")
         creation.done()  # the table exists: other writers need not wait for the other days
         result = result.plus(written.commit, checkpoint=day, after_commit=written.after_commit)
     if done and not result.commits:
@@ -89,3 +103,34 @@ def _backfill(spec: BackfillSpec, options: dict[str, str], spark: Callable[[], A
                                             f"files ({', '.join(sorted(done))}) in an earlier attempt; nothing written")
     total = round((time.perf_counter() - started) * 1000, 1)
     return dataclasses.replace(result, durations_ms={"total": total})
+
+
+#: the column a backfill's days are: its source's `dt=YYYY-MM-DD` folders
+DAY_FIELD = "dt"
+PARTITIONS_TO_DELETE = "hoodie.datasource.write.partitions.to.delete"
+
+
+def _partitioned_by_day(target: TargetTable, operation: str) -> None:
+    """A partition operation replaces or deletes whole partitions: each must be one day, or a day's batch
+    would replace (or delete) other days' rows too."""
+    if target.partition_fields != (DAY_FIELD,):
+        fields = ", ".join(target.partition_fields) or "nothing"
+        raise InvalidInputError(f"--op {operation} replaces or deletes whole partitions, one per day: it needs a "
+                                f"table partitioned by `{DAY_FIELD}` alone, and {target.base_path} is partitioned "
+                                f"by {fields}; use UPSERT (or DELETE of the day's keys)")
+
+
+def _day_partition(target: TargetTable, options: dict[str, str], day: str) -> str:
+    """The day's partition path, as Hudi's key generator names it (`dt=<day>` when hive-style)."""
+    props = MetaClient.open(target.base_path).properties.values if target.exists else {}
+    key = WriteConfig.HIVE_STYLE_PARTITIONING
+    hive = HoodieConfig({**options, **{k: v for k, v in props.items() if k == key.name}}).get(key) == "TRUE"
+    return f"{DAY_FIELD}={day}" if hive else day
+
+
+def _has_partition(target: TargetTable, options: dict[str, str], day: str) -> bool:
+    if not target.exists:
+        return False
+    meta = MetaClient.open(target.base_path)
+    path = _day_partition(target, options, day)
+    return any(group.id.partition_path == path for group in meta.fs_view(meta.timeline()).file_groups())

@@ -1,0 +1,28 @@
+package hudiops.validate;
+
+import org.apache.hudi.client.WriteStatus;
+import org.apache.hudi.common.data.HoodieData;
+import org.apache.hudi.common.engine.HoodieEngineContext;
+import org.apache.hudi.config.HoodieWriteConfig;
+import org.apache.hudi.exception.HoodieValidationException;
+import org.apache.hudi.table.HoodieSparkTable;
+import org.apache.spark.sql.SQLContext;
+
+/** Hudi's SqlQueryEqualityPreCommitValidator, whose refusal names itself and its query (PreCommitValidationFailed). */
+public class SqlQueryEqualityPreCommitValidator<T, I, K, O extends HoodieData<WriteStatus>>
+    extends org.apache.hudi.client.validator.SqlQueryEqualityPreCommitValidator<T, I, K, O> {
+
+  public SqlQueryEqualityPreCommitValidator(HoodieSparkTable<T> table, HoodieEngineContext context,
+                                            HoodieWriteConfig config) {
+    super(table, context, config);
+  }
+
+  @Override
+  protected void validateUsingQuery(String query, String before, String after, SQLContext sql) {
+    try {
+      super.validateUsingQuery(query, before, after, sql);
+    } catch (HoodieValidationException e) {
+      throw new PreCommitValidationFailed("SqlQueryEqualityPreCommitValidator", e);
+    }
+  }
+}
