@@ -1,6 +1,6 @@
 """RFC-22 on one machine: a Kafka stream's ingestion and two backfills write one Hudi table at once, through Airflow.
 
-`python -m hudi_ops.demo` (`make demo`) starts a local ZooKeeper, a Kafka broker and Airflow (loopback
+`python -m hudi_ops.demo` (`make demo`) starts a local ZooKeeper, a Kafka broker, a Hive Metastore and Airflow (loopback
 only), produces trips to the topic `trips` and writes the backfills' source files, and runs the repo's
 DAGs for a `trips` table partitioned by day. RFC-22's first writer "is continuously ingesting new data",
 Kafka's here:
@@ -12,7 +12,8 @@ Kafka's here:
 3. the table's services DAG runs Hudi's compaction (scheduled by one task, executed by the next) and
    a clean that removes the slices the compaction superseded.
 
-Every write is Apache Hudi's, in a spark-submit per Airflow task (the ingest's reads its offsets with
+The table is registered in the demo's Hive Metastore (`lake.trips_ro`, `lake.trips_rt`) after every
+commit. Every write is Apache Hudi's, in a spark-submit per Airflow task (the ingest's reads its offsets with
 Spark's Kafka reader and commits them as HoodieStreamer's checkpoint), and takes the table's ZooKeeper
 lock (Hudi's ZookeeperBasedLockProvider) to start and to commit. The demo holds that same lock from
 Python, as a long table service would, until all three Java writers wait for it to start their writes
