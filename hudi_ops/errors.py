@@ -142,8 +142,8 @@ class SourceUnavailableError(HudiOpsError):
 
 
 class CatalogSyncError(HudiOpsError):
-    """A commit completed, then its sync to the catalog (a Hive Metastore) failed: the table is as committed,
-    the catalog lags until the next sync (after any pipeline's next commit) compares it whole."""
+    """A commit completed, then its sync to the catalog (a Hive Metastore) failed: the table is as committed
+    (the job reports it under `warnings`), the catalog lags until the next sync compares it whole."""
 
 
 class JobEndedError(HudiOpsError):

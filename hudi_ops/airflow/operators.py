@@ -86,6 +86,7 @@ from hudi_ops.spark.cluster_mode import (
 )
 from hudi_ops.spark.driver_lifetime import TASK_PROCESS_ENV, task_process
 from hudi_ops.spark.hudi_bundle import hudi_jars
+from hudi_ops.spark.jobs.meta_sync import SYNCED_AFTER
 from hudi_ops.spark.kafka_connector import kafka_jars
 from hudi_ops.spark.s3a import s3a_conf, s3a_jars
 from hudi_ops.spark.session import HUDI_SESSION_CONF
@@ -193,7 +194,9 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         file and the look for work see the options the job will."""
         options = HudiHook(self.table_name, zookeeper_conn_id=self.zookeeper_conn_id,
                            table_options=self.hoodie_conf).write_options()
-        if self.hive_metastore_conn_id and MetaSyncConfig.enabled(options):
+        # the jobs that sync (hudi_ops.spark.jobs.meta_sync), unless the table's options name the metastore
+        if self.hive_metastore_conn_id and self.job in SYNCED_AFTER and MetaSyncConfig.enabled(options) and \
+                not options.get(MetaSyncConfig.METASTORE_URIS.name):
             options = {**options, **metastore_options(self.hive_metastore_conn_id)}
         return resolve_job_options(self.job, options)
 

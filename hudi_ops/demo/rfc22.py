@@ -51,7 +51,7 @@ from hudi_ops.airflow.kafka_connection import DEFAULT_CONN_ID as DEFAULT_KAFKA_C
 from hudi_ops.errors import ConfigError
 from hudi_ops.format.instant import Action
 from hudi_ops.format.meta_client import MetaClient
-from hudi_ops.local.hive_metastore import HiveMetastoreServer
+from hudi_ops.local.hive_metastore import HiveMetastoreServer, pyspark_jars
 from hudi_ops.local.kafka_server import KafkaServer, produce_json, require_kafka
 from hudi_ops.local.local_airflow import LocalAirflow
 from hudi_ops.local.platform import stop_signals
@@ -208,7 +208,8 @@ class Rfc22Demo:
                 # kafka_default: the demo's broker (make up's, when it serves this config)
                 "ingest": {"source_kind": "kafka", "kafka_topic": TOPIC, "schedule": None},
                 # registered in the demo's Hive Metastore (make up's) after each commit: lake.trips_ro, _rt
-                "catalog": {"database": DATABASE},
+                # (not for a table on S3: the metastore has no s3a connector)
+                **({} if self.s3 else {"catalog": {"database": DATABASE}}),
                 "backfill": {"source_path": str(self.history), "max_active_runs": 2},
                 # no schedule: triggered by the writers' commits (paused here until step 3) and by hand
                 "services": {
@@ -390,8 +391,9 @@ def main(argv: list[str]) -> int:
     try:
         require_zookeeper()
         require_kafka()
+        pyspark_jars()
     except ConfigError as e:
-        print(f"the demo needs ZooKeeper and Kafka: {e}", file=sys.stderr)
+        print(f"the demo needs ZooKeeper, Kafka and PySpark's Hive jars: {e}", file=sys.stderr)
         return 2
     root = Path(tempfile.mkdtemp(prefix="hudi-ops-demo-"))
     s3 = S3Server() if args.s3 else None

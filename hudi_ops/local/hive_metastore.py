@@ -1,6 +1,6 @@
 """A real Hive Metastore for the tests, `make up` and the demo: Hive 2.3.9's thrift server from the jars
-PySpark ships (hive-metastore, Derby, DataNucleus), on loopback, its Derby database and warehouse in a
-tmp folder.
+PySpark ships (hive-metastore, Derby, DataNucleus), on loopback, its Derby database and warehouse in its
+folder (a tmp folder unless given: `make up` keeps its own under its home).
 
 `stop()` ends the process and `start()` brings it back on the same port and database, with its
 databases, tables and partitions, as a restarted metastore keeps them.

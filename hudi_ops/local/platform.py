@@ -1,6 +1,7 @@
 """`make up` (`python -m hudi_ops.local.platform`): the platform on one machine, up until Ctrl-C.
 
-A ZooKeeper server, a Kafka broker (KRaft) and a Hive Metastore, then Airflow (api-server, scheduler, dag-processor,
+A ZooKeeper server, a Kafka broker (KRaft) when a table reads one and a Hive Metastore when a table is
+synced to one, then Airflow (api-server, scheduler, dag-processor,
 triggerer) on 127.0.0.1 with the repo's DAGs and timeline view, the tables config
 `$HUDI_OPS_TABLES_CONFIG` (without one, two example tables: `trips`, fed by files landing in a folder,
 and `trips_stream`, fed by a Kafka topic, both made under the platform's home), and the connections its
@@ -95,7 +96,8 @@ def chosen_tables_config(home: Path) -> Path:
 
 
 class Platform:
-    """ZooKeeper, Kafka and Airflow under `home`; `start()`, then `stop()` (also on leaving a `with` block)."""
+    """ZooKeeper, Kafka and a Hive Metastore (when the tables need them) and Airflow under `home`; `start()`,
+    then `stop()` (also on leaving a `with` block)."""
 
     def __init__(self, home: Path, tables_config: Path, *, port: int = DEFAULT_PORT) -> None:
         self.home, self.tables_config = Path(home), Path(tables_config)

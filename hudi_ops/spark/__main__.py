@@ -22,11 +22,20 @@ import traceback
 from collections.abc import Sequence
 from typing import Any
 
-from hudi_ops.errors import EXIT_FAILED, EXIT_OK, HudiOpsError, JobEndedError, exit_code
+from hudi_ops.errors import (
+    EXIT_FAILED,
+    EXIT_OK,
+    CatalogSyncError,
+    HudiOpsError,
+    JobEndedError,
+    LockAcquisitionError,
+    exit_code,
+)
 from hudi_ops.job_specs import JOBS, JobSpec, parse_argv
 from hudi_ops.job_specs.results import JobFailure, JobResult, ServiceResult, report
 from hudi_ops.locks.job_options import resolve_job_options
 from hudi_ops.spark.driver_lifetime import DriverEnded, end_with_spark_submit_and_task, finished
+from hudi_ops.spark.jobs import meta_sync
 
 #: when this driver's Python came up (under spark-submit, after the JVM that started it)
 _PYTHON_STARTED = time.time()
@@ -42,6 +51,7 @@ def main(argv: Sequence[str] | None = None, *, spark: Any | None = None) -> int:
         spec = parse_argv(argv)
         with _Session(spark, job) as session:
             options = resolve_job_options(spec.JOB, spec.options())
+            meta_sync.check_options(spec.JOB, options)
             result = _synced(spec, _run(spec, options, session), options, session)
         report(result)
         finished()  # from here the job keeps the outcome it reported, whatever ends it
@@ -91,12 +101,14 @@ def _run(spec: JobSpec, options: dict[str, str], session: _Session) -> JobResult
 def _synced(spec: JobSpec, result: JobResult | ServiceResult, options: dict[str, str],
             session: _Session) -> JobResult | ServiceResult:
     """`result`, once the table is synced to its catalog when the run changed what a catalog holds."""
-    from hudi_ops.spark.jobs import meta_sync
-
     if not meta_sync.due(spec.JOB, result, options):
         return result
-    table, seconds = meta_sync.sync_catalog(session(), spec.base_path, options,  # type: ignore[attr-defined]
-                                            after=f"{spec.JOB} {result.outcome} {result.instant}")
+    try:
+        table, seconds = meta_sync.sync_catalog(session(), spec.base_path, options,  # type: ignore[attr-defined]
+                                                after=f"{spec.JOB} {result.outcome} {result.instant}")
+    except (CatalogSyncError, LockAcquisitionError) as e:  # the commit stands: the run reports it done
+        print(f"hudi_ops.spark: warning: {e}", file=sys.stderr, flush=True)
+        return dataclasses.replace(result, warnings=(*result.warnings, f"catalog sync failed: {e}"))
     return dataclasses.replace(result, catalog=table,
                                durations_ms={**result.durations_ms, "catalog_sync": round(seconds * 1000, 1)})
 

@@ -62,7 +62,7 @@ def test_delete_partition_removes_the_windows_days_and_the_catalog_drops_them(
     deletion = BackfillSpec(base_path=str(table), start=DAY1, end=DAY1, operation="DELETE_PARTITION",
                             hoodie_conf=catalog)
     code, result = run(capsys, deletion.to_argv(), spark)
-    assert code == 0 and result["operation"] == "DELETE_PARTITION" and result["catalog"], result
+    assert code == 0 and result["operation"] == "DELETE_PARTITION" and result["catalog"] == f"{database}.trips", result
     assert read_hudi_rs(table) == read_spark(spark, table) == day_model(model, DAY1, []).expected()
     assert partitions(spark, f"{database}.trips") == [DAY2]
     code, idle = run(capsys, BackfillSpec(base_path=str(table), start=DAY1, end=DAY1,
@@ -70,7 +70,7 @@ def test_delete_partition_removes_the_windows_days_and_the_catalog_drops_them(
     assert code == 0 and idle["instant"] is None and "no partitions to delete" in idle["reason"], idle
 
 
-def test_a_partition_operation_on_a_table_not_partitioned_by_day_is_refused_before_spark(spark, tmp_path, capsys):
+def test_a_partition_operation_on_a_table_not_partitioned_by_day_is_refused_before_writing(spark, tmp_path, capsys):
     table, landing = tmp_path / "trips", tmp_path / "landing"
     write_source(landing / "a.parquet", trips(DAY1, range(3), ts=1))
     assert run(capsys, ingest_args(table, landing, partition_path_field="trip_id"), spark)[0] == 0

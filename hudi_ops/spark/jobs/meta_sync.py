@@ -9,8 +9,10 @@ apache/hudi#7570; two syncs at once race, #9046). So the writer's own sync stays
 (`writer_options`), and each job that changed the table syncs after its commit, holding the table's
 catalog lock (hudi_ops.locks.job_locks.catalog_lock) and comparing all of the table's partitions with
 the metastore's (`hoodie.meta.sync.incremental=false`, hudi-ops' default): the last sync sees every
-commit before it. A sync that failed leaves the commit as it is and fails the job (as Hudi's writer
-does); the next sync, after any pipeline's next commit, brings the catalog up to date. A writer whose
+commit before it. A sync that failed leaves the commit as it is and the job reports it under its result's
+`warnings` (a failed task would be retried, find its batch committed and be skipped, and the commit's
+Asset event, which starts the services, would be lost); the next sync, after any pipeline's next
+commit, brings the catalog up to date. A writer whose
 batch another attempt committed syncs again (that attempt's sync may be the one that failed).
 """
 
@@ -23,19 +25,18 @@ from collections.abc import Mapping
 from typing import Any
 
 from hudi_ops.config import HIVE_SYNC_TOOL, HoodieConfig, MetaSyncConfig, WriteConfig
-from hudi_ops.errors import CatalogSyncError, HudiOpsError
+from hudi_ops.errors import CatalogSyncError, ConfigError, HudiOpsError
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs.results import ALREADY_COMMITTED, COMMITTED, JobResult, ServiceResult
 from hudi_ops.locks.job_locks import catalog_lock, has_zookeeper_lock
 from hudi_ops.spark.java_errors import JavaFailure
 
-#: what each job's outcome must be for the catalog to have something new: a writer's commit (or the
-#: commit of another attempt of its batch, whose sync may have failed), a plan's execution, a restore
+#: what each job's outcome must be for the catalog (schema, partitions) to have something new: a
+#: writer's commit (or the commit of another attempt of its batch, whose sync may have failed), a
+#: restore. A compaction or clustering rewrites files and changes neither.
 SYNCED_AFTER = {
     "ingest": (COMMITTED, ALREADY_COMMITTED),
     "backfill": (COMMITTED, ALREADY_COMMITTED),
-    "compact": ("completed", "completed by another run", "already completed"),
-    "cluster": ("completed", "completed by another run", "already completed"),
     "restore": ("restored",),
 }
 #: Hudi's writer syncs inline when either is on; hudi-ops syncs after the commit instead
@@ -62,6 +63,22 @@ def due(job: str, result: JobResult | ServiceResult, options: Mapping[str, str])
     return MetaSyncConfig.enabled(options) and result.outcome in SYNCED_AFTER.get(job, ())
 
 
+def check_options(job: str, options: Mapping[str, str]) -> None:
+    """Before the run writes anything: a sync it will run must know where the metastore is."""
+    if job not in SYNCED_AFTER or not MetaSyncConfig.enabled(options):
+        return
+    config = HoodieConfig(dict(options))
+    if HIVE_SYNC_TOOL in _tools(config) and config.get(MetaSyncConfig.MODE) == "HMS" and \
+            not config.get(MetaSyncConfig.METASTORE_URIS):
+        raise ConfigError(f"the catalog sync is on ({MetaSyncConfig.ENABLED.name}) but "
+                          f"{MetaSyncConfig.METASTORE_URIS.name} is not set: name the Hive Metastore "
+                          "(thrift://host:9083), or under Airflow the table's `catalog:` and its connection")
+
+
+def _tools(config: HoodieConfig) -> tuple[str, ...]:
+    return config.get(MetaSyncConfig.TOOL_CLASSES) or (HIVE_SYNC_TOOL,)
+
+
 def sync_catalog(spark: Any, base_path: str, options: Mapping[str, str], *, after: str) -> tuple[str, float]:
     """Sync the table at `base_path` to its catalog, under its catalog lock; (`database.table`, seconds).
     `after`: what the run did (its failure names it: that stands whatever the sync does)."""
@@ -71,13 +88,9 @@ def sync_catalog(spark: Any, base_path: str, options: Mapping[str, str], *, afte
     started = time.monotonic()
     meta = MetaClient.open(base_path)
     table_name = meta.properties.table_name
+    table = catalog_table(options, table_name)
     config = HoodieConfig(dict(options))
-    tools = config.get(MetaSyncConfig.TOOL_CLASSES) or (HIVE_SYNC_TOOL,)
-    if HIVE_SYNC_TOOL in tools and config.get(MetaSyncConfig.MODE) == "HMS" and \
-            not config.get(MetaSyncConfig.METASTORE_URIS):
-        raise CatalogSyncError(f"{after}, but the catalog sync cannot start: {MetaSyncConfig.METASTORE_URIS.name} is "
-                               "not set; name the Hive Metastore (thrift://host:9083): in the tables config, "
-                               "`catalog:` and its Airflow connection")
+    tools = _tools(config)
     # the table's own settings first (Hudi infers the partition columns and their extractor from them)
     props = {**meta.properties.values, **options, MetaSyncConfig.BASE_PATH.name: base_path}
     wait_s = (config.get(WriteConfig.LOCK_WAIT_MS) or 0) / 1000
@@ -95,10 +108,11 @@ def sync_catalog(spark: Any, base_path: str, options: Mapping[str, str], *, afte
                         f"{after}, but the catalog sync cannot start: {MetaSyncConfig.TOOL_CLASSES.name} names "
                         f"{name}, which is not on the job's class path; add its jar (AWS Glue's sync tool is in "
                         "org.apache.hudi:hudi-aws-bundle) to the job's jars")
+                # syncHoodieTable closes the tool's metastore client, also when it fails
                 tool(java_props, spark.sparkContext._jsc.hadoopConfiguration()).syncHoodieTable()
         except Py4JError as e:
-            raise _sync_error(e, catalog_table(options, table_name), after) from e
-    return catalog_table(options, table_name), time.monotonic() - started
+            raise _sync_error(e, table, after) from e
+    return table, time.monotonic() - started
 
 
 def _sync_error(error: BaseException, table: str, after: str) -> HudiOpsError:
