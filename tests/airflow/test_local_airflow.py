@@ -182,17 +182,19 @@ def test_the_services_dag_compacts_the_logs_then_cleans_the_slices_the_compactio
 
 
 def test_spark_sql_reads_the_demo_table_by_name_from_make_ups_hive_metastore(platform, scenario, tmp_path):
-    """Every writer and the compaction synced the table after their commits: an analyst's Spark application
+    """Every writer synced the table after its commits: an analyst's Spark application
     (a process of its own, Hive support, make up's metastore) reads `lake.trips_ro` and `_rt` as hudi-rs reads
     the table."""
     demo, _, report = scenario
     up = platform[1]
     assert up.metastore and up.metastore.startswith("thrift://127.0.0.1:")
-    reader = Job.start([COLUMNS_ARG, f"{DATABASE}.{TABLE}_rt", f"{DATABASE}.{TABLE}_ro"], tmp_path / "reader.log",
+    read = tmp_path / "read.jsonl"
+    reader = Job.start([str(read), COLUMNS_ARG, f"{DATABASE}.{TABLE}_rt", f"{DATABASE}.{TABLE}_ro"],
+                       tmp_path / "reader.log",
                        application=str(READ_BY_NAME), conf={"spark.sql.catalogImplementation": "hive",
                                                             "spark.hadoop.hive.metastore.uris": up.metastore})
     assert reader.process.wait(timeout=300) == 0, reader.log.read_text()[-3000:]
-    lines = [json.loads(line) for line in reader.log.read_text().splitlines() if line.startswith('{"table"')]
+    lines = [json.loads(line) for line in read.read_text().splitlines()]
     expected = [list(r) for r in read_hudi_rs(demo.table_path)]
     assert [line["table"] for line in lines] == [f"{DATABASE}.{TABLE}_rt", f"{DATABASE}.{TABLE}_ro"]
     assert lines[0]["rows"] == lines[1]["rows"] == expected and len(expected) == report.expected_rows
