@@ -8,7 +8,6 @@ import os
 import queue
 import re
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -120,11 +119,6 @@ class MakeUp:
                 os.kill(pid, signal.SIGKILL)
         self.process.wait()
         self._reader.join(timeout=10)
-
-
-def listening(port: int) -> bool:
-    with socket.socket() as s:
-        return s.connect_ex(("127.0.0.1", port)) == 0
 
 
 def alive(pids: set[int]) -> set[int]:

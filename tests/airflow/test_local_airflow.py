@@ -36,6 +36,7 @@ from hudi_ops.demo.rfc22 import (
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import IngestSpec
 from hudi_ops.local.local_airflow import ENV_FILE, PASSWORDS_FILE
+from hudi_ops.local.ports import port_open
 from hudi_ops.locks.lock_state import lock_state
 from hudi_ops.locks.occ_options import zookeeper_lock_options
 from hudi_ops.read.table_overview import COMPLETED, PENDING, ROLLED_BACK, TableOverview
@@ -46,7 +47,6 @@ from tests.airflow.make_up import (
     RESTORE_DAG,
     STREAM,
     alive,
-    listening,
 )
 from tests.integration.processes import Job
 from tests.tables import COLUMNS, read_hudi_rs
@@ -322,7 +322,7 @@ def test_ctrl_c_stops_make_up_and_everything_it_started(platform):
     up.process.send_signal(signal.SIGINT)
     assert up.process.wait(timeout=90) == 0, "\n".join(up.seen)
     up.until(r"^stopped$", 5)
-    assert not listening(up.port) and not listening(up.zookeeper.port)
+    assert not port_open(up.port) and not port_open(up.zookeeper.port)
     deadline = time.monotonic() + 10
     while left := alive(started | up.started()):
         assert time.monotonic() < deadline, f"processes left running after Ctrl-C: {left}"

@@ -63,7 +63,8 @@ def _backfill(spec: BackfillSpec, options: dict[str, str], spark: Callable[[], A
     if spec.operation in PARTITION_OPERATIONS:
         _partitioned_by_day(target, spec.operation)
     if spec.operation == "DELETE_PARTITION":
-        frames = [(day, None) for day in days if day not in done and _has_partition(target, options, day)]
+        paths, existing = _day_partitions(target, options, days), _partitions(target)
+        frames = [(day, None) for day in days if day not in done and paths[day] in existing]
     else:
         assert source is not None  # BackfillSpec.validate: every other operation reads a source
         batches = [(day, files) for day in days if day not in done and (files := source_files(source, f"dt={day}",
@@ -91,7 +92,7 @@ def _backfill(spec: BackfillSpec, options: dict[str, str], spark: Callable[[], A
                 target, spec.operation, fence.write_options(options), job="backfill",
                 extra_metadata={BACKFILL_CHECKPOINT_KEY: backfill_checkpoint(**checkpoint, day=day)})
             if frame is None:  # Hudi's delete_partition takes its partitions from the option, none from rows
-                write_options[PARTITIONS_TO_DELETE] = _day_partition(target, options, day)
+                write_options[PARTITIONS_TO_DELETE] = paths[day]
                 frame = spark().createDataFrame([], f"`{DAY_FIELD}` string")
             written = hudi_write.write(spark(), frame, target, write_options, run_id, source.uri if source else "")
         creation.done()  # the table exists: other writers need not wait for the other days
@@ -120,17 +121,17 @@ def _partitioned_by_day(target: TargetTable, operation: str) -> None:
                                 f"by {fields}; use UPSERT (or DELETE of the day's keys)")
 
 
-def _day_partition(target: TargetTable, options: dict[str, str], day: str) -> str:
-    """The day's partition path, as Hudi's key generator names it (`dt=<day>` when hive-style)."""
+def _day_partitions(target: TargetTable, options: dict[str, str], days: list[str]) -> dict[str, str]:
+    """Each day's partition path, as Hudi's key generator names it (`dt=<day>` when hive-style)."""
     props = MetaClient.open(target.base_path).properties.values if target.exists else {}
     key = WriteConfig.HIVE_STYLE_PARTITIONING
     hive = HoodieConfig({**options, **{k: v for k, v in props.items() if k == key.name}}).get(key) == "TRUE"
-    return f"{DAY_FIELD}={day}" if hive else day
+    return {day: f"{DAY_FIELD}={day}" if hive else day for day in days}
 
 
-def _has_partition(target: TargetTable, options: dict[str, str], day: str) -> bool:
+def _partitions(target: TargetTable) -> set[str]:
+    """The partitions that hold file groups (none for a table not created yet)."""
     if not target.exists:
-        return False
+        return set()
     meta = MetaClient.open(target.base_path)
-    path = _day_partition(target, options, day)
-    return any(group.id.partition_path == path for group in meta.fs_view(meta.timeline()).file_groups())
+    return {group.id.partition_path for group in meta.fs_view(meta.timeline()).file_groups()}
