@@ -28,14 +28,16 @@ $(JARS): $(STAMP) hudi_ops/jars.py hudi_ops/spark/hudi_bundle.py hudi_ops/spark/
 	touch $(JARS)
 
 # what the tests run from Debian: a headless browser and its WebDriver, Compose's validation of
-# docker-compose.yaml, libfaketime for commits hours in the past
-TEST_PACKAGES := chromium chromium-driver docker-compose faketime
+# docker-compose.yaml, libfaketime for commits hours in the past, Prometheus and its push gateway (Hudi's metrics)
+TEST_PACKAGES := chromium chromium-driver docker-compose faketime prometheus prometheus-pushgateway
 system-check:
 	@missing=""; \
 	command -v chromium >/dev/null || missing="$$missing chromium"; \
 	command -v chromedriver >/dev/null || missing="$$missing chromium-driver"; \
 	command -v docker-compose >/dev/null || docker compose version >/dev/null 2>&1 || missing="$$missing docker-compose"; \
 	ls /usr/lib/*/faketime/libfaketime.so.1 >/dev/null 2>&1 || missing="$$missing faketime"; \
+	command -v prometheus >/dev/null || missing="$$missing prometheus"; \
+	command -v prometheus-pushgateway >/dev/null || missing="$$missing prometheus-pushgateway"; \
 	if [ -n "$$missing" ]; then \
 	  echo "make test needs Debian's$$missing; install them with:"; \
 	  echo "  sudo apt-get install -y --no-install-recommends $(TEST_PACKAGES)"; exit 2; fi

@@ -347,6 +347,27 @@ class MetaSyncConfig:
         return HoodieConfig(dict(options)).get(cls.ENABLED) == "TRUE"
 
 
+class MetricsConfig:
+    """Hudi's metrics reporters (HoodieMetricsConfig and HoodieMetricsPrometheusConfig's names and defaults):
+    what a commit, a clean, a compaction did, pushed by the job's JVM."""
+
+    PREFIX = "hoodie.metrics."
+    ON = str_key("hoodie.metrics.on", "FALSE", "turn Hudi's metrics on", choices=("TRUE", "FALSE"))
+    REPORTER_TYPE = str_key("hoodie.metrics.reporter.type", "GRAPHITE", "where Hudi reports its metrics",
+                            choices=("GRAPHITE", "INMEMORY", "JMX", "DATADOG", "CONSOLE", "PROMETHEUS_PUSHGATEWAY",
+                                     "PROMETHEUS", "CLOUDWATCH", "M3"))
+    PUSHGATEWAY_HOST = str_key("hoodie.metrics.pushgateway.host", "localhost", "the push gateway's host")
+    PUSHGATEWAY_PORT = int_key("hoodie.metrics.pushgateway.port", 9091, "the push gateway's port")
+    PUSHGATEWAY_JOB_NAME = str_key("hoodie.metrics.pushgateway.job.name", "",
+                                   "the push gateway's group (its `job` label) the job pushes to")
+    PUSHGATEWAY_RANDOM_SUFFIX = str_key("hoodie.metrics.pushgateway.random.job.name.suffix", "TRUE",
+                                        "a random number after the job name: a group per JVM",
+                                        choices=("TRUE", "FALSE"))
+    PUSHGATEWAY_DELETE_ON_SHUTDOWN = str_key("hoodie.metrics.pushgateway.delete.on.shutdown", "TRUE",
+                                             "delete the group from the gateway when the JVM ends",
+                                             choices=("TRUE", "FALSE"))
+
+
 class PreCommitValidatorConfig:
     """Hudi's SQL pre-commit validators (HoodiePreCommitValidatorConfig's names): queries over the table as
     the commit would leave it (`<TABLE_NAME>`), a refusal aborting the commit."""

@@ -118,6 +118,18 @@ def hive_metastore_server(tmp_path_factory):
     server.cleanup()
 
 
+@pytest.fixture(scope="session")
+def monitoring(tmp_path_factory):
+    """Debian's Prometheus push gateway and the Prometheus that scrapes it every second, on loopback: one
+    per test run (hudi_ops.local.prometheus)."""
+    from hudi_ops.local.prometheus import Monitoring
+
+    started = Monitoring(tmp_path_factory.mktemp("prometheus"))
+    started.start()
+    yield started
+    started.cleanup()
+
+
 @pytest.fixture
 def hive_metastore(hive_metastore_server):
     """A real Hive Metastore (thrift, Derby) on 127.0.0.1, one for the whole session and the session's Spark

@@ -199,9 +199,10 @@ class _Table:
 
     @property
     def table_conf(self) -> dict[str, str]:
-        """Every job's options for the table: its catalog's sync, its `hoodie_conf` over them."""
+        """Every job's options for the table: its catalog's sync and its metrics reporter, its `hoodie_conf`
+        over them."""
         catalog = self.config.catalog.hoodie_conf(self.name) if self.config.catalog else {}
-        return {**catalog, **self.config.hoodie_conf}
+        return {**catalog, **self.config.metrics_conf(), **self.config.hoodie_conf}
 
     def has_services_dag(self) -> bool:
         return bool(self.services.runs) and self.services.group is None

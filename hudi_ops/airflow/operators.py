@@ -31,6 +31,7 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 from collections.abc import Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
@@ -45,6 +46,7 @@ from airflow.sdk.exceptions import (
     AirflowSkipException,
 )
 
+from hudi_ops.airflow import metrics
 from hudi_ops.airflow.aws_connection import table_s3
 from hudi_ops.airflow.hive_metastore_connection import metastore_options
 from hudi_ops.airflow.hook import HudiHook
@@ -261,8 +263,18 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         self.conf = conf
 
     def execute(self, context: Any) -> dict[str, Any] | None:
-        self.prepare(context)
+        tags = metrics.job_tags(self.table_name, self.dag_id, self.job)
+        metrics.retried(tags, getattr(context.get("ti"), "try_number", 1) or 1)
+        try:
+            self.prepare(context)
+        except AirflowSkipException:
+            metrics.skipped(tags)
+            raise
+        except AirflowException:  # before spark-submit: bad arguments, a table or source not readable now
+            metrics.failed(tags, None, None, 0.0)
+            raise
         assert self._folder is not None
+        started = time.monotonic()
         try:
             if self._killed:  # while it looked for work: spark-submit never starts
                 raise AirflowException("the task was killed before spark-submit started")
@@ -272,14 +284,18 @@ class HudiSparkJobOperator(SparkSubmitOperator):
             try:
                 super().execute(context)
             except AirflowException as e:
-                self._outcome_seen = self._outcome()
-                raise self._failure(e, self._outcome_seen) from e
+                failure = self._outcome_seen = self._outcome()
+                code, error = (failure.exit_code, failure.error) if isinstance(failure, JobFailure) else (None, None)
+                metrics.failed(tags, code, error, (time.monotonic() - started) * 1000)
+                raise self._failure(e, failure) from e
             outcome = self._outcome_seen = self._outcome()
             if outcome is None:  # its commit, if any, is found by the retry (the batch's fence and identity)
+                metrics.failed(tags, None, None, (time.monotonic() - started) * 1000)
                 raise AirflowException(f"the job ended well but left no result at {self._result_file}; retried")
         finally:
             shutil.rmtree(self._folder, ignore_errors=True)
         result = outcome.to_dict() if isinstance(outcome, JobResult | ServiceResult) else None
+        metrics.ran(tags, result or {}, (time.monotonic() - started) * 1000)
         self.announce(context, result or {})
         return result
 

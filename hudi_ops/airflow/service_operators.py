@@ -11,9 +11,11 @@ events."""
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from hudi_ops.airflow import metrics
 from hudi_ops.airflow.operators import FoundWork, HudiSparkJobOperator
 from hudi_ops.errors import InvalidInputError, TableNotFoundError
 from hudi_ops.format.meta_client import MetaClient
@@ -39,6 +41,7 @@ from hudi_ops.read.service_work import (
     compaction_schedule_work,
     plan_execution_work,
 )
+from hudi_ops.read.table_need import measure
 
 #: a service's tries after its first, unless its task says otherwise
 SERVICE_RETRIES = 2
@@ -65,11 +68,23 @@ class HudiTableServiceOperator(HudiSparkJobOperator):
             meta = MetaClient.open(self.base_path, s3=self.s3)
         except TableNotFoundError:
             return FoundWork(f"{self.base_path} is not a Hudi table yet: nothing to serve")
+        self._measured(meta)
         work = self.work(context, meta, spec.hoodie_conf)
         return FoundWork(None if work.due else work.reason)
 
     def work(self, context: Any, meta: MetaClient, options: Mapping[str, str]) -> ServiceWork:
         raise NotImplementedError
+
+    def _measured(self, meta: MetaClient) -> None:
+        """The table's gauges (hudi_ops.airflow.metrics), from the look the check for work takes anyway
+        (asking no service's verdict: small files are those under Hudi's default limit); a table that
+        cannot be measured is the check's to report."""
+        try:
+            need = measure(meta, {})
+        except Exception as e:
+            self.log.warning("the table's metrics were not measured: %s: %s", type(e).__name__, e)
+            return
+        metrics.table_measured(self.table_name, need, now=dt.datetime.now(dt.UTC))
 
 
 class _ModeServiceOperator(HudiTableServiceOperator):

@@ -21,6 +21,7 @@ from typing import Any
 
 from croniter import croniter  # Airflow's own cron library, installed with it
 
+from hudi_ops.airflow import metrics
 from hudi_ops.airflow.aws_connection import table_s3
 from hudi_ops.errors import HudiOpsError
 from hudi_ops.fleet.scheduler import GroupState, Member, measure_all, plan_tick
@@ -75,6 +76,12 @@ def plan_group_tick(*, group: str, policy: str, budget: int, tables: Mapping[str
                  c.priority, c.waited)
     for key, ticks in sorted(after.waited.items()):
         log.info("waits: %s, due for %d tick(s)", key, ticks)
+    at = dt.datetime.fromtimestamp(now, dt.UTC)
+    for name, need in needs.items():
+        if not isinstance(need, str):
+            metrics.table_measured(name, need, now=at)
+    metrics.group_ticked(group, after.waited, [(c.table, c.service) for c in chosen],
+                         sum(isinstance(n, str) for n in needs.values()))
     Variable.set(state_key(group), after.to_dict(), serialize_json=True)
     return [{**tables[c.table]["tasks"][c.service], "mode": _mode(needs[c.table], c.service)} for c in chosen]
 

@@ -36,7 +36,7 @@ from hudi_ops.airflow.airflow_api import DEFAULT_CONN_ID as AIRFLOW_API_CONN_ID
 from hudi_ops.airflow.hive_metastore_connection import DEFAULT_CONN_ID as METASTORE_CONN_ID
 from hudi_ops.airflow.hook import HudiHook
 from hudi_ops.airflow.kafka_connection import DEFAULT_CONN_ID as DEFAULT_KAFKA_CONN_ID
-from hudi_ops.config import MetaSyncConfig, PreCommitValidatorConfig, StreamerConfig
+from hudi_ops.config import HoodieConfig, MetaSyncConfig, MetricsConfig, PreCommitValidatorConfig, StreamerConfig
 from hudi_ops.errors import ConfigError
 from hudi_ops.fleet.policies import POLICIES
 from hudi_ops.job_specs.writes import (
@@ -354,6 +354,28 @@ class TableConfig(_Section):
     airflow_api_conn_id: str = AIRFLOW_API_CONN_ID
     catalog: CatalogConfig | None = Field(None, description="a Hive Metastore the table is synced to")
     validators: ValidatorsConfig | None = Field(None, description="Hudi's pre-commit validators on its writers")
+    metrics: Options | None = Field(None, description="Hudi's metrics reporter for every job of the table: "
+                                    "hoodie.metrics.* options (hoodie.metrics.on is implied)")
+
+    @field_validator("metrics")
+    @classmethod
+    def _hudi_metrics(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        if value is None:
+            return None
+        other = sorted(k for k in value if not k.startswith(MetricsConfig.PREFIX))
+        if other:
+            raise ValueError(f"`metrics` holds Hudi's hoodie.metrics.* options, not {', '.join(other)}; put other "
+                             "options under `hoodie_conf`")
+        try:
+            HoodieConfig(value).get(MetricsConfig.REPORTER_TYPE)
+            HoodieConfig(value).get(MetricsConfig.ON)
+        except ConfigError as e:
+            raise ValueError(str(e)) from None
+        return value
+
+    def metrics_conf(self) -> dict[str, str]:
+        """Hudi's reporter options for every job of the table; none without `metrics`."""
+        return {MetricsConfig.ON.name: "true", **self.metrics} if self.metrics is not None else {}
 
     @model_validator(mode="after")
     def _services_that_can_run(self) -> TableConfig:

@@ -15,8 +15,8 @@ from pathlib import Path
 from xml.sax.saxutils import escape
 
 from hudi_ops.errors import ConfigError
-from hudi_ops.local.java_server import JavaServer
 from hudi_ops.local.ports import free_port, port_open
+from hudi_ops.local.server_process import ServerProcess
 
 MAIN_CLASS = "org.apache.hadoop.hive.metastore.HiveMetaStore"
 
@@ -35,7 +35,7 @@ def pyspark_jars() -> Path:
     return jars
 
 
-class HiveMetastoreServer(JavaServer):
+class HiveMetastoreServer(ServerProcess):
     """`.uri` (`thrift://127.0.0.1:PORT`), `.start()`, `.stop(hard=False)`, `.cleanup()`."""
 
     def __init__(self, root: Path | None = None, *, port: int | None = None) -> None:

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from hudi_ops.errors import ConfigError
-from hudi_ops.local.java_server import JavaServer
 from hudi_ops.local.ports import free_port, port_open
+from hudi_ops.local.server_process import ServerProcess
 from hudi_ops.maven import MavenArtifact, fetched, jars_dir
 
 RELEASE = "4.1.1"
@@ -45,7 +45,7 @@ def require_kafka() -> str:
     return f"{maven_jars_dir()}/*"
 
 
-class KafkaServer(JavaServer):
+class KafkaServer(ServerProcess):
     """`.bootstrap_servers` (`127.0.0.1:PORT`), `.start()`, `.stop(hard=False)`, `.cleanup()`."""
 
     def __init__(self, root: Path | None = None, *, port: int | None = None) -> None:

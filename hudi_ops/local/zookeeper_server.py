@@ -19,8 +19,8 @@ from pathlib import Path
 from kazoo.client import KazooClient
 
 from hudi_ops.errors import ConfigError
-from hudi_ops.local.java_server import JavaServer
 from hudi_ops.local.ports import free_port
+from hudi_ops.local.server_process import ServerProcess
 from hudi_ops.maven import MavenArtifact, fetched, jars_dir
 
 CLASSPATH_ENV = "HUDI_OPS_ZOOKEEPER_CLASSPATH"
@@ -65,7 +65,7 @@ def require_zookeeper() -> str:
     return classpath
 
 
-class ZookeeperServer(JavaServer):
+class ZookeeperServer(ServerProcess):
     def __init__(self, root: Path | None = None, *, port: int | None = None, tick_ms: int = 500) -> None:
         self.root = Path(root) if root is not None else Path(tempfile.mkdtemp(prefix="hudi-ops-zk-"))
         self.port = port or free_port()

@@ -13,25 +13,42 @@ from types import TracebackType
 from hudi_ops.config import HoodieConfig, WriteConfig
 from hudi_ops.locks.zookeeper import ZookeeperBasedLockProvider
 
+#: what this process waited for the locks it took, in ms, by kind (`fence_wait`: a batch's fence,
+#: `lock_wait`: the others): a job reports it with its result (its `durations_ms`)
+_WAITED_MS: dict[str, float] = {}
+
+
+def lock_waits() -> dict[str, float]:
+    """The waits since the last `reset_lock_waits()`, in ms, by kind."""
+    return {kind: round(ms, 1) for kind, ms in _WAITED_MS.items()}
+
+
+def reset_lock_waits() -> None:
+    _WAITED_MS.clear()
+
 
 class HeldLock:
     """`with HeldLock(options, table): ...` holds the lock for the block, waiting for it up to
     `wait_s` (default `hoodie.write.lock.wait_time_ms`). A `transient` lock's znode is removed after
-    it when nobody else waits in it (locks of plans come and go; a table's lock node stays)."""
+    it when nobody else waits in it (locks of plans come and go; a table's lock node stays). The wait
+    counts toward `kind` in `lock_waits()`."""
 
     def __init__(self, options: Mapping[str, str], table_name: str, *, wait_s: float | None = None,
-                 transient: bool = False) -> None:
+                 transient: bool = False, kind: str = "lock_wait") -> None:
         config = HoodieConfig(dict(options))
         self.provider = ZookeeperBasedLockProvider.from_config(config, table_name=table_name)
         self.wait_s = wait_s if wait_s is not None else (config.get(WriteConfig.LOCK_WAIT_MS) or 0) / 1000
-        self.transient = transient
+        self.transient, self.kind = transient, kind
 
     def __enter__(self) -> HeldLock:
+        began = time.monotonic()
         try:
             self.provider.acquire(self.wait_s)
         except BaseException:
             self.provider.close()
             raise
+        finally:
+            _WAITED_MS[self.kind] = _WAITED_MS.get(self.kind, 0.0) + (time.monotonic() - began) * 1000
         return self
 
     def waiting(self) -> int:

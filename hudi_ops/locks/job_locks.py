@@ -60,10 +60,12 @@ def catalog_lock(options: Mapping[str, str], table_name: str, wait_s: float) -> 
 
 def batch_lock(options: Mapping[str, str], table_name: str, batch: str, wait_s: float) -> HeldLock:
     """`with batch_lock(options, table, "ingest.<source>", wait_s): write the batch`."""
-    return _lock_beside_table(options, table_name, batch, wait_s)
+    return _lock_beside_table(options, table_name, batch, wait_s, kind="fence_wait")
 
 
-def _lock_beside_table(options: Mapping[str, str], table_name: str, suffix: str, wait_s: float) -> HeldLock:
+def _lock_beside_table(options: Mapping[str, str], table_name: str, suffix: str, wait_s: float, *,
+                       kind: str = "lock_wait") -> HeldLock:
     config = HoodieConfig(dict(options))
     table_key = config.get(ZK_LOCK_KEY) or config.get(WriteConfig.TABLE_NAME) or table_name
-    return HeldLock({**options, ZK_LOCK_KEY.name: f"{table_key}.{suffix}"}, table_name, wait_s=wait_s, transient=True)
+    return HeldLock({**options, ZK_LOCK_KEY.name: f"{table_key}.{suffix}"}, table_name, wait_s=wait_s, transient=True,
+                    kind=kind)

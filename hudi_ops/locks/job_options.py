@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from hudi_ops.config import MetaSyncConfig
+from hudi_ops.config import HoodieConfig, MetaSyncConfig, MetricsConfig
 from hudi_ops.locks.job_locks import has_zookeeper_lock
 from hudi_ops.locks.occ_options import (
     CLUSTERING_UPDATES_STRATEGY,
@@ -78,6 +78,16 @@ WRITERS = ("ingest", "backfill")
 FULL_CATALOG_SYNC = {MetaSyncConfig.INCREMENTAL.name: "false"}
 
 
+def pushgateway_defaults(job: str) -> dict[str, str]:
+    """Hudi's push gateway reporter, as Prometheus scrapes it: one group per hudi-ops job (`hudi_ops_ingest`,
+    ...; each table's metrics are named after it, so tables never replace each other's) that outlives the
+    job's JVM. Hudi's defaults push to a new random group per JVM and delete it when the JVM ends, often
+    before Prometheus' next scrape: a short job's metrics would never be seen."""
+    return {MetricsConfig.PUSHGATEWAY_JOB_NAME.name: f"hudi_ops_{job.replace('-', '_')}",
+            MetricsConfig.PUSHGATEWAY_RANDOM_SUFFIX.name: "false",
+            MetricsConfig.PUSHGATEWAY_DELETE_ON_SHUTDOWN.name: "false"}
+
+
 def hudi_ops_defaults(job: str, options: Mapping[str, str]) -> dict[str, str]:
     """hudi-ops' defaults for `job` (a job_specs JOB name) that `options` leave unset."""
     if has_zookeeper_lock(options):
@@ -88,6 +98,9 @@ def hudi_ops_defaults(job: str, options: Mapping[str, str]) -> dict[str, str]:
         defaults = SINGLE_WRITER_HEARTBEATS if job in WRITERS else {}
     if MetaSyncConfig.enabled(options):
         defaults = {**defaults, **FULL_CATALOG_SYNC}
+    metrics = HoodieConfig(dict(options))
+    if metrics.get(MetricsConfig.ON) == "TRUE" and metrics.get(MetricsConfig.REPORTER_TYPE) == "PROMETHEUS_PUSHGATEWAY":
+        defaults = {**defaults, **pushgateway_defaults(job)}
     return {k: v for k, v in defaults.items() if k not in options}
 
 

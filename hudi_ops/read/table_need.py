@@ -3,7 +3,8 @@ file-system view: the metadata table's `files` partition when it has one), witho
 
 A fleet's scheduler (hudi_ops.fleet) ranks tables by it. The figures are what a user would watch:
 log files per file slice (what a MERGE_ON_READ read merges), the share of small base files (what
-clustering rewrites), what the next clean removes, instants past archival, plans left pending; each
+clustering rewrites), what the next clean removes, instants past archival, plans left pending and since
+when, when the table's ingest last completed a commit (its freshness); each
 service's due/idle verdict is the operators' own (hudi_ops.read.service_work), on the same look.
 """
 
@@ -14,8 +15,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from hudi_ops.config import ClusteringConfig, HoodieConfig
+from hudi_ops.format.instant import parse_instant_time
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.read.pending_plans import CLUSTERING, COMPACTION, pending_plans
+from hudi_ops.read.pipeline_metadata import JOB_KEY
 from hudi_ops.read.service_work import (
     ServiceWork,
     archive_work,
@@ -39,6 +42,8 @@ class TableNeed:
     pending_plans: int = 0  # compaction and clustering plans scheduled, not yet executed
     work: dict[str, ServiceWork] = field(default_factory=dict)
     executes: frozenset[str] = frozenset()  # the due services whose work is a pending plan's execution
+    oldest_pending_plan: dt.datetime | None = None  # when the oldest of them was requested
+    latest_ingest: dt.datetime | None = None  # when hudi-ops' ingest last completed a commit (active timeline)
 
     def due(self) -> tuple[str, ...]:
         return tuple(s for s in SERVICES if s in self.work and self.work[s].due)
@@ -68,11 +73,24 @@ def measure(meta: MetaClient, options: Mapping[str, Mapping[str, str]], *, now: 
         "clean": lambda o: clean_work(meta, o, now),
         "archive": lambda o: archive_work(meta, o),
     }
+    plans = [p for s in (COMPACTION, CLUSTERING) for p in pending_plans(view.timeline, s)]
     return TableNeed(
         log_files=tuple(len(s.log_files) for s in latest) if meta.is_mor else (),
         small_files=sum(1 for s in latest if s.base_file is None or s.base_file.size < limit),
         slices=len(latest),
-        pending_plans=sum(len(pending_plans(view.timeline, s)) for s in (COMPACTION, CLUSTERING)),
+        pending_plans=len(plans),
         work={s: checks[s](options[s]) for s in SERVICES if s in options},
         executes=executes,
+        oldest_pending_plan=parse_instant_time(min(p.instant for p in plans)) if plans else None,
+        latest_ingest=_latest_ingest(meta),
     )
+
+
+def _latest_ingest(meta: MetaClient) -> dt.datetime | None:
+    """When the latest commit of hudi-ops' ingest on the active timeline completed (a backfill or a
+    service brings nothing new from the table's source)."""
+    timeline = meta.timeline()
+    for inst, metadata in timeline.newest_writes():
+        if metadata.extra_metadata.get(JOB_KEY) == "ingest":
+            return parse_instant_time(timeline.completion_time(inst))
+    return None

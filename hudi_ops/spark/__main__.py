@@ -33,6 +33,7 @@ from hudi_ops.errors import (
 )
 from hudi_ops.job_specs import JOBS, JobSpec, parse_argv
 from hudi_ops.job_specs.results import JobFailure, JobResult, ServiceResult, report
+from hudi_ops.locks.held_lock import lock_waits, reset_lock_waits
 from hudi_ops.locks.job_options import resolve_job_options
 from hudi_ops.spark.driver_lifetime import DriverEnded, end_with_spark_submit_and_task, finished
 from hudi_ops.spark.jobs import meta_sync
@@ -49,11 +50,12 @@ def main(argv: Sequence[str] | None = None, *, spark: Any | None = None) -> int:
     job = argv[0] if argv else "?"
     try:
         spec = parse_argv(argv)
+        reset_lock_waits()
         with _Session(spark, job) as session:
             options = resolve_job_options(spec.JOB, spec.options())
             meta_sync.check_options(spec.JOB, options)
             result = _synced(spec, _run(spec, options, session), options, session)
-        report(result)
+        report(dataclasses.replace(result, durations_ms={**result.durations_ms, **lock_waits()}))
         finished()  # from here the job keeps the outcome it reported, whatever ends it
         return EXIT_OK
     except (Exception, DriverEnded) as e:  # every failure ends with the JSON line: the operator reads it

@@ -22,6 +22,7 @@ from hudi_ops.airflow.services_group import group_dag_id
 from hudi_ops.demo.rfc22 import TABLE, Rfc22Demo
 from hudi_ops.local.local_airflow import LocalAirflow
 from hudi_ops.local.ports import free_port
+from tests.statsd_listener import StatsdListener
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -48,9 +49,11 @@ class ZookeeperAddress:
 class MakeUp:
     """The platform on a free port with `tables_config` (None: the example table), home in `home`."""
 
-    def __init__(self, home: Path, tables_config: Path | None) -> None:
-        self.home, self.port = home, free_port()
+    def __init__(self, home: Path, tables_config: Path | None, *, statsd: StatsdListener | None = None) -> None:
+        """`statsd`: where its Airflow sends its metrics (Airflow's `[metrics]` settings in its environment)."""
+        self.home, self.port, self.statsd = home, free_port(), statsd
         env = {k: v for k, v in os.environ.items() if k != TABLES_CONFIG_ENV}
+        env.update(statsd.airflow_env() if statsd else {})
         if tables_config is not None:
             env[TABLES_CONFIG_ENV] = str(tables_config)
         self.marker = f"HUDI_OPS_TEST_PLATFORM={self.port}"
@@ -110,6 +113,8 @@ class MakeUp:
 
     def close(self) -> None:
         """Whatever failed before: nothing of it may outlive the test."""
+        if self.statsd is not None:
+            self.statsd.close()
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGINT)
             with contextlib.suppress(subprocess.TimeoutExpired):
@@ -133,7 +138,8 @@ def alive(pids: set[int]) -> set[int]:
 
 
 def demo_platform(root: Path) -> tuple[Rfc22Demo, MakeUp]:
-    """`make up` with the demo's table, a services group's tables and a Kafka-fed table (none written yet)."""
+    """`make up` with the demo's table, a services group's tables and a Kafka-fed table (none written yet),
+    its Airflow's metrics sent to a StatsD listener."""
     demo = Rfc22Demo(root, say=lambda _: None)
     config = demo.write_tables_config()
     raw = yaml.safe_load(config.read_text())
@@ -147,4 +153,4 @@ def demo_platform(root: Path) -> tuple[Rfc22Demo, MakeUp]:
                              "ordering_field": "ts", "table_type": "MERGE_ON_READ",
                              "ingest": {"source_kind": "kafka", "kafka_topic": STREAM_TOPIC, "on_new_messages": True}}
     config.write_text(yaml.safe_dump(raw, sort_keys=False))
-    return demo, MakeUp(root / "up", config)
+    return demo, MakeUp(root / "up", config, statsd=StatsdListener())

@@ -493,3 +493,41 @@ def test_a_tables_validators_run_on_its_writers_and_not_its_services(airflow_db,
         assert task.hoodie_conf["hoodie.precommit.validators.equality.sql.queries"] == \
             "select count(*) from <TABLE_NAME> where city = 'sf'"
     assert services and all("hoodie.precommit.validators" not in t.hoodie_conf for t in services)
+
+
+def test_a_tables_metrics_turn_hudis_reporter_on_for_every_job_of_it_or_of_every_table(airflow_db, zookeeper_connection,
+                                                                                     tmp_path, monkeypatch):
+    from hudi_ops.airflow import tables_config
+
+    gateway = {"hoodie.metrics.reporter.type": "PROMETHEUS_PUSHGATEWAY", "hoodie.metrics.pushgateway.port": 9091}
+    config = {"defaults": {"metrics": gateway},  # every table's, but the one that says otherwise
+              "tables": {"trips": {"base_path": str(tmp_path / "trips"), "record_key": "id",
+                                   "table_type": "MERGE_ON_READ",
+                                   "ingest": {"source_path": str(tmp_path / "landing")}, "backfill": {},
+                                   "services": {"compaction": {}, "clean": {}}},
+                         "quiet": {"base_path": str(tmp_path / "quiet"), "record_key": "id",
+                                   "metrics": {"hoodie.metrics.on": False},
+                                   "ingest": {"source_path": str(tmp_path / "landing2")}}}}
+    with repo_dags(config, tmp_path, monkeypatch) as bag:
+        jobs = [t for dag_id in bag.dag_ids if dag_id.endswith("__trips") for t in bag.get_dag(dag_id).tasks
+                if hasattr(t, "hoodie_conf")]
+        quiet = bag.get_dag("hudi_ingest__quiet").get_task("ingest")
+    assert {t.task_id for t in jobs} >= {"ingest", "backfill", "schedule_compaction", "execute_compaction", "clean",
+                                         "archive", "restore"}
+    for task in jobs:
+        assert {k: task.hoodie_conf.get(k) for k in ("hoodie.metrics.on", "hoodie.metrics.reporter.type",
+                                                      "hoodie.metrics.pushgateway.port")} == {
+            "hoodie.metrics.on": "true", "hoodie.metrics.reporter.type": "PROMETHEUS_PUSHGATEWAY",
+            "hoodie.metrics.pushgateway.port": "9091"}, task.task_id
+    # each job's own group on the gateway, kept after the job's JVM for Prometheus to scrape
+    options = bag.get_dag("hudi_services__trips").get_task("execute_compaction").job_options()
+    assert (options["hoodie.metrics.pushgateway.job.name"], options["hoodie.metrics.pushgateway.delete.on.shutdown"],
+            options["hoodie.metrics.pushgateway.random.job.name.suffix"]) == ("hudi_ops_compact", "false", "false")
+    assert quiet.hoodie_conf["hoodie.metrics.on"] == "false"  # its own `metrics` over the defaults', as a whole
+    assert "hoodie.metrics.reporter.type" not in quiet.hoodie_conf
+    for bad, says in (({"hoodie.index.type": "BLOOM"}, "not hoodie.index.type; put other options under `hoodie_conf`"),
+                      ({"hoodie.metrics.reporter.type": "STATSD"},
+                       "hoodie.metrics.reporter.type='STATSD' is not valid")):
+        table = {"base_path": "/t", "record_key": "id", "metrics": bad}
+        refused = tables_config.parse_tables_config({"tables": {"t": table}})
+        assert says in refused.refused["t"], refused.refused

@@ -156,6 +156,39 @@ def test_openlineage_events_name_each_tasks_source_and_table_with_the_commits_st
     assert [(f.get("exitCode"), f.get("conflictingInstant")) for f in failed] == [(3, won)]
 
 
+def test_airflows_statsd_metrics_count_the_conflict_its_retry_and_each_writers_commits(platform, scenario):
+    """hudi-ops' metrics through Airflow's (StatsD, tags InfluxDB's way: docs/metrics.md), as a StatsD
+    daemon on loopback receives them from the tasks of the scenario's runs."""
+    _, up = platform
+    _, _, report = scenario
+    statsd = up.statsd
+    (loser,) = [r for r in report.runs if r.conflicts]
+    tags = {"table": TABLE, "pipeline": loser.dag_id, "job": "ingest" if loser.dag_id == INGEST_DAG else "backfill"}
+    conflicts = statsd.wait_for("airflow.hudi_ops.job_conflicts", **tags)
+    assert [(m.kind, m.value, m.tags["error"]) for m in conflicts] == [("c", 1.0, "WriteConflictError")]
+    assert [(m.kind, m.value) for m in statsd.wait_for("airflow.hudi_ops.job_retries", **tags)] == [("c", 1.0)]
+    failures = statsd.metrics("airflow.hudi_ops.job_failures")
+    assert [(m.tags["pipeline"], m.tags["exit_code"]) for m in failures if m.tags["table"] == TABLE] == [
+        (loser.dag_id, "3")]
+    # each writer's commits once, its retry's among them: 2 ingest runs, 4 backfilled days
+    commits = {job: sum(m.value for m in statsd.metrics("airflow.hudi_ops.job_commits")
+                        if m.tags["table"] == TABLE and m.tags["job"] == job) for job in ("ingest", "backfill")}
+    assert commits == {"ingest": 2, "backfill": 4}
+    # every try that ran spark-submit is timed; the job's own work is a part of it
+    durations = statsd.metrics("airflow.hudi_ops.job_duration")
+    work = statsd.metrics("airflow.hudi_ops.job_work")
+    writer_tries = [m for m in durations if m.tags["table"] == TABLE and m.tags["job"] in ("ingest", "backfill")]
+    assert len(writer_tries) == sum(r.tries for r in report.runs) and all(m.kind == "ms" for m in writer_tries)
+    assert work and all(m.value > 0 for m in work)
+    assert max(m.value for m in work) < max(m.value for m in durations)
+    # the services DAG's look at the table: its gauges
+    gauges = {m.name.removeprefix("airflow.hudi_ops."): m for m in statsd.metrics("airflow.hudi_ops.table_")
+              if m.tags == {"table": TABLE}}
+    assert {"table_freshness_lag", "table_log_files_p50", "table_log_files_p99", "table_small_file_share",
+            "table_pending_plans", "table_pending_plan_age"} <= set(gauges)
+    assert all(m.kind == "g" for m in gauges.values()) and gauges["table_freshness_lag"].value >= 0
+
+
 def test_the_services_dag_compacts_the_logs_then_cleans_the_slices_the_compaction_superseded(scenario):
     demo, airflow, report = scenario
     services = report.services

@@ -1,5 +1,6 @@
-"""A server of hudi-ops' local platform (ZooKeeper, Kafka) as one JVM process: started with its log in a
-file, stopped (SIGTERM, or SIGKILL as a crash would) and started again on the same ports and data."""
+"""A server of hudi-ops' local platform (ZooKeeper, Kafka, a Hive Metastore, Prometheus) as one process:
+started with its log in a file, stopped (SIGTERM, or SIGKILL as a crash would) and started again on the
+same ports and data."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 
-class JavaServer:
-    """Subclasses set `root` and `log_path`, and start the JVM with `_launch`."""
+class ServerProcess:
+    """Subclasses set `root` and `log_path`, and start the process with `_launch`."""
 
     root: Path
     log_path: Path

@@ -1,0 +1,162 @@
+"""hudi-ops' own metrics, sent through Airflow's metrics (StatsD, Datadog's or OpenTelemetry, as the
+Airflow installation's `[metrics]` section sets them up; nothing when it sets none up).
+
+Every name below is in docs/metrics.md with its type and tags. The operators send what a task did
+(`job_*`), the services DAGs and a services group's tick what they measured of a table (`table_*`) and
+of the group (`group_*`). Tags: `table`, `pipeline` (the DAG's id) and `job` (hudi-ops' job: ingest,
+backfill, compact, ...), and the few a name adds. StatsD has no tags of its own: Airflow appends them
+to the name InfluxDB's way with `[metrics] statsd_influxdb_enabled = True`; Datadog's and
+OpenTelemetry's carry them as they are.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import logging
+import statistics
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+from hudi_ops.read.table_need import TableNeed
+
+try:  # Airflow 3.3's; 3.2 has it at airflow.stats
+    from airflow.sdk.observability import stats as _stats
+except ImportError:  # pragma: no cover - Airflow 3.2
+    from airflow.stats import Stats as _stats  # type: ignore[no-redef]
+
+log = logging.getLogger(__name__)
+F = TypeVar("F", bound=Callable[..., Any])
+
+PREFIX = "hudi_ops."
+
+# a task's run (hudi_ops.airflow.operators), tags table, pipeline, job
+COMMITS = PREFIX + "job_commits"  # counter: commits the run made
+ROWS = PREFIX + "job_rows"  # counter: records it inserted, updated or deleted
+CONFLICTS = PREFIX + "job_conflicts"  # counter, tag error: exit 3, which Airflow retries
+FAILURES = PREFIX + "job_failures"  # counter, tag exit_code: every failed try, conflicts too
+RETRIES = PREFIX + "job_retries"  # counter: a try after the first began
+SKIPPED = PREFIX + "job_skipped"  # counter: the control plane found nothing to do
+DURATION = PREFIX + "job_duration"  # timer: spark-submit, start to end
+WORK = PREFIX + "job_work"  # timer: the job's own work (its result's durations)
+FIXED = PREFIX + "job_fixed"  # timer: the rest: spark-submit, the JVM, the Spark session
+WAITS = {"fence_wait": PREFIX + "job_fence_wait", "lock_wait": PREFIX + "job_lock_wait"}  # timers
+# a table as measured (hudi_ops.read.table_need), tag table
+FRESHNESS_LAG = PREFIX + "table_freshness_lag"  # gauge, seconds since the latest completed ingest
+FRESHNESS_GOAL = PREFIX + "table_freshness_goal"  # gauge, seconds: the table's `freshness`
+LOG_FILES_P50 = PREFIX + "table_log_files_p50"  # gauge: log files per latest file slice, median
+LOG_FILES_P99 = PREFIX + "table_log_files_p99"  # gauge: ..., 99th percentile
+SMALL_FILE_SHARE = PREFIX + "table_small_file_share"  # gauge, 0..1: latest slices with a small base file
+PENDING_PLANS = PREFIX + "table_pending_plans"  # gauge: compaction and clustering plans not executed
+PENDING_PLAN_AGE = PREFIX + "table_pending_plan_age"  # gauge, seconds: the oldest pending plan's
+# a services group's tick (hudi_ops.airflow.services_group), tag group (and table, service)
+GROUP_WAITING = PREFIX + "group_waiting"  # gauge, tags table, service: ticks a due service has waited
+GROUP_PICKED = PREFIX + "group_picked"  # counter, tags table, service: services the tick runs
+GROUP_UNMEASURED = PREFIX + "group_unmeasured"  # gauge: tables the tick could not read
+FRESHNESS_MISSED = PREFIX + "freshness_missed"  # counter, tags table, pipeline: an ingest run's deadline
+
+
+def _never_fails(fn: F) -> F:
+    """A metric that cannot be sent is logged: it never fails the task or the tick that measured it."""
+
+    @functools.wraps(fn)
+    def sent(*args: Any, **kwargs: Any) -> None:
+        try:
+            fn(*args, **kwargs)
+        except Exception as e:
+            log.warning("hudi-ops' metrics were not sent (%s: %s)", type(e).__name__, e)
+
+    return sent  # type: ignore[return-value]
+
+
+def job_tags(table: str, pipeline: str, job: str) -> dict[str, str]:
+    return {"table": table, "pipeline": pipeline, "job": job}
+
+
+@_never_fails
+def retried(tags: Mapping[str, str], try_number: int) -> None:
+    if try_number > 1:
+        _stats.incr(RETRIES, tags=dict(tags))
+
+
+@_never_fails
+def skipped(tags: Mapping[str, str]) -> None:
+    _stats.incr(SKIPPED, tags=dict(tags))
+
+
+@_never_fails
+def ran(tags: Mapping[str, str], result: Mapping[str, object], duration_ms: float) -> None:
+    """A run that ended well: what it committed and where its time went."""
+    tags = dict(tags)
+    commits = result.get("commits")
+    if commits is None:  # a service: one commit when it completed its instant
+        commits = 1 if result.get("outcome") == "completed" else 0
+    if commits:
+        _stats.incr(COMMITS, int(commits), tags=tags)  # type: ignore[arg-type]
+    if rows := int(result.get("rows") or 0):  # type: ignore[call-overload]
+        _stats.incr(ROWS, rows, tags=tags)
+    _timings(tags, result.get("durations_ms") or {}, duration_ms)  # type: ignore[arg-type]
+
+
+@_never_fails
+def failed(tags: Mapping[str, str], exit_code: int | None, error: str | None, duration_ms: float) -> None:
+    """A failed try: its exit code (None: the job reported none, killed or failed before it could)."""
+    tags = dict(tags)
+    _stats.incr(FAILURES, tags={**tags, "exit_code": str(exit_code if exit_code is not None else "none")})
+    if exit_code == 3:
+        _stats.incr(CONFLICTS, tags={**tags, "error": error or "unknown"})
+    _stats.timing(DURATION, dt.timedelta(milliseconds=duration_ms), tags=tags)
+
+
+def _timings(tags: dict[str, str], durations: Mapping[str, float], duration_ms: float) -> None:
+    _stats.timing(DURATION, dt.timedelta(milliseconds=duration_ms), tags=tags)
+    work = float(durations.get("total", 0.0)) + float(durations.get("catalog_sync", 0.0))
+    if work:
+        _stats.timing(WORK, dt.timedelta(milliseconds=work), tags=tags)
+        _stats.timing(FIXED, dt.timedelta(milliseconds=max(duration_ms - work, 0.0)), tags=tags)
+    for key, name in WAITS.items():
+        if key in durations:
+            _stats.timing(name, dt.timedelta(milliseconds=float(durations[key])), tags=tags)
+
+
+@_never_fails
+def table_measured(table: str, need: TableNeed, *, now: dt.datetime, freshness_goal_s: float | None = None) -> None:
+    """The gauges of one look at a table."""
+    tags = {"table": table}
+    if need.latest_ingest is not None:
+        _stats.gauge(FRESHNESS_LAG, round((now - need.latest_ingest).total_seconds(), 1), tags=tags)
+    if freshness_goal_s is not None:
+        _stats.gauge(FRESHNESS_GOAL, freshness_goal_s, tags=tags)
+    if need.log_files:
+        _stats.gauge(LOG_FILES_P50, percentile(need.log_files, 50), tags=tags)
+        _stats.gauge(LOG_FILES_P99, percentile(need.log_files, 99), tags=tags)
+    _stats.gauge(SMALL_FILE_SHARE, round(need.small_file_share, 4), tags=tags)
+    _stats.gauge(PENDING_PLANS, need.pending_plans, tags=tags)
+    oldest = need.oldest_pending_plan
+    _stats.gauge(PENDING_PLAN_AGE, round((now - oldest).total_seconds(), 1) if oldest else 0, tags=tags)
+
+
+@_never_fails
+def group_ticked(group: str, waited: Mapping[str, int], picked: list[tuple[str, str]], unmeasured: int) -> None:
+    """A services group's tick: what waits (`table/service` -> ticks), what it runs, what it could not read."""
+    for key, ticks in waited.items():
+        table, _, service = key.partition("/")
+        _stats.gauge(GROUP_WAITING, ticks, tags={"group": group, "table": table, "service": service})
+    for table, service in picked:  # what runs waits no more
+        _stats.gauge(GROUP_WAITING, 0, tags={"group": group, "table": table, "service": service})
+        _stats.incr(GROUP_PICKED, tags={"group": group, "table": table, "service": service})
+    _stats.gauge(GROUP_UNMEASURED, unmeasured, tags={"group": group})
+
+
+@_never_fails
+def freshness_missed(table: str, pipeline: str) -> None:
+    _stats.incr(FRESHNESS_MISSED, tags={"table": table, "pipeline": pipeline})
+
+
+def percentile(values: tuple[int, ...], p: int) -> float:
+    """The `p`th percentile by the nearest rank (a small fleet's 99th is its largest, not a blend)."""
+    ordered = sorted(values)
+    if p == 50:
+        return float(statistics.median(ordered))
+    rank = max(1, -(-p * len(ordered) // 100))  # ceil
+    return float(ordered[rank - 1])
