@@ -53,6 +53,7 @@ from airflow.sdk import DAG, AssetOrTimeSchedule, CronTriggerTimetable, Param, t
 from airflow.utils.types import DagRunType
 
 from hudi_ops.airflow.backfill_timetable import DailyBackfillTimetable
+from hudi_ops.airflow.freshness import freshness_deadline
 from hudi_ops.airflow.operators import RETRY_DEFAULTS, HudiBackfillOperator, HudiIngestOperator, table_asset
 from hudi_ops.airflow.service_operators import (
     SERVICE_RETRIES,
@@ -131,11 +132,13 @@ class TableEntry:
     zookeeper_conn_id: str | None
     aws_conn_id: str | None  # a table on S3
     clean_conf: Mapping[str, str]  # the options its cleans run with: what the next one removes
+    freshness: float | None = None  # its goal, in minutes
+    ingests: bool = False  # it has an ingest DAG
 
 
 def table_entries(config: TablesConfig, *, origin: str = "tables config") -> dict[str, TableEntry]:
     return {name: TableEntry(name, t.config.base_path, t.config.zookeeper_conn_id, t.config.aws_conn_id,
-                             t.clean_conf())
+                             t.clean_conf(), t.config.freshness, t.config.ingest is not None)
             for name, t in _tables(config, origin).items()}
 
 
@@ -276,9 +279,11 @@ class _Table:
             messages = new_messages_asset(self.name, ingest.topics, ingest.kafka_conn_id)
             schedule = AssetOrTimeSchedule(timetable=CronTriggerTimetable(ingest.schedule, timezone="UTC"),
                                            assets=[messages]) if ingest.schedule else [messages]
+        goal = self.config.freshness
         with DAG(
             ingest_dag_id(self.name), schedule=schedule, max_active_runs=1, catchup=False,
             allowed_run_types=NO_BACKFILLS, tags=["hudi", self.name],
+            deadline=freshness_deadline(self.name, goal) if goal is not None else None,
             description=self._no_backfills(f"Ingests {ingest.describe()} into {self.name}."),
             doc_md=f"Ingests {ingest.describe(markdown=True)} into `{self.name}`.",
         ) as dag:
@@ -290,7 +295,7 @@ class _Table:
                     kafka_conn_id=ingest.kafka_conn_id, operation=ingest.operation,
                     source_limit=ingest.source_limit_bytes, source_limit_files=ingest.source_limit_files,
                     source_limit_events=ingest.source_limit_events, kafka_value_format=ingest.kafka_value_format,
-                    hoodie_conf={**self.writer_conf(), **ingest.value_schema_conf()},
+                    hoodie_conf={**self.writer_conf(), **ingest.value_schema_conf()}, freshness=goal,
                     **self._operator_args(ingest),
                 )
         return dag

@@ -40,14 +40,16 @@ _CONFLICT = re.compile(r"overlaps instant (\d{17})")
 @attrs.define
 class HudiRunFacet(RunFacet):
     """What the Hudi job of the run did: `job` (ingest, compact, ...), Hudi's `operation`, its `outcome`
-    (committed, completed, skipped, failed, ...), the `instant` it made, and for a write conflict the
-    instant that committed first (`conflictingInstant`)."""
+    (committed, completed, skipped, failed, ...), the `instant` it made; a failure's hudi-ops `error` and
+    its message as the `reason` (a pre-commit validator's refusal names the validator and its query), and
+    for a write conflict the instant that committed first (`conflictingInstant`)."""
 
     job: str
     operation: str | None = None
     outcome: str | None = None
     instant: str | None = None
-    reason: str | None = None  # why a run did nothing
+    reason: str | None = None  # why a run did nothing, or failed
+    error: str | None = None
     exitCode: int | None = None  # OpenLineage names fields in camelCase
     conflictingInstant: str | None = None
 
@@ -108,8 +110,8 @@ def _run_facet(job: str, result: Mapping[str, Any] | None, failure: Any, skipped
         return HudiRunFacet(job=job, outcome="skipped", reason=skipped)
     if failure is not None:
         conflict = _CONFLICT.search(failure.message or "")
-        return HudiRunFacet(job=job, outcome="failed", exitCode=failure.exit_code,
-                            conflictingInstant=conflict.group(1) if conflict else None)
+        return HudiRunFacet(job=job, outcome="failed", exitCode=failure.exit_code, error=failure.error,
+                            reason=failure.message, conflictingInstant=conflict.group(1) if conflict else None)
     if result is None:
         return None
     return HudiRunFacet(job=job, operation=result.get("operation") or result.get("mode"),

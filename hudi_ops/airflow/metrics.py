@@ -14,7 +14,6 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import logging
-import statistics
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
@@ -43,7 +42,7 @@ FIXED = PREFIX + "job_fixed"  # timer: the rest: spark-submit, the JVM, the Spar
 WAITS = {"fence_wait": PREFIX + "job_fence_wait", "lock_wait": PREFIX + "job_lock_wait"}  # timers
 # a table as measured (hudi_ops.read.table_need), tag table
 FRESHNESS_LAG = PREFIX + "table_freshness_lag"  # gauge, seconds since the latest completed ingest
-FRESHNESS_GOAL = PREFIX + "table_freshness_goal"  # gauge, seconds: the table's `freshness`
+FRESHNESS_GOAL = PREFIX + "table_freshness_goal"  # gauge, seconds: the table's `freshness` (its ingest's tasks)
 LOG_FILES_P50 = PREFIX + "table_log_files_p50"  # gauge: log files per latest file slice, median
 LOG_FILES_P99 = PREFIX + "table_log_files_p99"  # gauge: ..., 99th percentile
 SMALL_FILE_SHARE = PREFIX + "table_small_file_share"  # gauge, 0..1: latest slices with a small base file
@@ -53,7 +52,6 @@ PENDING_PLAN_AGE = PREFIX + "table_pending_plan_age"  # gauge, seconds: the olde
 GROUP_WAITING = PREFIX + "group_waiting"  # gauge, tags table, service: ticks a due service has waited
 GROUP_PICKED = PREFIX + "group_picked"  # counter, tags table, service: services the tick runs
 GROUP_UNMEASURED = PREFIX + "group_unmeasured"  # gauge: tables the tick could not read
-FRESHNESS_MISSED = PREFIX + "freshness_missed"  # counter, tags table, pipeline: an ingest run's deadline
 
 
 def _never_fails(fn: F) -> F:
@@ -120,20 +118,24 @@ def _timings(tags: dict[str, str], durations: Mapping[str, float], duration_ms: 
 
 
 @_never_fails
-def table_measured(table: str, need: TableNeed, *, now: dt.datetime, freshness_goal_s: float | None = None) -> None:
+def table_measured(table: str, need: TableNeed, *, now: dt.datetime) -> None:
     """The gauges of one look at a table."""
     tags = {"table": table}
     if need.latest_ingest is not None:
         _stats.gauge(FRESHNESS_LAG, round((now - need.latest_ingest).total_seconds(), 1), tags=tags)
-    if freshness_goal_s is not None:
-        _stats.gauge(FRESHNESS_GOAL, freshness_goal_s, tags=tags)
     if need.log_files:
-        _stats.gauge(LOG_FILES_P50, percentile(need.log_files, 50), tags=tags)
-        _stats.gauge(LOG_FILES_P99, percentile(need.log_files, 99), tags=tags)
+        _stats.gauge(LOG_FILES_P50, need.log_files_percentile(50), tags=tags)
+        _stats.gauge(LOG_FILES_P99, need.log_files_percentile(99), tags=tags)
     _stats.gauge(SMALL_FILE_SHARE, round(need.small_file_share, 4), tags=tags)
     _stats.gauge(PENDING_PLANS, need.pending_plans, tags=tags)
     oldest = need.oldest_pending_plan
     _stats.gauge(PENDING_PLAN_AGE, round((now - oldest).total_seconds(), 1) if oldest else 0, tags=tags)
+
+
+@_never_fails
+def freshness_goal(table: str, minutes: float) -> None:
+    """The goal the lag is held to, beside it for an alert rule (`lag > goal`)."""
+    _stats.gauge(FRESHNESS_GOAL, round(minutes * 60, 1), tags={"table": table})
 
 
 @_never_fails
@@ -146,17 +148,3 @@ def group_ticked(group: str, waited: Mapping[str, int], picked: list[tuple[str, 
         _stats.gauge(GROUP_WAITING, 0, tags={"group": group, "table": table, "service": service})
         _stats.incr(GROUP_PICKED, tags={"group": group, "table": table, "service": service})
     _stats.gauge(GROUP_UNMEASURED, unmeasured, tags={"group": group})
-
-
-@_never_fails
-def freshness_missed(table: str, pipeline: str) -> None:
-    _stats.incr(FRESHNESS_MISSED, tags={"table": table, "pipeline": pipeline})
-
-
-def percentile(values: tuple[int, ...], p: int) -> float:
-    """The `p`th percentile by the nearest rank (a small fleet's 99th is its largest, not a blend)."""
-    ordered = sorted(values)
-    if p == 50:
-        return float(statistics.median(ordered))
-    rank = max(1, -(-p * len(ordered) // 100))  # ceil
-    return float(ordered[rank - 1])

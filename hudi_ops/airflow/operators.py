@@ -433,18 +433,26 @@ class HudiIngestOperator(HudiWriteOperator):
     log; `kafka_topic`; `kafka_conn_id`, a connection of the Kafka provider's type): its messages up to the
     end offsets at the run's start, in commits of at most `source_limit_events` (0: no bound);
     `kafka_value_format` "avro" or "confluent_avro" with the schema file in `hoodie_conf`'s
-    hoodie.streamer.schemaprovider.source.schema.file."""
+    hoodie.streamer.schemaprovider.source.schema.file. `freshness`: the table's goal in minutes, sent
+    as a gauge beside the lag (the DAG's deadline alert holds the runs to it)."""
 
     spec_type = IngestSpec
     template_fields: Sequence[str] = (*HudiWriteOperator.template_fields, "kafka_topic")
 
     def __init__(self, *, source_limit: int = 0, source_limit_files: int = 0, source_kind: str = "files",
                  kafka_topic: str | None = None, kafka_conn_id: str = DEFAULT_KAFKA_CONN_ID,
-                 source_limit_events: int = 0, kafka_value_format: str = "json", **kwargs: Any) -> None:
+                 source_limit_events: int = 0, kafka_value_format: str = "json", freshness: float | None = None,
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self.freshness = freshness  # the table's goal, minutes (hudi_ops.airflow.freshness)
         self.source_limit, self.source_limit_files = source_limit, source_limit_files
         self.source_kind, self.kafka_topic, self.kafka_conn_id = source_kind, kafka_topic, kafka_conn_id
         self.source_limit_events, self.kafka_value_format = source_limit_events, kafka_value_format
+
+    def execute(self, context: Any) -> dict[str, Any] | None:
+        if self.freshness is not None:
+            metrics.freshness_goal(self.table_name, self.freshness)
+        return super().execute(context)
 
     @property
     def reads_kafka(self) -> bool:

@@ -354,6 +354,9 @@ class TableConfig(_Section):
     airflow_api_conn_id: str = AIRFLOW_API_CONN_ID
     catalog: CatalogConfig | None = Field(None, description="a Hive Metastore the table is synced to")
     validators: ValidatorsConfig | None = Field(None, description="Hudi's pre-commit validators on its writers")
+    freshness: float | None = Field(None, gt=0, description="minutes: each ingest run has that long from being "
+                                    "queued to finish (an Airflow deadline alert), and the fleet page shows the "
+                                    "table late once its latest ingest is older")
     metrics: Options | None = Field(None, description="Hudi's metrics reporter for every job of the table: "
                                     "hoodie.metrics.* options (hoodie.metrics.on is implied)")
 
@@ -395,6 +398,9 @@ class TableConfig(_Section):
         if self.services and (self.services.spark_conn_id or self.services.spark_conf) and not self.services.runs:
             raise ValueError("`services.spark_conn_id` and `.spark_conf` set the services DAG's Spark, and that DAG "
                              "runs only with one of compaction, clustering or clean; add one, or drop them")
+        if self.freshness is not None and self.ingest is None:
+            raise ValueError("`freshness` is a goal for the table's ingest (its runs' deadline, its lag since the "
+                             "latest ingest): add an `ingest:` section, or drop `freshness`")
         if self.validators and self.validators.hoodie_conf() and self.table_type != "COPY_ON_WRITE":
             raise ValueError("`validators` need `table_type: COPY_ON_WRITE`: Hudi's pre-commit validators read the "
                              "table's base files before and after the commit, and a MERGE_ON_READ table's updates "

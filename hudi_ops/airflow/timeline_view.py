@@ -5,7 +5,8 @@ the next clean removes under the table's cleaner settings).
 A FastAPI app that Airflow's api-server mounts (through hudi_ops.airflow.plugin). Every route needs
 an Airflow login: a Bearer token or the UI's session cookie, so the page works inside the UI's iframe.
 A table is shown to users who may read one of its DAGs (`hudi_ingest__<t>`, `hudi_backfill__<t>`):
-401 without a login, 403 without that permission.
+a page opened without a login sends the browser to Airflow's sign-in and back (the JSON API answers
+401), 403 without that permission. The index is the fleet page (hudi_ops.airflow.fleet_view).
 """
 
 from __future__ import annotations
@@ -13,13 +14,14 @@ from __future__ import annotations
 from dataclasses import asdict, astuple
 from datetime import UTC, datetime
 from html import escape
-from urllib.parse import quote
 
 from airflow.api_fastapi.app import get_auth_manager
 from airflow.api_fastapi.auth.managers.models.resource_details import DagDetails
 from airflow.api_fastapi.core_api.security import GetUserDep
-from fastapi import FastAPI, HTTPException
-from fastapi.responses import HTMLResponse
+from fastapi import FastAPI, HTTPException, Request
+from fastapi.exception_handlers import http_exception_handler
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from hudi_ops.airflow.aws_connection import table_s3
 from hudi_ops.airflow.dag_factory import (
@@ -30,11 +32,15 @@ from hudi_ops.airflow.dag_factory import (
     table_of_dag,
     tables_config_path,
 )
+from hudi_ops.airflow.fleet_view import SORTS, fleet_page, fleet_rows
+from hudi_ops.airflow.freshness import late
 from hudi_ops.airflow.lock_state import table_lock_state
 from hudi_ops.airflow.tables_config import read_tables_config
 from hudi_ops.airflow.timeline_chart import timeline_svg
 from hudi_ops.errors import HudiOpsError, TableBeingCreatedError, TableNotFoundError
+from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.locks.lock_state import LockState
+from hudi_ops.read.table_need import TableNeed, measure
 from hudi_ops.read.table_overview import InstantSpan, TableOverview
 
 URL_PREFIX = "/hudi-ops"
@@ -46,6 +52,7 @@ table { border-collapse: collapse; margin: 8px 0 24px; font-size: 13px; }
 th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: right; }
 th { background: #f3f3f3; } td.text, th.text { text-align: left; white-space: nowrap; }
 .meta { color: #555; } .error { color: #b00020; } .empty { color: #555; font-style: italic; }
+td.late, .late { color: #b00020; font-weight: bold; } th a { color: inherit; text-decoration: none; }
 """
 
 
@@ -72,6 +79,25 @@ def _entry(user: object, name: str) -> TableEntry:
     if not _may_read(user, name):
         raise HTTPException(403, f"reading table {name!r} needs read access to its DAGs")
     return tables[name]
+
+
+def _readable(user: object) -> dict[str, TableEntry]:
+    """The tables of the config `user` may read."""
+    try:
+        return {n: e for n, e in _tables().items() if _may_read(user, n)}
+    except HudiOpsError as e:
+        raise HTTPException(422, str(e)) from e
+
+
+def _freshness(entry: TableEntry, now: datetime) -> str:
+    """The table page's freshness line; a table whose need cannot be measured has none."""
+    if not entry.ingests:
+        return ""
+    try:
+        need = measure(MetaClient.open(entry.base_path, s3=table_s3(entry.aws_conn_id)), {}, now=now)
+    except HudiOpsError as e:
+        return f"<p class='error'>freshness: {escape(str(e))}</p>"
+    return freshness_line(need, entry.freshness, now)
 
 
 def not_created_yet(entry: TableEntry) -> str:
@@ -101,7 +127,20 @@ def _grid(headers: list[str], rows: list[tuple[object, ...]], text_columns: int)
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
-def table_page(overview: TableOverview, lock: LockState, *, now: datetime) -> str:
+def freshness_line(need: TableNeed, goal_minutes: float | None, now: datetime) -> str:
+    """The table's lag since its latest ingest, against its goal."""
+    if need.latest_ingest is None:
+        return "<p class='meta'>freshness: no ingest commit on the active timeline yet</p>"
+    lag = now - need.latest_ingest
+    minutes = lag.total_seconds() / 60
+    if goal_minutes is None:
+        return f"<p class='meta'>freshness: latest ingest {minutes:.1f} min ago (no goal set)</p>"
+    verdict = "<span class='late'>late</span>" if late(lag, goal_minutes) else "on time"
+    return (f"<p class='meta'>freshness: latest ingest {minutes:.1f} min ago, goal {goal_minutes:g} min: "
+            f"{verdict}</p>")
+
+
+def table_page(overview: TableOverview, lock: LockState, *, now: datetime, freshness: str = "") -> str:
     commits = _grid(
         ["requested", "completed", "action", "operation", "pipeline", "files", "records written", "inserts",
          "updates", "deletes", "bytes", "partitions"],
@@ -111,18 +150,19 @@ def table_page(overview: TableOverview, lock: LockState, *, now: datetime) -> st
                    [astuple(g) for g in overview.file_groups], text_columns=2)
     shown = overview.instants[-CHART_INSTANTS:]
     return (
-        _header(overview, lock, shown, now)
+        _header(overview, lock, shown, now, freshness)
         + f"<h3>Latest commits</h3>{commits}<h3>File groups</h3>{groups}"
         + _services(overview)
     )
 
 
-def _header(overview: TableOverview, lock: LockState, shown: tuple[InstantSpan, ...], now: datetime) -> str:
+def _header(overview: TableOverview, lock: LockState, shown: tuple[InstantSpan, ...], now: datetime,
+            freshness: str) -> str:
     return (
         f"<h2>{escape(overview.name)}</h2>"
         f"<p class='meta'>{escape(overview.base_path)} · {escape(overview.table_type)} · "
         f"table version {overview.table_version} · {len(overview.instants)} instants · "
-        f"{len(overview.file_groups)} file groups</p><p class='meta'>{escape(lock.describe())}</p>"
+        f"{len(overview.file_groups)} file groups</p><p class='meta'>{escape(lock.describe())}</p>{freshness}"
         f"<h3>Timeline{f' (the latest {len(shown)})' if len(shown) < len(overview.instants) else ''}</h3>"
         f"{timeline_svg(shown, now=now)}"
     )
@@ -164,18 +204,29 @@ def create_app() -> FastAPI:
     # no /docs or /openapi.json: FastAPI serves them outside the app's routes, so without a login
     app = FastAPI(title="hudi-ops tables", docs_url=None, redoc_url=None, openapi_url=None)
 
+    @app.exception_handler(StarletteHTTPException)
+    async def sign_in_first(request: Request, error: StarletteHTTPException) -> Response:
+        """A page opened without a login: to Airflow's sign-in, which comes back to it (the API: 401)."""
+        if error.status_code == 401 and not request.url.path.startswith(f"{URL_PREFIX}/api/"):
+            return RedirectResponse(get_auth_manager().get_url_login(next_url=str(request.url)), status_code=303)
+        return await http_exception_handler(request, error)
+
     @app.get("/", response_class=HTMLResponse)
-    def index(user: GetUserDep, dag_id: str | None = None) -> HTMLResponse:
+    def index(user: GetUserDep, dag_id: str | None = None, sort: str = "table", order: str = "asc") -> HTMLResponse:
         table = table_of_dag(dag_id) if dag_id else None
         if table is not None:  # opened from a DAG's tab: that DAG's table
             return tables_page(table, user)
         try:
-            tables = {n: p for n, p in _tables().items() if _may_read(user, n)}
-        except HudiOpsError as e:
-            return _page("Hudi tables", f"<h2>Hudi tables</h2><p class='error'>{escape(str(e))}</p>")
-        links = "".join(f"<li><a href='{URL_PREFIX}/tables/{quote(n)}'>{escape(n)}</a> "
-                        f"<span class='meta'>{escape(e.base_path)}</span></li>" for n, e in sorted(tables.items()))
-        return _page("Hudi tables", f"<h2>Hudi tables</h2><ul>{links}</ul>")
+            tables = _readable(user)
+        except HTTPException as e:
+            return _page("Hudi tables", f"<h2>Hudi tables</h2><p class='error'>{escape(str(e.detail))}</p>")
+        rows = fleet_rows(tables, now=datetime.now(UTC))
+        return _page("Hudi tables", fleet_page(rows, prefix=URL_PREFIX, sort=sort if sort in SORTS else "table",
+                                               descending=order == "desc"))
+
+    @app.get("/api/fleet")
+    def api_fleet(user: GetUserDep) -> list[dict[str, object]]:
+        return [r.to_dict() for r in fleet_rows(_readable(user), now=datetime.now(UTC))]
 
     @app.get("/tables/{name}", response_class=HTMLResponse)
     def tables_page(name: str, user: GetUserDep) -> HTMLResponse:
@@ -189,14 +240,13 @@ def create_app() -> FastAPI:
         except HudiOpsError as e:
             return _page(name, f"<h2>{escape(name)}</h2><p class='error'>{escape(str(e))}</p>")
         lock = table_lock_state(name, entry.zookeeper_conn_id)
-        return _page(f"{name}: Hudi timeline", table_page(overview, lock, now=datetime.now(UTC)))
+        now = datetime.now(UTC)
+        freshness = _freshness(entry, now)
+        return _page(f"{name}: Hudi timeline", table_page(overview, lock, now=now, freshness=freshness))
 
     @app.get("/api/tables")
     def api_tables(user: GetUserDep) -> dict[str, str]:
-        try:
-            return {n: e.base_path for n, e in _tables().items() if _may_read(user, n)}
-        except HudiOpsError as e:
-            raise HTTPException(422, str(e)) from e
+        return {n: e.base_path for n, e in _readable(user).items()}
 
     @app.get("/api/tables/{name}")
     def api_table(name: str, user: GetUserDep) -> dict[str, object]:

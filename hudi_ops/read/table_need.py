@@ -52,6 +52,14 @@ class TableNeed:
     def max_log_files(self) -> int:
         return max(self.log_files, default=0)
 
+    def log_files_percentile(self, p: int) -> float | None:
+        """Log files per latest slice at the `p`th percentile, by the nearest rank (a small table's 99th is
+        its fullest slice, not a blend); None without log files to count (COPY_ON_WRITE)."""
+        if not self.log_files:
+            return None
+        ordered = sorted(self.log_files)
+        return float(ordered[max(1, -(-p * len(ordered) // 100)) - 1])
+
     @property
     def small_file_share(self) -> float:
         return self.small_files / self.slices if self.slices else 0.0

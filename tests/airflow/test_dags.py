@@ -531,3 +531,28 @@ def test_a_tables_metrics_turn_hudis_reporter_on_for_every_job_of_it_or_of_every
         table = {"base_path": "/t", "record_key": "id", "metrics": bad}
         refused = tables_config.parse_tables_config({"tables": {"t": table}})
         assert says in refused.refused["t"], refused.refused
+
+
+def test_a_tables_freshness_goal_is_its_ingest_dags_deadline_alert():
+    import datetime as dt
+
+    from airflow.sdk import AsyncCallback, DeadlineReference
+
+    from hudi_ops.airflow import tables_config
+    from hudi_ops.airflow.dag_factory import dags_from_config
+    from hudi_ops.airflow.freshness import table_late
+
+    config = {"tables": {"trips": {"base_path": "/data/trips", "record_key": "id", "freshness": 30,
+                                   "ingest": {"source_path": "/landing"}, "backfill": {}}}}
+    dags = dags_from_config(config)
+    (alert,) = dags["hudi_ingest__trips"].deadline
+    assert alert.reference == DeadlineReference.DAGRUN_QUEUED_AT and alert.interval == dt.timedelta(minutes=30)
+    assert alert.callback == AsyncCallback(table_late, kwargs={"table": "trips", "goal_minutes": 30})
+    assert dags["hudi_ingest__trips"].get_task("ingest").freshness == 30
+    assert not dags["hudi_backfill__trips"].deadline  # a backfill brings old days: no freshness to keep
+    # without a goal, no deadline; without an ingest, no goal to keep
+    del config["tables"]["trips"]["freshness"]
+    assert not dags_from_config(config)["hudi_ingest__trips"].deadline
+    refused = tables_config.parse_tables_config(
+        {"tables": {"t": {"base_path": "/t", "record_key": "id", "freshness": 10, "backfill": {}}}}).refused["t"]
+    assert "`freshness` is a goal for the table's ingest" in refused

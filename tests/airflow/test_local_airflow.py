@@ -17,6 +17,7 @@ import re
 import signal
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -43,6 +44,7 @@ from hudi_ops.read.table_overview import COMPLETED, PENDING, ROLLED_BACK, TableO
 from hudi_ops.spark.kafka_connector import kafka_jars
 from tests.airflow.browser import filled
 from tests.airflow.make_up import (
+    FRESHNESS_MINUTES,
     GROUP_TABLES,
     RESTORE_DAG,
     STREAM,
@@ -189,6 +191,36 @@ def test_airflows_statsd_metrics_count_the_conflict_its_retry_and_each_writers_c
     assert all(m.kind == "g" for m in gauges.values()) and gauges["table_freshness_lag"].value >= 0
 
 
+def test_an_ingest_run_past_the_freshness_goal_raises_its_deadline_alert_and_the_fleet_page_shows_the_table_late(
+        platform, scenario):
+    """The demo table's goal (a quarter minute here) is the ingest DAG's deadline alert: the run that waited
+    behind the held lock missed it; Airflow's scheduler says so (its StatsD metric), its triggerer ran
+    hudi-ops' callback, and the fleet page shows the table late, beside every table of make up."""
+    _, up = platform
+    triggerer_log = up.home / "airflow" / "triggerer.log"
+    said = re.compile(rf"table {TABLE} is late: ingest run (\S+) of {INGEST_DAG} \(queued ")
+    deadline = time.monotonic() + 60
+    while "ingest_2" not in (late_runs := set(said.findall(triggerer_log.read_text(errors="replace")))):
+        assert time.monotonic() < deadline, triggerer_log.read_text(errors="replace")[-3000:]
+        time.sleep(0.5)
+    # Airflow's own metric of each miss (its StatsD drops the run's tag: `statsd_disabled_tags`)
+    missed = up.statsd.wait_for("airflow.deadline_alerts.deadline_missed", dag_id=INGEST_DAG)
+    assert [m.kind for m in missed] == ["c"] * len(late_runs) and late_runs <= {"ingest_1", "ingest_2"}
+    rows = {r["table"]: r for r in up.airflow.api("GET", "/hudi-ops/api/fleet")}
+    assert set(rows) == {TABLE, STREAM, *GROUP_TABLES}
+    trips = rows[TABLE]
+    assert (trips["goal_min"], trips["late"], trips["note"]) == (FRESHNESS_MINUTES, True, None)
+    assert trips["lag_s"] > FRESHNESS_MINUTES * 60 and trips["missed_deadlines"] == len(late_runs)
+    assert trips["last_commit"] and trips["pending_plans"] == 0 and trips["log_files_p99"] is not None
+    assert all(rows[name]["note"] == "no commits yet" for name in (STREAM, *GROUP_TABLES))
+    signed_in = urllib.request.Request(f"{up.url}/hudi-ops/?sort=lag&order=desc",
+                                       headers={"Authorization": f"Bearer {up.airflow.token()}"})
+    with urllib.request.urlopen(signed_in, timeout=60) as page:
+        html = page.read().decode()
+    assert f"<a href='/hudi-ops/tables/{TABLE}'>{TABLE}</a>" in html and "<td class='late'>late</td>" in html
+    assert html.index(f"data-table='{TABLE}'") < html.index(f"data-table='{STREAM}'")  # lag first, unknown last
+
+
 def test_the_services_dag_compacts_the_logs_then_cleans_the_slices_the_compaction_superseded(scenario):
     demo, airflow, report = scenario
     services = report.services
@@ -233,9 +265,23 @@ def test_spark_sql_reads_the_demo_table_by_name_from_make_ups_hive_metastore(pla
     assert lines[0]["rows"] == lines[1]["rows"] == expected and len(expected) == report.expected_rows
 
 
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None  # the redirect itself is the answer under test
+
+
 def test_the_timeline_view_needs_an_airflow_login(scenario):
     _, airflow, _ = scenario
-    for path in (f"/hudi-ops/tables/{TABLE}", f"/hudi-ops/api/tables/{TABLE}", "/hudi-ops/"):
+    opener = urllib.request.build_opener(_NoRedirects)
+    for path in (f"/hudi-ops/tables/{TABLE}", "/hudi-ops/?sort=lag"):  # a page: to Airflow's sign-in, and back
+        with pytest.raises(urllib.error.HTTPError) as sent:
+            opener.open(airflow.url + path, timeout=30)
+        sent.value.close()
+        assert sent.value.code == 303
+        location = urllib.parse.urlsplit(sent.value.headers["Location"])
+        assert location.path == "/auth/login"
+        assert urllib.parse.parse_qs(location.query)["next"] == [airflow.url + path]
+    for path in (f"/hudi-ops/api/tables/{TABLE}", "/hudi-ops/api/fleet"):  # the API: 401
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(airflow.url + path, timeout=30)
         refused.value.close()
@@ -294,6 +340,9 @@ def test_the_timeline_view_shows_the_table_in_a_browser(scenario, platform, brow
     overview = TableOverview.load(demo.table_path)
     status = {s.requested_time: s.status for s in overview.instants}
     assert (status[failed], status[pending]) == (ROLLED_BACK, PENDING)
+    # the fleet counts the conflict's rolled-back write; the killed one beats on for Hudi's expiry (2 minutes)
+    (trips,) = [r for r in airflow.api("GET", "/hudi-ops/api/fleet") if r["table"] == TABLE]
+    assert trips["failed_writes"] == 1
 
     page = f"{airflow.url}/hudi-ops/tables/{TABLE}"
     browser.sign_in(airflow.url, airflow.token())
@@ -301,9 +350,15 @@ def test_the_timeline_view_shows_the_table_in_a_browser(scenario, platform, brow
     browser.wait_for("document.querySelector('svg.hudi-timeline')", what="the timeline chart")
     browser.screenshot(artifacts / "timeline.png")
     drawn = {c: browser.drawn(filled(c)) for c in (*ACTION_COLOURS.values(), ROLLED_BACK_COLOUR)}
+    browser.goto(f"{airflow.url}/hudi-ops/")  # the fleet page: a row per table of make up, each to its page
+    browser.wait_for("document.querySelector('table.fleet')", what="the fleet page")
+    browser.screenshot(artifacts / "fleet.png")
+    listed = browser.evaluate("[...document.querySelectorAll('table.fleet tr[data-table]')].map(r => r.dataset.table)")
+    assert sorted(listed) == sorted([TABLE, STREAM, *GROUP_TABLES])
     browser.forget(airflow.url)
-    browser.goto(page)
+    browser.goto(page)  # without a session: Airflow's sign-in, which would come back here
     browser.screenshot(artifacts / "anonymous.png")
+    assert urllib.parse.urlsplit(browser.driver.current_url).path == "/auth/login"
     anonymous = browser.drawn("svg.hudi-timeline rect")
     commits = sum(s.action == "deltacommit" and s.status != ROLLED_BACK for s in overview.instants)
     rollbacks = sum(s.action == "rollback" for s in overview.instants)

@@ -46,3 +46,13 @@ def test_a_service_reads_and_writes_its_table_and_a_conflict_names_the_instant_t
     skipped = lineage(job="clean", table=str(tmp_path / "t"), sources=(), skipped="nothing to clean")
     assert (skipped.run_facets["hudi"].outcome, skipped.run_facets["hudi"].reason) == ("skipped", "nothing to clean")
     assert skipped.inputs == [] and skipped.outputs == []  # it read no data and wrote nothing
+
+
+def test_a_refused_batch_names_the_validator_and_its_query_in_the_lineage_of_the_failed_run(tmp_path):
+    refusal = ("pre-commit validator org.apache.hudi.client.validator.SqlQuerySingleResultPreCommitValidator refused "
+               "the commit: select count(*) from <TABLE_NAME> where fare < 0: Expected 0 row(s), Found 1")
+    failure = JobFailure("ingest", 2, "ValidationFailedError", refusal)
+    got = lineage(job="ingest", table=str(tmp_path / "t"), sources=(str(tmp_path / "landing"),), failure=failure)
+    hudi = got.run_facets["hudi"]
+    assert (hudi.outcome, hudi.exitCode, hudi.error, hudi.reason) == ("failed", 2, "ValidationFailedError", refusal)
+    assert hudi.conflictingInstant is None and hudi.instant is None  # nothing was committed
