@@ -125,9 +125,11 @@ def monitoring(tmp_path_factory):
     from hudi_ops.local.prometheus import Monitoring
 
     started = Monitoring(tmp_path_factory.mktemp("prometheus"))
-    started.start()
-    yield started
-    started.cleanup()
+    try:
+        started.start()
+        yield started
+    finally:  # a gateway up when Prometheus failed to start is stopped too
+        started.cleanup()
 
 
 @pytest.fixture

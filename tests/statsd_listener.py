@@ -20,16 +20,24 @@ class Metric:
     kind: str  # c counter, g gauge, ms timer
 
     @classmethod
-    def parse(cls, line: str) -> Metric:
-        head, value, kind = re.fullmatch(r"(.+):([-\d.]+)\|(\w+)(?:\|@[\d.]+)?", line).groups()  # type: ignore[union-attr]
+    def parse(cls, line: str) -> Metric | None:
+        """The metric a line holds; None for a line of another shape."""
+        found = re.fullmatch(r"([^:]+):([-+\d.eE]+)\|(\w+)(?:\|@[\d.]+)?", line)
+        if found is None:
+            return None
+        head, value, kind = found.groups()
         name, *tags = head.split(",")
-        return cls(name, dict(t.split("=", 1) for t in tags), float(value), kind)
+        try:
+            return cls(name, dict(t.split("=", 1) for t in tags), float(value), kind)
+        except ValueError:
+            return None
 
 
 class StatsdListener:
-    """`.port`; `.metrics()` what arrived so far; `.close()`."""
+    """`.port`; `.metrics()` what arrived so far, of the names starting with one of `keep`; `.close()`."""
 
-    def __init__(self) -> None:
+    def __init__(self, keep: tuple[str, ...] = ("airflow.hudi_ops.", "airflow.deadline_alerts.")) -> None:
+        self.keep = keep
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self._socket.bind(("127.0.0.1", 0))
         self._socket.settimeout(0.2)
@@ -53,19 +61,20 @@ class StatsdListener:
             except (TimeoutError, OSError):
                 continue
             with self._lock:
-                self._lines.extend(line for line in data.decode(errors="replace").splitlines() if line)
+                self._lines.extend(line for line in data.decode(errors="replace").splitlines()
+                                   if line.startswith(self.keep))
 
     def metrics(self, name_prefix: str = "") -> list[Metric]:
         with self._lock:
             lines = list(self._lines)
-        return [m for m in map(Metric.parse, lines) if m.name.startswith(name_prefix)]
+        return [m for m in map(Metric.parse, lines) if m is not None and m.name.startswith(name_prefix)]
 
-    def wait_for(self, name: str, timeout_s: float = 10.0, **tags: str) -> list[Metric]:
-        """The metrics named `name` with `tags` among theirs, once one has arrived (UDP is not instant)."""
+    def wait_for(self, name: str, timeout_s: float = 10.0, count: int = 1, **tags: str) -> list[Metric]:
+        """The metrics named `name` with `tags` among theirs, once `count` have arrived (UDP is not instant)."""
         deadline = time.monotonic() + timeout_s
         while True:
             found = [m for m in self.metrics(name) if m.name == name and tags.items() <= m.tags.items()]
-            if found or time.monotonic() > deadline:
+            if len(found) >= count or time.monotonic() > deadline:
                 return found
             time.sleep(0.1)
 

@@ -225,6 +225,7 @@ class _Table:
         args = self._job_args(self.services)
         return {"base_path": self.config.base_path, "aws_conn_id": self.config.aws_conn_id,
                 "priority": self.services.priority, "quota": self.services.quota, "schedule": self.services.schedule,
+                "ingests": self.config.ingest is not None,
                 "tasks": {s: {**args, "service": s, "hoodie_conf": conf} for s, conf in self.service_confs().items()}}
 
     def clean_conf(self) -> dict[str, str]:

@@ -72,13 +72,13 @@ def fleet_rows(entries: Mapping[str, TableEntry], *, now: dt.datetime, workers: 
         base = FleetRow(entry.name, entry.base_path, goal_min=entry.freshness,
                         missed_deadlines=missed.get(ingest_dag_id(entry.name)) if entry.ingests else None)
         try:
-            status = TableStatus.load(entry.base_path, now=now, s3=table_s3(entry.aws_conn_id))
+            status = TableStatus.load(entry.base_path, entry.clean_conf, now=now, s3=table_s3(entry.aws_conn_id))
         except TableNotFoundError:
             return replace(base, note="no commits yet")
         except Exception as e:  # one table's error is its row's, never the page's
             return replace(base, note=f"{type(e).__name__}: {e}")
-        lag = status.lag(now)
         need = status.need
+        lag = need.freshness_lag(now)
         return replace(
             base, lag_s=round(lag.total_seconds(), 1) if lag is not None else None, late=late(lag, entry.freshness),
             last_commit=status.last_commit.isoformat(timespec="seconds") if status.last_commit else None,

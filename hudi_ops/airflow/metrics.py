@@ -17,12 +17,10 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
-from hudi_ops.read.table_need import TableNeed
+# the task SDK's: the task runner sets it up from `[metrics]` (its class form is in every SDK since Airflow 3.2)
+from airflow.sdk.observability.stats import Stats as _stats
 
-try:  # Airflow 3.3's; 3.2 has it at airflow.stats
-    from airflow.sdk.observability import stats as _stats
-except ImportError:  # pragma: no cover - Airflow 3.2
-    from airflow.stats import Stats as _stats  # type: ignore[no-redef]
+from hudi_ops.read.table_need import TableNeed
 
 log = logging.getLogger(__name__)
 F = TypeVar("F", bound=Callable[..., Any])
@@ -37,11 +35,12 @@ FAILURES = PREFIX + "job_failures"  # counter, tag exit_code: every failed try, 
 RETRIES = PREFIX + "job_retries"  # counter: a try after the first began
 SKIPPED = PREFIX + "job_skipped"  # counter: the control plane found nothing to do
 DURATION = PREFIX + "job_duration"  # timer: spark-submit, start to end
-WORK = PREFIX + "job_work"  # timer: the job's own work (its result's durations)
-FIXED = PREFIX + "job_fixed"  # timer: the rest: spark-submit, the JVM, the Spark session
+WORK = PREFIX + "job_work"  # timer: the job's own work (its result's durations, less the session's start)
+FIXED = PREFIX + "job_fixed"  # timer: the rest: spark-submit, the JVM, the Spark session, the fence
 WAITS = {"fence_wait": PREFIX + "job_fence_wait", "lock_wait": PREFIX + "job_lock_wait"}  # timers
 # a table as measured (hudi_ops.read.table_need), tag table
 FRESHNESS_LAG = PREFIX + "table_freshness_lag"  # gauge, seconds since the latest completed ingest
+LATEST_INGEST = PREFIX + "table_latest_ingest"  # gauge, epoch seconds: that ingest's completion
 FRESHNESS_GOAL = PREFIX + "table_freshness_goal"  # gauge, seconds: the table's `freshness` (its ingest's tasks)
 LOG_FILES_P50 = PREFIX + "table_log_files_p50"  # gauge: log files per latest file slice, median
 LOG_FILES_P99 = PREFIX + "table_log_files_p99"  # gauge: ..., 99th percentile
@@ -97,19 +96,23 @@ def ran(tags: Mapping[str, str], result: Mapping[str, object], duration_ms: floa
 
 
 @_never_fails
-def failed(tags: Mapping[str, str], exit_code: int | None, error: str | None, duration_ms: float) -> None:
-    """A failed try: its exit code (None: the job reported none, killed or failed before it could)."""
+def failed(tags: Mapping[str, str], exit_code: int | None, error: str | None, duration_ms: float | None) -> None:
+    """A failed try: its exit code (None: the job reported none, killed or failed before it could) and how
+    long its spark-submit ran (None: it never started)."""
     tags = dict(tags)
     _stats.incr(FAILURES, tags={**tags, "exit_code": str(exit_code if exit_code is not None else "none")})
     if exit_code == 3:
         _stats.incr(CONFLICTS, tags={**tags, "error": error or "unknown"})
-    _stats.timing(DURATION, dt.timedelta(milliseconds=duration_ms), tags=tags)
+    if duration_ms is not None:
+        _stats.timing(DURATION, dt.timedelta(milliseconds=duration_ms), tags=tags)
 
 
 def _timings(tags: dict[str, str], durations: Mapping[str, float], duration_ms: float) -> None:
     _stats.timing(DURATION, dt.timedelta(milliseconds=duration_ms), tags=tags)
-    work = float(durations.get("total", 0.0)) + float(durations.get("catalog_sync", 0.0))
-    if work:
+    # the job's own work, less its Spark session's start, which every run pays (hudi_ops.spark.__main__)
+    work = float(durations.get("total", 0.0)) + float(durations.get("catalog_sync", 0.0)) - float(
+        durations.get("session_start", 0.0))
+    if work > 0:
         _stats.timing(WORK, dt.timedelta(milliseconds=work), tags=tags)
         _stats.timing(FIXED, dt.timedelta(milliseconds=max(duration_ms - work, 0.0)), tags=tags)
     for key, name in WAITS.items():
@@ -121,8 +124,11 @@ def _timings(tags: dict[str, str], durations: Mapping[str, float], duration_ms: 
 def table_measured(table: str, need: TableNeed, *, now: dt.datetime) -> None:
     """The gauges of one look at a table."""
     tags = {"table": table}
-    if need.latest_ingest is not None:
-        _stats.gauge(FRESHNESS_LAG, round((now - need.latest_ingest).total_seconds(), 1), tags=tags)
+    lag = need.freshness_lag(now)
+    if lag is not None and need.latest_ingest is not None:
+        _stats.gauge(FRESHNESS_LAG, round(lag.total_seconds(), 1), tags=tags)
+        # what an alert rule ages by itself (`time() - ...`), however long ago the last look was
+        _stats.gauge(LATEST_INGEST, round(need.latest_ingest.timestamp(), 1), tags=tags)
     if need.log_files:
         _stats.gauge(LOG_FILES_P50, need.log_files_percentile(50), tags=tags)
         _stats.gauge(LOG_FILES_P99, need.log_files_percentile(99), tags=tags)
@@ -139,12 +145,13 @@ def freshness_goal(table: str, minutes: float) -> None:
 
 
 @_never_fails
-def group_ticked(group: str, waited: Mapping[str, int], picked: list[tuple[str, str]], unmeasured: int) -> None:
-    """A services group's tick: what waits (`table/service` -> ticks), what it runs, what it could not read."""
-    for key, ticks in waited.items():
+def group_ticked(group: str, before: Mapping[str, int], waited: Mapping[str, int], picked: list[tuple[str, str]],
+                 unmeasured: int) -> None:
+    """A services group's tick: what waits (`table/service` -> ticks; `before`: what waited at the last
+    tick, and waits no more unless still in `waited`), what it runs, what it could not read."""
+    for key in {*before, *waited, *(f"{t}/{s}" for t, s in picked)}:
         table, _, service = key.partition("/")
-        _stats.gauge(GROUP_WAITING, ticks, tags={"group": group, "table": table, "service": service})
-    for table, service in picked:  # what runs waits no more
-        _stats.gauge(GROUP_WAITING, 0, tags={"group": group, "table": table, "service": service})
+        _stats.gauge(GROUP_WAITING, waited.get(key, 0), tags={"group": group, "table": table, "service": service})
+    for table, service in picked:
         _stats.incr(GROUP_PICKED, tags={"group": group, "table": table, "service": service})
     _stats.gauge(GROUP_UNMEASURED, unmeasured, tags={"group": group})

@@ -270,11 +270,12 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         except AirflowSkipException:
             metrics.skipped(tags)
             raise
-        except AirflowException:  # before spark-submit: bad arguments, a table or source not readable now
-            metrics.failed(tags, None, None, 0.0)
+        except BaseException:  # before spark-submit: bad arguments, a table or source not readable now, a kill
+            metrics.failed(tags, None, None, None)
             raise
         assert self._folder is not None
         started = time.monotonic()
+        reported = False  # whether this try's failure is counted
         try:
             if self._killed:  # while it looked for work: spark-submit never starts
                 raise AirflowException("the task was killed before spark-submit started")
@@ -286,16 +287,20 @@ class HudiSparkJobOperator(SparkSubmitOperator):
             except AirflowException as e:
                 failure = self._outcome_seen = self._outcome()
                 code, error = (failure.exit_code, failure.error) if isinstance(failure, JobFailure) else (None, None)
-                metrics.failed(tags, code, error, (time.monotonic() - started) * 1000)
+                metrics.failed(tags, code, error, _ms_since(started))
+                reported = True
                 raise self._failure(e, failure) from e
             outcome = self._outcome_seen = self._outcome()
             if outcome is None:  # its commit, if any, is found by the retry (the batch's fence and identity)
-                metrics.failed(tags, None, None, (time.monotonic() - started) * 1000)
                 raise AirflowException(f"the job ended well but left no result at {self._result_file}; retried")
+        except BaseException:  # a kill, a timeout (BaseException too), a job that left no result
+            if not reported:
+                metrics.failed(tags, None, None, _ms_since(started) if self._submitting else None)
+            raise
         finally:
             shutil.rmtree(self._folder, ignore_errors=True)
         result = outcome.to_dict() if isinstance(outcome, JobResult | ServiceResult) else None
-        metrics.ran(tags, result or {}, (time.monotonic() - started) * 1000)
+        metrics.ran(tags, result or {}, _ms_since(started))
         self.announce(context, result or {})
         return result
 
@@ -540,6 +545,10 @@ def run_identity(context: Any) -> str | None:
     run_id = context.get("run_id")
     cleared = getattr(context.get("dag_run"), "clear_number", 0) or 0
     return f"{run_id}#cleared-{cleared}" if run_id and cleared else run_id
+
+
+def _ms_since(started: float) -> float:
+    return (time.monotonic() - started) * 1000
 
 
 def _joined(ours: str, theirs: str | None) -> str:

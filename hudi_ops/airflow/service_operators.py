@@ -77,10 +77,10 @@ class HudiTableServiceOperator(HudiSparkJobOperator):
 
     def _measured(self, meta: MetaClient) -> None:
         """The table's gauges (hudi_ops.airflow.metrics), from the look the check for work takes anyway
-        (asking no service's verdict: small files are those under Hudi's default limit); a table that
-        cannot be measured is the check's to report."""
+        (asking no service's verdict: small files are those under Hudi's default limit), and when its
+        ingest last committed; a table that cannot be measured is the check's to report."""
         try:
-            need = measure(meta, {})
+            need = measure(meta, {}, freshness=True)
         except Exception as e:
             self.log.warning("the table's metrics were not measured: %s: %s", type(e).__name__, e)
             return

@@ -57,7 +57,7 @@ def plan_group_tick(*, group: str, policy: str, budget: int, tables: Mapping[str
             unreachable[name] = f"{type(e).__name__}: {e}"
             continue
         members[name] = Member(name, t["base_path"], {s: a["hoodie_conf"] for s, a in t["tasks"].items()},
-                               t["priority"], t["quota"], s3)
+                               t["priority"], t["quota"], s3, ingests=t.get("ingests", False))
     started = time.monotonic()
     needs = {**measure_all(members), **unreachable}
     now = time.time()
@@ -80,7 +80,7 @@ def plan_group_tick(*, group: str, policy: str, budget: int, tables: Mapping[str
     for name, need in needs.items():
         if not isinstance(need, str):
             metrics.table_measured(name, need, now=at)
-    metrics.group_ticked(group, after.waited, [(c.table, c.service) for c in chosen],
+    metrics.group_ticked(group, state.waited, after.waited, [(c.table, c.service) for c in chosen],
                          sum(isinstance(n, str) for n in needs.values()))
     Variable.set(state_key(group), after.to_dict(), serialize_json=True)
     return [{**tables[c.table]["tasks"][c.service], "mode": _mode(needs[c.table], c.service)} for c in chosen]

@@ -371,9 +371,12 @@ class TableConfig(_Section):
                              "options under `hoodie_conf`")
         try:
             HoodieConfig(value).get(MetricsConfig.REPORTER_TYPE)
-            HoodieConfig(value).get(MetricsConfig.ON)
+            on = HoodieConfig({MetricsConfig.ON.name: "true", **value}).get(MetricsConfig.ON) == "TRUE"
         except ConfigError as e:
             raise ValueError(str(e)) from None
+        if on and MetricsConfig.REPORTER_TYPE.name not in value:  # Hudi's default would be Graphite on localhost
+            raise ValueError(f"`metrics` needs {MetricsConfig.REPORTER_TYPE.name} (PROMETHEUS_PUSHGATEWAY, GRAPHITE, "
+                             f"JMX, DATADOG, ...), or {MetricsConfig.ON.name}: false to turn Hudi's metrics off")
         return value
 
     def metrics_conf(self) -> dict[str, str]:

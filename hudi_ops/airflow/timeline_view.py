@@ -94,7 +94,7 @@ def _freshness(entry: TableEntry, now: datetime) -> str:
     if not entry.ingests:
         return ""
     try:
-        need = measure(MetaClient.open(entry.base_path, s3=table_s3(entry.aws_conn_id)), {}, now=now)
+        need = measure(MetaClient.open(entry.base_path, s3=table_s3(entry.aws_conn_id)), {}, now=now, freshness=True)
     except HudiOpsError as e:
         return f"<p class='error'>freshness: {escape(str(e))}</p>"
     return freshness_line(need, entry.freshness, now)
@@ -129,9 +129,9 @@ def _grid(headers: list[str], rows: list[tuple[object, ...]], text_columns: int)
 
 def freshness_line(need: TableNeed, goal_minutes: float | None, now: datetime) -> str:
     """The table's lag since its latest ingest, against its goal."""
-    if need.latest_ingest is None:
+    lag = need.freshness_lag(now)
+    if lag is None:
         return "<p class='meta'>freshness: no ingest commit on the active timeline yet</p>"
-    lag = now - need.latest_ingest
     minutes = lag.total_seconds() / 60
     if goal_minutes is None:
         return f"<p class='meta'>freshness: latest ingest {minutes:.1f} min ago (no goal set)</p>"
@@ -207,7 +207,9 @@ def create_app() -> FastAPI:
     @app.exception_handler(StarletteHTTPException)
     async def sign_in_first(request: Request, error: StarletteHTTPException) -> Response:
         """A page opened without a login: to Airflow's sign-in, which comes back to it (the API: 401)."""
-        if error.status_code == 401 and not request.url.path.startswith(f"{URL_PREFIX}/api/"):
+        # the path within this app, whatever Airflow's base URL and this app's mount put before it
+        path = request.url.path.removeprefix(request.scope.get("root_path", ""))
+        if error.status_code == 401 and not path.startswith("/api/"):
             return RedirectResponse(get_auth_manager().get_url_login(next_url=str(request.url)), status_code=303)
         return await http_exception_handler(request, error)
 

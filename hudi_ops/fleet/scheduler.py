@@ -38,6 +38,7 @@ class Member:
     priority: float = 1.0
     quota: float = 1.0
     s3: Any = None  # hudi_ops.s3_settings.S3Settings of a table on S3
+    ingests: bool = False  # hudi-ops ingests it: a look also says when its ingest last committed
 
 
 @dataclass
@@ -81,7 +82,7 @@ def measure_all(members: Mapping[str, Member], *, workers: int = 16) -> dict[str
 
     def one(member: Member) -> TableNeed | str:
         try:
-            return measure(MetaClient.open(member.base_path, s3=member.s3), member.options)
+            return measure(MetaClient.open(member.base_path, s3=member.s3), member.options, freshness=member.ingests)
         except Exception as e:  # one table's unforeseen error must not stop the group's tick
             return f"{type(e).__name__}: {e}"
 

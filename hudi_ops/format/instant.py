@@ -116,6 +116,14 @@ def _parse_cached(file_name: str) -> Instant | None:
         return None
 
 
+def instant_moment(text: str, *, local: bool) -> datetime:
+    """The moment an instant time names: Hudi writes it in the writers' zone when the table's
+    `hoodie.table.timeline.timezone` is LOCAL (its default; this machine's zone is taken for theirs), in
+    UTC when it is UTC. Aware, so that moments of either kind compare."""
+    moment = parse_instant_time(text)  # read as UTC
+    return moment.replace(tzinfo=None).astimezone() if local else moment
+
+
 def parse_instant_time(text: str) -> datetime:
     """A 17-digit (or legacy 14-digit) instant time as a UTC datetime."""
     bad = InvalidInstantTimeError(f"{text!r} is not an instant time; use yyyyMMddHHmmss[SSS], e.g. 20250101120000000")

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from hudi_ops.config import CleanConfig, HoodieConfig
 from hudi_ops.format.file_group import FileGroup, FileSlice
 from hudi_ops.format.fs_view import FileSystemView
-from hudi_ops.format.instant import Action, parse_instant_time
+from hudi_ops.format.instant import Action, instant_moment
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.format.timeline import Timeline
 from hudi_ops.read.savepoints import savepointed_files
@@ -120,18 +120,13 @@ def earliest_commit_to_retain(timeline: Timeline, config: HoodieConfig, now: dt.
         return nth
     if policy == "KEEP_LATEST_BY_HOURS":
         cutoff = (now or dt.datetime.now(dt.UTC)) - dt.timedelta(hours=config.require(CleanConfig.HOURS_RETAINED))
-        at = {t: _instant_moment(t, local) for t in completed}
+        at = {t: instant_moment(t, local=local) for t in completed}
         first = next((t for t in completed if at[t] >= cutoff + zone_slack), None)
         if first is not None or not completed:
             return first
         # a cut after every commit retains none; one just before the latest commit retains it alone
         return completed[-1] if at[completed[-1]] >= cutoff - zone_slack and zone_slack else None
     return None
-
-
-def _instant_moment(instant: str, local: bool) -> dt.datetime:
-    moment = parse_instant_time(instant)  # read as UTC
-    return moment.replace(tzinfo=None).astimezone() if local else moment
 
 
 def _beyond_versions(group: FileGroup, keep: int, pending: bool, saved: set[str]) -> list[SliceToClean]:

@@ -15,7 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from hudi_ops.config import ClusteringConfig, HoodieConfig
-from hudi_ops.format.instant import parse_instant_time
+from hudi_ops.errors import HudiOpsError
+from hudi_ops.format.instant import instant_moment
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.read.pending_plans import CLUSTERING, COMPACTION, pending_plans
 from hudi_ops.read.pipeline_metadata import JOB_KEY
@@ -64,11 +65,16 @@ class TableNeed:
     def small_file_share(self) -> float:
         return self.small_files / self.slices if self.slices else 0.0
 
+    def freshness_lag(self, now: dt.datetime) -> dt.timedelta | None:
+        """How old the table's latest ingest is at `now`; None before its first (or when not measured)."""
+        return now - self.latest_ingest if self.latest_ingest is not None else None
+
 
 def measure(meta: MetaClient, options: Mapping[str, Mapping[str, str]], *, now: dt.datetime | None = None,
-            ) -> TableNeed:
+            freshness: bool = False) -> TableNeed:
     """The table's need; `options` maps each service the table runs to its hoodie.* options (a service not
-    named is not asked about)."""
+    named is not asked about); `freshness`: and when its ingest last committed (a table that hudi-ops
+    ingests: the look reads commits back to its latest ingest's)."""
     view = meta.fs_view()  # the one look every check below shares (MetaClient keeps it)
     limit = HoodieConfig(dict(options.get("clustering", {}))).require(ClusteringConfig.SMALL_FILE_LIMIT)
     latest = [g.latest_slice for g in view.file_groups() if g.latest_slice is not None]
@@ -82,6 +88,7 @@ def measure(meta: MetaClient, options: Mapping[str, Mapping[str, str]], *, now: 
         "archive": lambda o: archive_work(meta, o),
     }
     plans = [p for s in (COMPACTION, CLUSTERING) for p in pending_plans(view.timeline, s)]
+    local = meta.properties.timeline_timezone == "LOCAL"
     return TableNeed(
         log_files=tuple(len(s.log_files) for s in latest) if meta.is_mor else (),
         small_files=sum(1 for s in latest if s.base_file is None or s.base_file.size < limit),
@@ -89,16 +96,20 @@ def measure(meta: MetaClient, options: Mapping[str, Mapping[str, str]], *, now: 
         pending_plans=len(plans),
         work={s: checks[s](options[s]) for s in SERVICES if s in options},
         executes=executes,
-        oldest_pending_plan=parse_instant_time(min(p.instant for p in plans)) if plans else None,
-        latest_ingest=_latest_ingest(meta),
+        oldest_pending_plan=instant_moment(min(p.instant for p in plans), local=local) if plans else None,
+        latest_ingest=_latest_ingest(meta, local) if freshness else None,
     )
 
 
-def _latest_ingest(meta: MetaClient) -> dt.datetime | None:
+def _latest_ingest(meta: MetaClient, local: bool) -> dt.datetime | None:
     """When the latest commit of hudi-ops' ingest on the active timeline completed (a backfill or a
-    service brings nothing new from the table's source)."""
+    service brings nothing new from the table's source); None when none is there, or when a commit cannot
+    be read: the freshness is a figure for people, never in the way of the services' verdicts."""
     timeline = meta.timeline()
-    for inst, metadata in timeline.newest_writes():
-        if metadata.extra_metadata.get(JOB_KEY) == "ingest":
-            return parse_instant_time(timeline.completion_time(inst))
+    try:
+        for inst, metadata in timeline.newest_writes():
+            if metadata.extra_metadata.get(JOB_KEY) == "ingest":
+                return instant_moment(timeline.completion_time(inst), local=local)
+    except (HudiOpsError, OSError, ValueError):
+        return None
     return None

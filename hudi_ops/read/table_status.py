@@ -6,10 +6,11 @@ plus its rollbacks: no JVM, a few small files per table.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from hudi_ops.config import HoodieConfig
-from hudi_ops.format.instant import Action, parse_instant_time
+from hudi_ops.format.instant import Action, instant_moment
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.read.heartbeats import failed_writes, starting_writes
 from hudi_ops.read.pending_plans import pending_cleans
@@ -31,24 +32,24 @@ class TableStatus:
     pending_cleans: int
 
     @classmethod
-    def load(cls, base_path: str, *, now: dt.datetime, s3: S3Settings | None = None) -> TableStatus:
+    def load(cls, base_path: str, options: Mapping[str, str], *, now: dt.datetime,
+             s3: S3Settings | None = None) -> TableStatus:
+        """`options`: the table's hoodie.* options (its writers' heartbeats: when a pending write is dead)."""
         meta = MetaClient.open(base_path, s3=s3)
         timeline = meta.timeline()
-        need = measure(meta, {}, now=now)
+        need = measure(meta, {}, now=now, freshness=True)
         last = next(timeline.newest_writes(), None)
         since = now - RECENT
+        local = meta.properties.timeline_timezone == "LOCAL"
         rolled_back = sum(1 for s in instant_spans(timeline, meta.commit_action)
-                          if s.status == ROLLED_BACK and s.action in Action.WRITE_ACTIONS and s.requested_at >= since)
-        config = HoodieConfig({})  # Hudi's heartbeat defaults: the expiry a later writer rolls back by
+                          if s.status == ROLLED_BACK and s.action in Action.WRITE_ACTIONS
+                          and instant_moment(s.requested_time, local=local) >= since)
+        config = HoodieConfig(dict(options))
         dead = set(failed_writes(meta, config, now, timeline=timeline)) - set(
             starting_writes(meta, config, now, timeline=timeline))
-        dead_recently = sum(1 for i in dead if parse_instant_time(i) >= since)
+        dead_recently = sum(1 for i in dead if instant_moment(i, local=local) >= since)
         return cls(
             need=need,
-            last_commit=parse_instant_time(timeline.completion_time(last[0])) if last else None,
+            last_commit=instant_moment(timeline.completion_time(last[0]), local=local) if last else None,
             last_commit_by=pipeline_of(last[1].extra_metadata) if last else None,
             failed_writes=rolled_back + dead_recently, pending_cleans=len(pending_cleans(timeline)))
-
-    def lag(self, now: dt.datetime) -> dt.timedelta | None:
-        """How old the table's latest ingest is; None before its first."""
-        return now - self.need.latest_ingest if self.need.latest_ingest else None

@@ -55,7 +55,8 @@ def main(argv: Sequence[str] | None = None, *, spark: Any | None = None) -> int:
             options = resolve_job_options(spec.JOB, spec.options())
             meta_sync.check_options(spec.JOB, options)
             result = _synced(spec, _run(spec, options, session), options, session)
-        report(dataclasses.replace(result, durations_ms={**result.durations_ms, **lock_waits()}))
+        started = {"session_start": session.start_ms} if session.start_ms else {}
+        report(dataclasses.replace(result, durations_ms={**result.durations_ms, **lock_waits(), **started}))
         finished()  # from here the job keeps the outcome it reported, whatever ends it
         return EXIT_OK
     except (Exception, DriverEnded) as e:  # every failure ends with the JSON line: the operator reads it
@@ -121,6 +122,7 @@ class _Session:
     def __init__(self, given: Any | None, job: str) -> None:
         self.given, self.job, self.started = given, job, None
         self.ready = 0.0
+        self.start_ms = 0.0  # how long starting it took, within the job's work
 
     def __call__(self) -> Any:
         if self.given is not None:
@@ -128,8 +130,10 @@ class _Session:
         if self.started is None:
             from hudi_ops.spark.session import spark_session
 
+            began = time.perf_counter()
             self.started = spark_session(f"hudi-ops {self.job}")
             self.ready = time.time()
+            self.start_ms = round((time.perf_counter() - began) * 1000, 1)
         return self.started
 
     def __enter__(self) -> _Session:

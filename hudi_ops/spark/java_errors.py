@@ -272,6 +272,15 @@ def _fence_lost(message: str, context: JobContext) -> HudiOpsError:
                               "the other committed")
 
 
+def _schema_changed(message: str, context: JobContext) -> HudiOpsError:
+    """Hudi's check at commit that no concurrent commit changed the table's schema since this write began
+    (a new column, or a first commit beside this one): the write is aborted; its retry reads the table's
+    schema as it is now."""
+    return ConcurrentJobError(f"a concurrent commit changed the schema of {context.base_path} while this write was "
+                              f"under way (Hudi: {message.strip().splitlines()[0][:300] if message.strip() else ''}); "
+                              "nothing of this write is visible, and its retry writes with the table's schema")
+
+
 @dataclass(frozen=True)
 class JobContext:
     """What a message needs that the Java error may not say."""
@@ -288,6 +297,7 @@ _RULES: tuple[tuple[tuple[str, ...], Callable[[str, JobContext], HudiOpsError]],
      lambda message, _: EarlyConflictError(message.strip().splitlines()[0] if message.strip() else "")),
     ((_HUDI_EXCEPTION + "HoodieWriteConflictException",), _conflict),
     ((_HUDI_EXCEPTION + "HoodieClusteringUpdateException",), _clustering_update),
+    ((_HUDI_EXCEPTION + "HoodieSchemaEvolutionConflictException",), _schema_changed),
     (("hudiops.fence.FenceLostException",), _fence_lost),
     # hudi-ops' validators name the validator and query; Hudi's own say only that one refused
     (("hudiops.validate.PreCommitValidationFailed", _HUDI_EXCEPTION + "HoodieValidationException"), _refused),

@@ -527,7 +527,8 @@ def test_a_tables_metrics_turn_hudis_reporter_on_for_every_job_of_it_or_of_every
     assert "hoodie.metrics.reporter.type" not in quiet.hoodie_conf
     for bad, says in (({"hoodie.index.type": "BLOOM"}, "not hoodie.index.type; put other options under `hoodie_conf`"),
                       ({"hoodie.metrics.reporter.type": "STATSD"},
-                       "hoodie.metrics.reporter.type='STATSD' is not valid")):
+                       "hoodie.metrics.reporter.type='STATSD' is not valid"),
+                      ({}, "`metrics` needs hoodie.metrics.reporter.type")):
         table = {"base_path": "/t", "record_key": "id", "metrics": bad}
         refused = tables_config.parse_tables_config({"tables": {"t": table}})
         assert says in refused.refused["t"], refused.refused
@@ -556,3 +557,4 @@ def test_a_tables_freshness_goal_is_its_ingest_dags_deadline_alert():
     refused = tables_config.parse_tables_config(
         {"tables": {"t": {"base_path": "/t", "record_key": "id", "freshness": 10, "backfill": {}}}}).refused["t"]
     assert "`freshness` is a goal for the table's ingest" in refused
+

@@ -186,8 +186,8 @@ def test_airflows_statsd_metrics_count_the_conflict_its_retry_and_each_writers_c
     # the services DAG's look at the table: its gauges
     gauges = {m.name.removeprefix("airflow.hudi_ops."): m for m in statsd.metrics("airflow.hudi_ops.table_")
               if m.tags == {"table": TABLE}}
-    assert {"table_freshness_lag", "table_log_files_p50", "table_log_files_p99", "table_small_file_share",
-            "table_pending_plans", "table_pending_plan_age"} <= set(gauges)
+    assert {"table_freshness_lag", "table_latest_ingest", "table_log_files_p50", "table_log_files_p99",
+            "table_small_file_share", "table_pending_plans", "table_pending_plan_age"} <= set(gauges)
     assert all(m.kind == "g" for m in gauges.values()) and gauges["table_freshness_lag"].value >= 0
 
 
@@ -340,9 +340,12 @@ def test_the_timeline_view_shows_the_table_in_a_browser(scenario, platform, brow
     overview = TableOverview.load(demo.table_path)
     status = {s.requested_time: s.status for s in overview.instants}
     assert (status[failed], status[pending]) == (ROLLED_BACK, PENDING)
-    # the fleet counts the conflict's rolled-back write; the killed one beats on for Hudi's expiry (2 minutes)
-    (trips,) = [r for r in airflow.api("GET", "/hudi-ops/api/fleet") if r["table"] == TABLE]
-    assert trips["failed_writes"] == 1
+    # the fleet counts the conflict's rolled-back write, and the killed one once its heartbeat expired (the
+    # demo's writers beat every 5 s: 10 s)
+    deadline = time.monotonic() + 60
+    while (failed_writes := _fleet_row(airflow, TABLE)["failed_writes"]) < 2 and time.monotonic() < deadline:
+        time.sleep(1)
+    assert failed_writes == 2
 
     page = f"{airflow.url}/hudi-ops/tables/{TABLE}"
     browser.sign_in(airflow.url, airflow.token())
@@ -376,6 +379,11 @@ def test_the_timeline_view_shows_the_table_in_a_browser(scenario, platform, brow
     assert [(i["requested_time"], i["status"]) for i in api["instants"]] == \
         [(s.requested_time, s.status) for s in overview.instants]
     assert (api["lock"]["holder"], api["lock"]["error"]) == (None, None)
+
+
+def _fleet_row(airflow, table: str) -> dict:
+    (row,) = [r for r in airflow.api("GET", "/hudi-ops/api/fleet") if r["table"] == table]
+    return row
 
 
 def _dying_write(demo, tmp_path, up) -> str:

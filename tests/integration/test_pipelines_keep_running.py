@@ -26,7 +26,7 @@ from hudi_ops.job_specs import BackfillSpec, CleanSpec, IngestSpec, RollbackFail
 from hudi_ops.locks.job_locks import cleaner_lock, creation_lock
 from hudi_ops.read.table_overview import ROLLED_BACK, instant_spans
 from hudi_ops.spark.__main__ import main
-from hudi_ops.spark.jobs.table_creation import DEAD_CREATION_AGE_S
+from hudi_ops.spark.jobs.table_creation import DEAD_CREATION_AGE_S, TableCreation
 from tests.integration.lock_options import await_stopped_writes_expired, occ_options
 from tests.integration.processes import Job
 from tests.integration.test_spark_jobs import NoSpark, failed_write, ingest_args, run, trips_args
@@ -199,6 +199,38 @@ def test_a_half_created_table_is_left_alone_while_fresh_or_when_it_holds_instant
     assert code == EXIT_FAILED and "has instants" in result["message"], result
     for table in (fresh, broken):
         assert (table / ".hoodie" / ".schema").is_dir()  # nothing removed
+
+
+def test_a_writer_waits_for_the_first_commit_of_a_table_whose_creator_is_at_work(spark, tmp_path, capsys, zookeeper):
+    """hoodie.properties is written as the first write starts: until that write commits, a second writer
+    waits at the creation lock (a chaos run's Kafka ingest, let through once the properties were there,
+    wrote with its own column order and Hudi refused one of them at commit)."""
+    table, landing = tmp_path / "trips", tmp_path / "landing"
+    options = occ_options(zookeeper.url)
+    bad = trips(DAY1, range(2), ts=1)
+    write_source(landing / "a.parquet", [*bad, {**bad[0], "trip_id": None}])  # a first write that fails midway
+    assert run(capsys, ingest_args(table, landing, hoodie_conf=options), spark)[0] == 2
+    meta = MetaClient.open(table)  # the table's properties, and no commit
+    assert not meta.timeline().completed and meta.timeline().pending
+    entered = threading.Event()
+
+    def second_writer() -> None:
+        with TableCreation(str(table), options, "trips"):
+            entered.set()
+
+    with creation_lock(options, "trips", wait_s=30) as lock:  # a creator at work holds it
+        waiting = threading.Thread(target=second_writer)
+        waiting.start()
+        lock.wait_for_waiters(1, timeout_s=30)
+        assert not entered.is_set()
+    waiting.join(timeout=30)
+    assert entered.is_set()  # let through once the creator is done (here: it died before committing)
+    (landing / "a.parquet").unlink()
+    good = trips(DAY1, range(3), ts=2)
+    write_source(landing / "b.parquet", good)
+    code, result = run(capsys, ingest_args(table, landing, hoodie_conf=options), spark)
+    assert code == 0 and result["outcome"] == "committed", result
+    assert read_hudi_rs(table) == Model().upsert(good).expected()
 
 
 def test_two_first_writers_of_a_new_table_both_commit(spark, tmp_path, zookeeper):

@@ -287,3 +287,17 @@ def test_a_metadata_table_log_missing_while_its_deltacommit_stands_is_no_rollbac
     (timeline / "20261126003257297_20261126003259000.deltacommit").write_text("{}")
     error = hudi_ops_error(JavaFailure(metadata_log_gone(context.base_path)), context)
     assert exit_code(error) == EXIT_FAILED
+
+
+#: Hudi 1.1.1's check at commit, as a chaos run met it: a Kafka ingest that began before the table's
+#: first commit completed, with its source's column order
+SCHEMA_CHANGED = ((H + "HoodieSchemaEvolutionConflictException", "Detected incompatible concurrent schema "
+                   "evolution. Schema when transaction starts: Not exists as no commited txn at that time, schema "
+                   "when transaction enters validation phase: Option{val={...}}"),)
+
+
+def test_a_schema_changed_by_a_concurrent_commit_is_a_retryable_concurrent_job():
+    error = hudi_ops_error(JavaFailure(SCHEMA_CHANGED), CONTEXT)
+    assert isinstance(error, ConcurrentJobError) and exit_code(error) == EXIT_CONFLICT
+    assert "a concurrent commit changed the schema of" in str(error) and "Detected incompatible" in str(error)
+    assert "its retry writes with the table's schema" in str(error)

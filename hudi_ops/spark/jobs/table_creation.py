@@ -3,7 +3,10 @@
 Two pipelines started on a table that does not exist yet (an ingest beside a backfill that creates it)
 would race inside Hudi: one creates `.hoodie/`, the other finds it without hoodie.properties and fails.
 A writer that finds no table holds the creation lock until its first commit; one that waited finds
-the table made and writes to it as to any other.
+the table made and writes to it as to any other. A table is made once its first commit completed:
+Hudi writes hoodie.properties as the first write starts, and a second writer that began before that
+commit would write with its own source's schema beside the first's (Hudi refuses one of them at
+commit: "incompatible concurrent schema evolution").
 """
 
 from __future__ import annotations
@@ -58,6 +61,14 @@ def table_exists(base_path: str) -> bool:
         return False
 
 
+def first_commit_made(base_path: str) -> bool:
+    """Whether the table exists and a commit of it completed (its creator's first, at least)."""
+    try:
+        return bool(MetaClient.open(base_path).timeline().completed)
+    except TableNotFoundError:
+        return False
+
+
 class TableCreation:
     """`with TableCreation(base_path, options, name) as creation: ...; creation.done()` once the first
     commit completed (a backfill writes on without the lock); leaving the block ends it too."""
@@ -67,13 +78,13 @@ class TableCreation:
         self._held: HeldLock | None = None
 
     def __enter__(self) -> TableCreation:
-        if has_zookeeper_lock(self.options) and not table_exists(self.base_path):
+        if has_zookeeper_lock(self.options) and not first_commit_made(self.base_path):
             held = creation_lock(self.options, self.table_name, CREATION_WAIT_S)
             held.__enter__()
             self._held = held
             try:
-                if table_exists(self.base_path):  # made by the writer we waited for
-                    self.done()
+                if table_exists(self.base_path):  # made by the writer we waited for (or one that died after
+                    self.done()  # hoodie.properties: nothing of it committed, Hudi rolls its write back)
                 else:
                     _clear_dead_creation(Storage.for_uri(self.base_path))
             except BaseException:
