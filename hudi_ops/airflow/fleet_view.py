@@ -78,7 +78,7 @@ def fleet_rows(entries: Mapping[str, TableEntry], *, now: dt.datetime, workers: 
         except Exception as e:  # one table's error is its row's, never the page's
             return replace(base, note=f"{type(e).__name__}: {e}")
         need = status.need
-        lag = need.freshness_lag(now)
+        lag = now - need.latest_ingest if need.latest_ingest is not None else None
         return replace(
             base, lag_s=round(lag.total_seconds(), 1) if lag is not None else None, late=late(lag, entry.freshness),
             last_commit=status.last_commit.isoformat(timespec="seconds") if status.last_commit else None,

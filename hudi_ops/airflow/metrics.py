@@ -124,11 +124,11 @@ def _timings(tags: dict[str, str], durations: Mapping[str, float], duration_ms: 
 def table_measured(table: str, need: TableNeed, *, now: dt.datetime) -> None:
     """The gauges of one look at a table."""
     tags = {"table": table}
-    lag = need.freshness_lag(now)
-    if lag is not None and need.latest_ingest is not None:
-        _stats.gauge(FRESHNESS_LAG, round(lag.total_seconds(), 1), tags=tags)
+    latest = need.latest_ingest
+    if latest is not None:
+        _stats.gauge(FRESHNESS_LAG, round((now - latest).total_seconds(), 1), tags=tags)
         # what an alert rule ages by itself (`time() - ...`), however long ago the last look was
-        _stats.gauge(LATEST_INGEST, round(need.latest_ingest.timestamp(), 1), tags=tags)
+        _stats.gauge(LATEST_INGEST, round(latest.timestamp(), 1), tags=tags)
     if need.log_files:
         _stats.gauge(LOG_FILES_P50, need.log_files_percentile(50), tags=tags)
         _stats.gauge(LOG_FILES_P99, need.log_files_percentile(99), tags=tags)

@@ -40,7 +40,7 @@ from hudi_ops.airflow.timeline_chart import timeline_svg
 from hudi_ops.errors import HudiOpsError, TableBeingCreatedError, TableNotFoundError
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.locks.lock_state import LockState
-from hudi_ops.read.table_need import TableNeed, measure
+from hudi_ops.read.table_need import latest_ingest
 from hudi_ops.read.table_overview import InstantSpan, TableOverview
 
 URL_PREFIX = "/hudi-ops"
@@ -90,14 +90,15 @@ def _readable(user: object) -> dict[str, TableEntry]:
 
 
 def _freshness(entry: TableEntry, now: datetime) -> str:
-    """The table page's freshness line; a table whose need cannot be measured has none."""
+    """The table page's freshness line (its latest ingest read from the timeline alone: the page's overview
+    has built the file-system view already)."""
     if not entry.ingests:
         return ""
     try:
-        need = measure(MetaClient.open(entry.base_path, s3=table_s3(entry.aws_conn_id)), {}, now=now, freshness=True)
+        latest = latest_ingest(MetaClient.open(entry.base_path, s3=table_s3(entry.aws_conn_id)))
     except HudiOpsError as e:
         return f"<p class='error'>freshness: {escape(str(e))}</p>"
-    return freshness_line(need, entry.freshness, now)
+    return freshness_line(latest, entry.freshness, now)
 
 
 def not_created_yet(entry: TableEntry) -> str:
@@ -127,11 +128,11 @@ def _grid(headers: list[str], rows: list[tuple[object, ...]], text_columns: int)
     return f"<table><tr>{head}</tr>{body}</table>"
 
 
-def freshness_line(need: TableNeed, goal_minutes: float | None, now: datetime) -> str:
-    """The table's lag since its latest ingest, against its goal."""
-    lag = need.freshness_lag(now)
-    if lag is None:
+def freshness_line(latest: datetime | None, goal_minutes: float | None, now: datetime) -> str:
+    """The table's lag since its latest ingest (`latest`), against its goal."""
+    if latest is None:
         return "<p class='meta'>freshness: no ingest commit on the active timeline yet</p>"
+    lag = now - latest
     minutes = lag.total_seconds() / 60
     if goal_minutes is None:
         return f"<p class='meta'>freshness: latest ingest {minutes:.1f} min ago (no goal set)</p>"

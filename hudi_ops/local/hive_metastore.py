@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-import time
 from pathlib import Path
 from xml.sax.saxutils import escape
 
@@ -79,12 +78,5 @@ class HiveMetastoreServer(ServerProcess):
                       "-p", str(self.port)], cwd=self.root)
 
     def wait_ready(self, timeout_s: float = 120.0) -> None:
-        deadline = time.monotonic() + timeout_s
-        while not port_open(self.port):
-            if not self.running:
-                raise RuntimeError(f"the Hive Metastore exited during start-up:\n{self.log_tail()}")
-            if time.monotonic() > deadline:
-                self.stop(hard=True)
-                raise RuntimeError(f"the Hive Metastore did not listen within {timeout_s:g}s:\n{self.log_tail()}")
-            time.sleep(0.2)
+        self._until_ready("the Hive Metastore", lambda: port_open(self.port), timeout_s)
 

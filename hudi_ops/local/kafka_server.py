@@ -13,7 +13,6 @@ import json
 import shutil
 import subprocess
 import tempfile
-import time
 import uuid
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -114,23 +113,19 @@ class KafkaServer(ServerProcess):
             raise RuntimeError(f"{main} {' '.join(args)} failed: {done.stdout[-2000:]}{done.stderr[-2000:]}")
 
     def _wait_ready(self, timeout_s: float) -> None:
-        """Until the broker answers a metadata request (its port opens a little before it can)."""
+        self._until_ready("Kafka", self._answers, timeout_s)
+
+    def _answers(self) -> bool:
+        """Whether the broker answers a metadata request (its port opens a little before it can)."""
         from confluent_kafka.admin import AdminClient
 
-        deadline = time.monotonic() + timeout_s
-        while True:
-            if not self.running:
-                raise RuntimeError(f"Kafka exited during start-up:\n{self.log_tail()}")
-            if port_open(self.port):
-                try:
-                    AdminClient({"bootstrap.servers": self.bootstrap_servers}).list_topics(timeout=2.0)
-                    return
-                except Exception:  # librdkafka's KafkaException: not ready yet
-                    pass
-            if time.monotonic() > deadline:
-                self.stop(hard=True)
-                raise RuntimeError(f"Kafka did not answer within {timeout_s:g}s:\n{self.log_tail()}")
-            time.sleep(0.2)
+        if not port_open(self.port):
+            return False
+        try:
+            AdminClient({"bootstrap.servers": self.bootstrap_servers}).list_topics(timeout=2.0)
+        except Exception:  # librdkafka's KafkaException: not ready yet
+            return False
+        return True
 
 
 

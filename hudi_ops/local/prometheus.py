@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
-import time
 import urllib.parse
 import urllib.request
 from pathlib import Path
@@ -42,21 +41,15 @@ class _HttpServer(ServerProcess):
         self.log_path = root / f"{self.name}.log"
 
     def wait_ready(self, timeout_s: float = 60.0) -> None:
-        """Until its /-/ready answers 200."""
-        deadline = time.monotonic() + timeout_s
-        while True:
-            try:
-                with urllib.request.urlopen(f"{self.url}/-/ready", timeout=2) as answer:
-                    if answer.status == 200:
-                        return
-            except OSError:
-                pass
-            if not self.running:
-                raise RuntimeError(f"{self.name} exited during start-up:\n{self.log_tail()}")
-            if time.monotonic() > deadline:
-                self.stop(hard=True)
-                raise RuntimeError(f"{self.name} was not ready within {timeout_s:g}s:\n{self.log_tail()}")
-            time.sleep(0.2)
+        self._until_ready(self.name, self._ready, timeout_s)
+
+    def _ready(self) -> bool:
+        """Whether its /-/ready answers 200."""
+        try:
+            with urllib.request.urlopen(f"{self.url}/-/ready", timeout=2) as answer:
+                return answer.status == 200
+        except OSError:
+            return False
 
 
 class PushGateway(_HttpServer):

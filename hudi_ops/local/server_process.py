@@ -8,7 +8,8 @@ import atexit
 import shutil
 import signal
 import subprocess
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 
@@ -30,6 +31,18 @@ class ServerProcess:
         with open(self.log_path, "ab") as log:
             self._process = subprocess.Popen(list(command), cwd=cwd, stdin=subprocess.DEVNULL, stdout=log,
                                              stderr=subprocess.STDOUT, start_new_session=True)
+
+    def _until_ready(self, what: str, ready: Callable[[], bool], timeout_s: float) -> None:
+        """Until `ready()` holds; a server that exits meanwhile, or is not ready within `timeout_s` (then
+        killed), raises with its log's tail."""
+        deadline = time.monotonic() + timeout_s
+        while not ready():
+            if not self.running:
+                raise RuntimeError(f"{what} exited during start-up:\n{self.log_tail()}")
+            if time.monotonic() > deadline:
+                self.stop(hard=True)
+                raise RuntimeError(f"{what} was not ready within {timeout_s:g}s:\n{self.log_tail()}")
+            time.sleep(0.2)
 
     def stop(self, *, hard: bool = False, grace_s: float = 20.0) -> None:
         """End the server: SIGTERM, or SIGKILL when `hard` (or when it outlives `grace_s`)."""

@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-import time
 from pathlib import Path
 
 from kazoo.client import KazooClient
@@ -101,24 +100,19 @@ class ZookeeperServer(ServerProcess):
         self._wait_ready(timeout_s)
 
     def _wait_ready(self, timeout_s: float) -> None:
-        """Connect with kazoo (which retries every 50-200 ms) until a session is up; notice a dead JVM."""
-        deadline = time.monotonic() + timeout_s
-        retry = {"max_tries": -1, "delay": 0.05, "max_delay": 0.2}
-        while True:
-            if not self.running:
-                raise RuntimeError(f"ZooKeeper exited during start-up:\n{self.log_tail()}")
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                self.stop()
-                raise RuntimeError(f"ZooKeeper did not accept connections within {timeout_s:g}s:\n{self.log_tail()}")
-            client = KazooClient(hosts=self.url, timeout=4.0, connection_retry=retry)
-            try:
-                client.start(timeout=min(remaining, 2.0))
-            except Exception:  # kazoo's timeout: it has stopped the client itself
-                continue
-            try:
-                client.get_children("/")
-                return
-            finally:
-                client.stop()
-                client.close()
+        self._until_ready("ZooKeeper", self._answers, timeout_s)
+
+    def _answers(self) -> bool:
+        """Whether a kazoo session (which retries every 50-200 ms) comes up within 2 s and reads the root."""
+        client = KazooClient(hosts=self.url, timeout=4.0,
+                             connection_retry={"max_tries": -1, "delay": 0.05, "max_delay": 0.2})
+        try:
+            client.start(timeout=2.0)
+        except Exception:  # kazoo's timeout: it has stopped the client itself
+            return False
+        try:
+            client.get_children("/")
+            return True
+        finally:
+            client.stop()
+            client.close()

@@ -65,10 +65,6 @@ class TableNeed:
     def small_file_share(self) -> float:
         return self.small_files / self.slices if self.slices else 0.0
 
-    def freshness_lag(self, now: dt.datetime) -> dt.timedelta | None:
-        """How old the table's latest ingest is at `now`; None before its first (or when not measured)."""
-        return now - self.latest_ingest if self.latest_ingest is not None else None
-
 
 def measure(meta: MetaClient, options: Mapping[str, Mapping[str, str]], *, now: dt.datetime | None = None,
             freshness: bool = False) -> TableNeed:
@@ -97,15 +93,16 @@ def measure(meta: MetaClient, options: Mapping[str, Mapping[str, str]], *, now: 
         work={s: checks[s](options[s]) for s in SERVICES if s in options},
         executes=executes,
         oldest_pending_plan=instant_moment(min(p.instant for p in plans), local=local) if plans else None,
-        latest_ingest=_latest_ingest(meta, local) if freshness else None,
+        latest_ingest=latest_ingest(meta) if freshness else None,
     )
 
 
-def _latest_ingest(meta: MetaClient, local: bool) -> dt.datetime | None:
+def latest_ingest(meta: MetaClient) -> dt.datetime | None:
     """When the latest commit of hudi-ops' ingest on the active timeline completed (a backfill or a
     service brings nothing new from the table's source); None when none is there, or when a commit cannot
     be read: the freshness is a figure for people, never in the way of the services' verdicts."""
     timeline = meta.timeline()
+    local = meta.properties.timeline_timezone == "LOCAL"
     try:
         for inst, metadata in timeline.newest_writes():
             if metadata.extra_metadata.get(JOB_KEY) == "ingest":
