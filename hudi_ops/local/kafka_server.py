@@ -76,9 +76,12 @@ class KafkaServer(ServerProcess):
             # one partition for the consumer groups' offsets instead of 50: a broker started again after a
             # kill -9 recovers each log before it answers, 53 logs took over 60 s on two busy cores
             "offsets.topic.num.partitions=1",
-            # retention is checked every few seconds, so a test can make old offsets go away
+            # retention is checked every few seconds, so a test can make old offsets go away (the log's start
+            # moves at once; its files go a second later: at 0 the broker's task that deletes them reschedules
+            # itself without a pause, and its ten threads spent a tenth of a core while the broker idled)
             "log.retention.check.interval.ms=2000",
-            "log.segment.delete.delay.ms=0",
+            "log.segment.delete.delay.ms=1000",
+            "background.threads=2",
             "",
         ]))
         self.classpath = require_kafka()
