@@ -21,10 +21,13 @@ slice of each group below them (`keep_latest_by_hours`).
 
 from __future__ import annotations
 
+import contextlib
 import glob
+import io
 import itertools
 import os
 import re
+import shutil
 import time
 from datetime import datetime, timedelta
 
@@ -36,9 +39,10 @@ from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import CleanSpec, SavepointSpec
 from hudi_ops.read.clean_planner import next_clean
 from hudi_ops.read.service_work import clean_work
+from hudi_ops.spark.__main__ import main
 from tests.integration.processes import run_job
 from tests.integration.test_spark_jobs import ingest_args, run
-from tests.tables import Model, read_hudi_rs, read_spark, write_source
+from tests.tables import Model, job_result, read_hudi_rs, read_spark, write_source
 
 pytestmark = pytest.mark.spark  # spark-submit jobs of its own
 
@@ -51,18 +55,30 @@ def rows_of(commit: int, group: str) -> list[dict]:
     return [{"trip_id": f"{group}-{i}", "dt": group, "ts": commit, "fare": float(commit)} for i in range(4)]
 
 
-@pytest.fixture
-def figure_1(spark, tmp_path, capsys):
-    """The table after the five commits: (path, [commit instants], model of the rows after each commit)."""
-    table, source = tmp_path / "trips", tmp_path / "landing"
+@pytest.fixture(scope="module")
+def figure_1_built(spark, tmp_path_factory):
+    """The guide's five commits, written once for the module's tests: (path, [commit instants], model of the
+    rows after each commit)."""
+    built = tmp_path_factory.mktemp("figure_1")
+    table, source = built / "trips", built / "landing"
     models, model, commits = [], Model(), []
     for n, groups in enumerate(GROUPS_OF_COMMIT, start=1):
         rows = [r for g in groups for r in rows_of(n, g)]
         write_source(source / f"c{n}.parquet", rows)
-        code, result = run(capsys, ingest_args(table, source, hoodie_conf=NO_INLINE_CLEAN), spark)
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            code = main(ingest_args(table, source, hoodie_conf=NO_INLINE_CLEAN), spark=spark)
         assert code == 0
-        commits.append(result["instant"])
+        commits.append(job_result(out.getvalue())["instant"])
         models.append(model.upsert(rows).expected())
+    return table, commits, models
+
+
+@pytest.fixture
+def figure_1(figure_1_built, tmp_path):
+    """A test's own copy of the table after the five commits (its paths are relative: a copy is the same table)."""
+    built, commits, models = figure_1_built
+    table = tmp_path / "trips"
+    shutil.copytree(built, table)
     return table, commits, models
 
 
