@@ -21,9 +21,7 @@ slice of each group below them (`keep_latest_by_hours`).
 
 from __future__ import annotations
 
-import contextlib
 import glob
-import io
 import itertools
 import os
 import re
@@ -39,9 +37,8 @@ from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import CleanSpec, SavepointSpec
 from hudi_ops.read.clean_planner import next_clean
 from hudi_ops.read.service_work import clean_work
-from hudi_ops.spark.__main__ import main
 from tests.integration.processes import run_job
-from tests.integration.test_spark_jobs import ingest_args, run
+from tests.integration.test_spark_jobs import ingest_args, run, run_captured
 from tests.tables import Model, job_result, read_hudi_rs, read_spark, write_source
 
 pytestmark = pytest.mark.spark  # spark-submit jobs of its own
@@ -65,10 +62,9 @@ def figure_1_built(spark, tmp_path_factory):
     for n, groups in enumerate(GROUPS_OF_COMMIT, start=1):
         rows = [r for g in groups for r in rows_of(n, g)]
         write_source(source / f"c{n}.parquet", rows)
-        with contextlib.redirect_stdout(io.StringIO()) as out:
-            code = main(ingest_args(table, source, hoodie_conf=NO_INLINE_CLEAN), spark=spark)
+        code, out = run_captured(ingest_args(table, source, hoodie_conf=NO_INLINE_CLEAN), spark)
         assert code == 0
-        commits.append(job_result(out.getvalue())["instant"])
+        commits.append(job_result(out)["instant"])
         models.append(model.upsert(rows).expected())
     return table, commits, models
 

@@ -12,8 +12,6 @@ that is where Hudi 1.2.0 failed on the 8th commit (with its default trigger) whi
 
 from __future__ import annotations
 
-import contextlib
-import io
 import os
 from collections import Counter
 from collections.abc import Callable
@@ -27,10 +25,9 @@ from hudi_ops.format.instant import Action
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import ClusterSpec, CompactSpec, ServiceSpec
 from hudi_ops.locks.job_options import INLINE_SERVICE_OFF
-from hudi_ops.spark.__main__ import main
 from tests.integration.lock_options import occ_options
 from tests.integration.processes import run_job
-from tests.integration.test_spark_jobs import ingest_args
+from tests.integration.test_spark_jobs import ingest_args, run_captured
 from tests.tables import (
     Model,
     files_by_listing,
@@ -80,11 +77,9 @@ def spark_submit() -> Runner:
 
 def in_session(spark: Any) -> Runner:
     def run(args: list[str], log: Path) -> tuple[int, dict[str, Any]]:
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out):
-            code = main(args, spark=spark)
-        log.write_text(out.getvalue())
-        return code, job_result(out.getvalue())
+        code, out = run_captured(args, spark)
+        log.write_text(out)
+        return code, job_result(out)
 
     return run
 

@@ -5,6 +5,8 @@ Every table is judged by hudi-rs and by Spark's Hudi reader against a plain mode
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import subprocess
 import sys
@@ -38,6 +40,14 @@ def ingest_args(table, source, **fields) -> list[str]:
 def run(capsys, argv, spark):
     code = main(argv, spark=spark)
     return code, job_result(capsys.readouterr().out)
+
+
+def run_captured(argv, spark) -> tuple[int, str]:
+    """A job in this process where pytest's capsys is not at hand (a fixture wider than one test): its exit
+    code and its output."""
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        code = main(argv, spark=spark)
+    return code, out.getvalue()
 
 
 def failed_write(spark, capsys, tmp_path, options):
