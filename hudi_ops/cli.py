@@ -4,16 +4,23 @@
     hudi-ops cleans PATH --next [--hoodie-conf hoodie.cleaner.policy=...] [--json]
     hudi-ops read PATH [--as-of T] [--incremental --begin T [--end T]] [--read-optimized] ...
     hudi-ops lock show|hold --zookeeper HOST:PORT --lock-key TABLE [--base-path /hudi/locks] ...
+    hudi-ops --version
 
 Writes and table services are Apache Hudi's, run by the Spark jobs (`python -m hudi_ops.spark`).
-Exit codes: 0 ok, 2 bad input or usage, 4 lock not acquired in time, 1 anything else.
+Exit codes: 0 ok, 2 bad input or usage (a path that holds no table), 4 lock not acquired in time, 1 anything
+else (storage that refused a read, a damaged table); an error is one line on standard error. A reader that
+closes the pipe early (`hudi-ops commits PATH | head -1`) ends the command quietly with 141 (128 + SIGPIPE,
+what the shell reports for any program a closed pipe stopped, so `set -o pipefail` sees the output was cut);
+^C ends it with 130.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.metadata
 import json
+import os
 import signal
 import sys
 import threading
@@ -22,7 +29,7 @@ from dataclasses import asdict
 from typing import Any, TextIO
 
 from hudi_ops.config import command_line_options, parse_key_values
-from hudi_ops.errors import EXIT_OK, HudiOpsError, InvalidInputError, exit_code
+from hudi_ops.errors import EXIT_OK, HudiOpsError, InvalidInputError, StorageError, exit_code
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.read.clean_planner import next_clean
 from hudi_ops.read.pending_plans import SERVICES, pending_plans
@@ -31,19 +38,46 @@ from hudi_ops.read.service_history import cleans
 from hudi_ops.read.table_overview import commit_stats, file_group_summaries
 
 FILTER_OPS = ("not in", "in", "<=", ">=", "!=", "=", "<", ">")
+EXIT_CLOSED_PIPE = 128 + signal.SIGPIPE
+EXIT_INTERRUPTED = 128 + signal.SIGINT
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        return args.run(args) or EXIT_OK
+        code = args.run(args) or EXIT_OK
+        sys.stdout.flush()  # a reader that closed the pipe shows here, not in the interpreter's exit
+        return code
+    except BrokenPipeError:
+        # Python's advice (the signal module's note on SIGPIPE): the rest goes to /dev/null, so the
+        # interpreter's own flush at exit does not fail again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_CLOSED_PIPE
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
     except HudiOpsError as e:
-        print(f"hudi-ops: error: {e}", file=sys.stderr)
-        return exit_code(e)
+        return _fail(e)
+    except OSError as e:  # the storage refused a listing (a permission, an object store's error)
+        return _fail(StorageError(f"cannot read the table's storage: {e}"))
+    except Exception as e:  # a table this reader cannot parse: still one line, not a traceback
+        return _fail(HudiOpsError(f"unexpected {type(e).__name__}: {e}"))
+
+
+def _fail(error: HudiOpsError) -> int:
+    print(f"hudi-ops: error: {error}", file=sys.stderr)
+    return exit_code(error)
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("hudi-ops")
+    except importlib.metadata.PackageNotFoundError:  # run from a source tree that pip never installed
+        return "unknown (not installed)"
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="hudi-ops", description="Look at Apache Hudi tables without a JVM.")
+    p.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = p.add_subparsers(dest="command", required=True)
 
     r = sub.add_parser("read", help="read the table's rows with hudi-rs (snapshot, as of an instant, incremental)")

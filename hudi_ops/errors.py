@@ -8,11 +8,11 @@ class HudiOpsError(Exception):
 
 
 class TableNotFoundError(HudiOpsError):
-    """No Hudi table (no .hoodie/hoodie.properties) at the given path."""
+    """No Hudi table (no .hoodie/hoodie.properties) at the given path; `missing` says what is not there."""
 
-    def __init__(self, base_path: str) -> None:
+    def __init__(self, base_path: str, missing: str = ".hoodie/hoodie.properties is missing") -> None:
         super().__init__(
-            f"no Hudi table at {base_path!r}: .hoodie/hoodie.properties is missing; check the path, or "
+            f"no Hudi table at {base_path!r}: {missing}; check the path, or "
             "create the table with a first write (`ingest` or `backfill` with --record-key-field)"
         )
         self.base_path = base_path

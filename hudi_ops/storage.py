@@ -86,6 +86,8 @@ class Storage:
                 return f.read()
         except FileNotFoundError:
             raise
+        except NotADirectoryError as e:  # a folder on the way is a file: no such file either
+            raise FileNotFoundError(e.errno, f"no such file: {self.uri_of(rel)}") from e
         except OSError as e:
             raise StorageError(f"cannot read {self.uri_of(rel)}: {e}") from e
 

@@ -90,7 +90,7 @@ class TableProperties:
             if unfinished and not instant_files(storage):
                 raise TableBeingCreatedError(storage.uri, f"{PROPERTIES_FILE} is not yet whole ({first_error})")
             raise first_error
-        raise TableNotFoundError(storage.uri)
+        raise TableNotFoundError(storage.uri, _missing(storage))
 
     # -- typed accessors ---------------------------------------------------------------------------
 
@@ -210,6 +210,15 @@ class TableProperties:
                     "edited by hand, and Java rejects it; fix hoodie.table.name / hoodie.database.name, "
                     f"or set hoodie.table.checksum={expected_sum}"
                 )
+
+
+def _missing(storage: Storage) -> str:
+    """What a base path without hoodie.properties lacks, in the words of the error (asked only then)."""
+    if storage.file_info("") is not None:
+        return "it is a file, not a table's folder"
+    if not storage.is_dir(""):
+        return "the path does not exist"
+    return f"{PROPERTIES_FILE} is missing"
 
 
 def _is_unfinished(values: Mapping[str, str]) -> bool:

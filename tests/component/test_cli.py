@@ -7,6 +7,7 @@ The lock commands need ZooKeeper and are tested with it (tests/integration).
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import re
@@ -22,6 +23,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from hudi_ops.cli import main
+from hudi_ops.storage import Storage
 
 V8_COW = "sample_table/cow/v8_nonpartitioned"
 V8_PARTITIONED = "sample_table/cow/v8_complexkeygen_hivestyle"
@@ -288,6 +290,13 @@ def test_file_groups_match_hudi_rs(table, capsys):
     assert len(lines) == 1 + len(groups) == 4
 
 
+def test_version(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["--version"])
+    assert info.value.code == 0
+    assert capsys.readouterr().out == f"hudi-ops {importlib.metadata.version('hudi-ops')}\n"
+
+
 # -- errors ----------------------------------------------------------------------------------------
 
 
@@ -299,6 +308,10 @@ def _bad_cases(base: Path, tmp: Path) -> dict[str, tuple[list[str | Path], str]]
         "table not found (commits)": (["commits", tmp / "nope"], "nope"),
         "table not found (file-groups)": (["file-groups", tmp / "nope", "--json"], "nope"),
         "folder without a table": (["read", tmp], "hoodie.properties"),
+        "folder without a table (timeline)": (["timeline", tmp], f"no Hudi table at '{tmp}': .hoodie/hoodie.properties "
+                                                                 "is missing"),
+        "path that does not exist": (["commits", tmp / "nope"], f"'{tmp / 'nope'}': the path does not exist"),
+        "file instead of a table": (["timeline", tmp / "file.txt"], "it is a file, not a table's folder"),
         "filter without op": (["read", base, "--filter", "city"], "COLUMN OP VALUE"),
         "filter with a bad op": (["read", base, "--filter", "id ~ 1"], "COLUMN OP VALUE"),
         "filter on an unknown column": (["read", base, "--filter", "nope = 1"], "nope"),
@@ -313,7 +326,9 @@ def _bad_cases(base: Path, tmp: Path) -> dict[str, tuple[list[str | Path], str]]
 
 
 CASES = ["table not found (read)", "table not found (timeline)", "table not found (commits)",
-         "table not found (file-groups)", "folder without a table", "filter without op", "filter with a bad op",
+         "table not found (file-groups)", "folder without a table", "folder without a table (timeline)",
+         "path that does not exist", "file instead of a table",
+         "filter without op", "filter with a bad op",
          "filter on an unknown column", "filter value of the wrong type", "unknown column", "bad as-of",
          "bad incremental begin", "incremental without begin", "parquet without output", "unwritable output"]
 
@@ -324,6 +339,7 @@ def test_bad_input_exits_2_with_one_line_naming_the_problem(table, tmp_path, cap
     cases = _bad_cases(base, tmp_path)
     assert set(CASES) == set(cases)
     args, needle = cases[case]
+    (tmp_path / "file.txt").write_text("not a table")
     before = sorted(p.name for p in (base / ".hoodie" / "timeline").iterdir())
     rc, out, err = run(capsys, *args)
     assert rc == 2, err
@@ -331,6 +347,26 @@ def test_bad_input_exits_2_with_one_line_naming_the_problem(table, tmp_path, cap
     assert needle in err
     assert out == ""
     assert sorted(p.name for p in (base / ".hoodie" / "timeline").iterdir()) == before
+
+
+def test_storage_errors_are_one_line(table, capsys, monkeypatch):
+    """An OSError of the table's storage (a refused listing, an object store's error), and an error nobody
+    foresaw, end the command with one line and exit 1, not a traceback."""
+    base = table(V8_COW)
+
+    def refuse(self, rel_dir):
+        raise PermissionError(13, "Permission denied", rel_dir)
+
+    monkeypatch.setattr(Storage, "list_files", refuse)
+    rc, out, err = run(capsys, "timeline", base)
+    assert (rc, out) == (1, "")
+    assert_one_line_error(err)
+    assert "cannot read the table's storage" in err and "Permission denied" in err
+    monkeypatch.setattr(Storage, "list_files", lambda self, rel_dir: 1 / 0)
+    rc, out, err = run(capsys, "commits", base)
+    assert (rc, out) == (1, "")
+    assert_one_line_error(err)
+    assert "ZeroDivisionError" in err
 
 
 @pytest.mark.parametrize("args", [
@@ -363,3 +399,37 @@ def test_console_script(table, tmp_path):
     r = call("timeline", tmp_path / "missing")
     assert r.returncode == 2
     assert_one_line_error(r.stderr)
+
+
+def module_command(*args: str | Path) -> list[str]:
+    return [sys.executable, "-m", "hudi_ops.cli", *map(str, args)]
+
+
+def test_a_path_without_a_table_through_a_real_process(tmp_path):
+    r = subprocess.run(module_command("commits", tmp_path), capture_output=True, text=True, timeout=120)
+    assert (r.returncode, r.stdout) == (2, "")
+    assert_one_line_error(r.stderr)
+    assert str(tmp_path) in r.stderr and ".hoodie/hoodie.properties is missing" in r.stderr
+
+
+def test_a_closed_pipe_ends_quietly(table):
+    """The reader gone before the first line: 141 (128 + SIGPIPE), as the shell reports for any program a
+    closed pipe stopped, and nothing on standard error."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # a reader that has already gone, whenever the command writes
+    try:
+        r = subprocess.run(module_command("timeline", table(V8_TRIPS)), stdout=write_end, stderr=subprocess.PIPE,
+                           text=True, timeout=120)
+    finally:
+        os.close(write_end)
+    assert (r.returncode, r.stderr) == (141, "")
+
+
+def test_head_of_the_output(table):
+    base = table(V8_TRIPS)
+    exe = shutil.which("hudi-ops", path=os.path.dirname(sys.executable))
+    r = subprocess.run(["bash", "-c", f'set -o pipefail; "{exe}" timeline "{base}" | head -1'],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode in (0, 141)  # 141 when head was gone before the command's last write
+    assert r.stderr == ""
+    assert r.stdout.split() == ["requested", "action", "state", "completed", "file"]
