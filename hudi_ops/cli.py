@@ -1,6 +1,7 @@
 """The `hudi-ops` command: look at a table without a JVM, read its rows with hudi-rs, see or hold its lock.
 
-    hudi-ops timeline|commits|file-groups|cleans|plans|savepoints PATH [--json]
+    hudi-ops timeline|commits PATH [--archived] [--json]
+    hudi-ops file-groups|cleans|plans|savepoints PATH [--json]
     hudi-ops cleans PATH --next [--hoodie-conf hoodie.cleaner.policy=...] [--json]
     hudi-ops read PATH [--as-of T] [--incremental --begin T [--end T]] [--read-optimized] ...
     hudi-ops lock show|hold --zookeeper HOST:PORT --lock-key TABLE [--base-path /hudi/locks] ...
@@ -30,12 +31,15 @@ from typing import Any, TextIO
 
 from hudi_ops.config import command_line_options, parse_key_values
 from hudi_ops.errors import EXIT_OK, HudiOpsError, InvalidInputError, StorageError, exit_code
+from hudi_ops.format.archived_timeline import ArchivedInstant
+from hudi_ops.format.instant import Instant, State
 from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.format.timeline import Timeline
 from hudi_ops.read.clean_planner import next_clean
 from hudi_ops.read.pending_plans import SERVICES, pending_plans
 from hudi_ops.read.savepoints import savepointed, savepoints
 from hudi_ops.read.service_history import cleans
-from hudi_ops.read.table_overview import commit_stats, file_group_summaries
+from hudi_ops.read.table_overview import archived_commit_stats, commit_stats, file_group_summaries
 
 FILTER_OPS = ("not in", "in", "<=", ">=", "!=", "=", "<", ">")
 EXIT_CLOSED_PIPE = 128 + signal.SIGPIPE
@@ -106,6 +110,9 @@ def _parser() -> argparse.ArgumentParser:
         s.add_argument("path")
         s.add_argument("--json", action="store_true")
         s.set_defaults(run=fn)
+        if name in ("timeline", "commits"):
+            s.add_argument("--archived", action="store_true",
+                           help="with the archived timeline's instants (table versions 8 and 9), marked archived")
         if name == "cleans":
             s.add_argument("--next", action="store_true",
                            help="list the file slices the next clean would remove, by the policy in --hoodie-conf")
@@ -199,21 +206,51 @@ def _write_jsonl(data: Any, out: TextIO) -> None:
 
 # -- the timeline ---------------------------------------------------------------------------------
 
+def _archived(meta: MetaClient, timeline: Timeline) -> list[ArchivedInstant]:
+    """The archived timeline's instants that are not also on `timeline` (Hudi's archiver writes an instant to
+    the history before it deletes its files). Layout 1's archive, log files this reader does not read, is
+    refused rather than left out."""
+    archive = meta.properties.archive_path
+    if archive is not None:
+        if meta.storage.list_files(archive):
+            raise InvalidInputError(
+                f"--archived: table version {meta.properties.table_version} keeps its archived timeline in "
+                f"{archive} (log files), which hudi-ops does not read; leave out --archived for the active "
+                "timeline, or use Hudi's CLI")
+        return []
+    return [a for a in meta.archived_timeline() if timeline.completed_instant(a.requested_time) is None]
+
+
 def _timeline(args: argparse.Namespace) -> int:
+    meta = MetaClient.open(args.path)
+    timeline = meta.timeline()
+    instants = [(i, False) for i in timeline]
+    if args.archived:
+        instants += [(Instant(a.requested_time, a.action, State.COMPLETED, a.completion_time), True)
+                     for a in _archived(meta, timeline)]
     rows = [
-        {"requested": i.requested_time, "action": i.action, "state": i.state.name,
-         "completed": i.completion_time, "file": i.file_name}
-        for i in MetaClient.open(args.path).timeline()
+        {"requested": i.requested_time, "action": i.action, "state": i.state.name, "completed": i.completion_time,
+         "file": None if archived else i.file_name, **({"archived": archived} if args.archived else {})}
+        for i, archived in sorted(instants, key=lambda e: e[0].sort_key)
     ]
-    _table_out(rows, args.json, ["requested", "action", "state", "completed", "file"])
+    _table_out(rows, args.json, ["requested", "action", "state", "completed", "file", *_archived_column(args)])
     return EXIT_OK
 
 
 def _commits(args: argparse.Namespace) -> int:
-    rows = [asdict(c) for c in commit_stats(MetaClient.open(args.path).timeline())]
+    meta = MetaClient.open(args.path)
+    timeline = meta.timeline()
+    rows = [asdict(c) for c in commit_stats(timeline)]
+    if args.archived:
+        rows = sorted([{**asdict(c), "archived": True} for c in archived_commit_stats(_archived(meta, timeline))]
+                      + [{**r, "archived": False} for r in rows], key=lambda r: r["completed"])
     _table_out(rows, args.json, ["instant", "completed", "action", "operation", "files", "writes", "inserts",
-                                 "updates", "deletes", "bytes"])
+                                 "updates", "deletes", "bytes", *_archived_column(args)])
     return EXIT_OK
+
+
+def _archived_column(args: argparse.Namespace) -> list[str]:
+    return ["archived"] if args.archived else []
 
 
 def _file_groups(args: argparse.Namespace) -> int:

@@ -246,6 +246,7 @@ class TableConfigKeys:
     TIMELINE_LAYOUT_VERSION = int_key("hoodie.timeline.layout.version", None)
     TIMELINE_PATH = str_key("hoodie.timeline.path", "timeline")
     TIMELINE_HISTORY_PATH = str_key("hoodie.timeline.history.path", "history")
+    ARCHIVE_LOG_FOLDER = str_key("hoodie.archivelog.folder", "archived", "layout 1's archived timeline, in .hoodie")
     RECORD_KEY_FIELDS = list_key("hoodie.table.recordkey.fields")
     PARTITION_FIELDS = list_key("hoodie.table.partition.fields")
     PRECOMBINE_FIELD = str_key("hoodie.table.precombine.field", aliases=("hoodie.table.ordering.fields",))

@@ -131,6 +131,13 @@ class TableProperties:
         return f"{self.timeline_path}/{self._get(_K.TIMELINE_HISTORY_PATH)}"
 
     @property
+    def archive_path(self) -> str | None:
+        """Table-relative folder of layout 1's archived timeline (log files); None for layout 2's history."""
+        if self.timeline_layout_version != 1:
+            return None
+        return f".hoodie/{self._get(_K.ARCHIVE_LOG_FOLDER)}"
+
+    @property
     def record_key_fields(self) -> tuple[str, ...]:
         return self._get(_K.RECORD_KEY_FIELDS)  # type: ignore[return-value]
 

@@ -9,10 +9,12 @@ Airflow timeline view and the demo print it.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from datetime import datetime
 
+from hudi_ops.format.archived_timeline import ArchivedInstant
+from hudi_ops.format.commit_metadata import CommitMetadata
 from hudi_ops.format.fs_view import FileSystemView
 from hudi_ops.format.instant import Action, Instant, State, parse_instant_time
 from hudi_ops.format.meta_client import MetaClient
@@ -172,11 +174,21 @@ def commit_stats(timeline: Timeline) -> list[CommitStats]:
     return [commit_stats_of(timeline, i) for i in sorted(timeline.completed_writes(), key=timeline.completion_time)]
 
 
+def archived_commit_stats(archived: Iterable[ArchivedInstant]) -> list[CommitStats]:
+    """Every write among `archived` (instants of the archived timeline), in completion order."""
+    return sorted((stats_of(a.requested_time, a.completion_time or a.requested_time, a.action, a.commit_metadata())
+                   for a in archived if a.action in Action.WRITE_ACTIONS), key=lambda c: c.completed)
+
+
 def commit_stats_of(timeline: Timeline, inst: Instant) -> CommitStats:
-    metadata = timeline.commit_metadata(inst)
+    return stats_of(inst.requested_time, timeline.completion_time(inst), inst.action, timeline.commit_metadata(inst))
+
+
+def stats_of(instant: str, completed: str, action: str, metadata: CommitMetadata) -> CommitStats:
+    """What the write `instant` did, from its commit metadata (of the active or the archived timeline)."""
     stats = list(metadata.write_stats())
     return CommitStats(
-        instant=inst.requested_time, completed=timeline.completion_time(inst), action=inst.action,
+        instant=instant, completed=completed, action=action,
         operation=metadata.operation_type, pipeline=pipeline_of(metadata.extra_metadata), files=len(stats),
         writes=sum(s.num_writes or 0 for s in stats), inserts=sum(s.num_inserts or 0 for s in stats),
         updates=sum(s.num_update_writes or 0 for s in stats), deletes=sum(s.num_deletes or 0 for s in stats),

@@ -254,20 +254,32 @@ def test_timeline_of_a_version_6_table(table, capsys):
         ("deltacommit", None), ("rollback", None), ("deltacommit", None)]
 
 
+COMMIT_COLUMNS = ["action", "operation", "files", "writes", "inserts", "updates", "deletes", "bytes"]
+
+
+def rs_writes(base: Path) -> dict[str, dict[str, Any]]:
+    """Instant -> hudi-rs' commit metadata of each completed write (commit, deltacommit, replacecommit)."""
+    tl = hudi.HudiTable(str(base)).get_timeline()
+    writes = (*tl.get_completed_commits(), *tl.get_completed_deltacommits(), *tl.get_completed_replacecommits())
+    return {i.timestamp: {**json.loads(tl.get_instant_metadata_in_json(i)), "action": i.action} for i in writes}
+
+
+def rs_commit_stats(base: Path) -> dict[str, tuple]:
+    """Instant -> (COMMIT_COLUMNS) of each completed write, summed from hudi-rs' commit metadata."""
+    out = {}
+    for instant, meta in rs_writes(base).items():
+        stats = [s for group in meta["partitionToWriteStats"].values() for s in group]
+        out[instant] = (meta["action"], meta["operationType"], len(stats), sum(s["numWrites"] for s in stats),
+                        sum(s["numInserts"] for s in stats), sum(s["numUpdateWrites"] for s in stats),
+                        sum(s["numDeletes"] for s in stats), sum(s["totalWriteBytes"] for s in stats))
+    return out
+
+
 def test_commits_match_hudi_rs(table, capsys):
     base = table(V8_TRIPS)
     commits = json.loads(ok(capsys, "commits", base, "--json"))
     assert [(c["instant"], c["completed"]) for c in commits] == write_times(base)
-    rs_timeline = hudi.HudiTable(str(base)).get_timeline()
-    for inst in (*rs_timeline.get_completed_commits(), *rs_timeline.get_completed_deltacommits()):
-        meta = json.loads(rs_timeline.get_instant_metadata_in_json(inst))
-        stats = [s for group in meta["partitionToWriteStats"].values() for s in group]
-        [ours] = [c for c in commits if c["instant"] == inst.timestamp]
-        assert (ours["action"], ours["operation"]) == (inst.action, meta["operationType"])
-        assert (ours["files"], ours["writes"], ours["inserts"], ours["updates"], ours["deletes"], ours["bytes"]) == (
-            len(stats), sum(s["numWrites"] for s in stats), sum(s["numInserts"] for s in stats),
-            sum(s["numUpdateWrites"] for s in stats), sum(s["numDeletes"] for s in stats),
-            sum(s["totalWriteBytes"] for s in stats))
+    assert {c["instant"]: tuple(c[k] for k in COMMIT_COLUMNS) for c in commits} == rs_commit_stats(base)
     assert len(commits) == 7 and commits[0]["inserts"] == 8  # the catalogue: 8 inserts first
     lines = ok(capsys, "commits", base).splitlines()
     assert lines[0].split() == ["instant", "completed", "action", "operation", "files", "writes", "inserts",
@@ -288,6 +300,99 @@ def test_file_groups_match_hudi_rs(table, capsys):
     lines = ok(capsys, "file-groups", base).splitlines()
     assert lines[0].split() == ["partition", "file_id", "slices", "base_instant", "log_files", "bytes"]
     assert len(lines) == 1 + len(groups) == 4
+
+
+# -- the archived timeline -------------------------------------------------------------------------
+
+
+def archive(base: Path, until: str) -> list[str]:
+    """What Hudi's archiver does to the table (no fixture has an archived timeline; Spark-written ones are
+    archived in tests/integration), as hudi-v8.md §1.5 describes its files: the completed instants requested
+    up to `until` become rows of one LSM history file (`HoodieLSMTimelineInstant`: the completed instant's
+    bytes as metadata, the requested file's as plan), listed by manifest_1 and `_version_`; then their
+    files leave the active timeline. Returns their requested times."""
+    timeline = base / ".hoodie" / "timeline"
+    done = {m[1]: (m[2], m[3], f) for f in timeline.iterdir()
+            if (m := re.fullmatch(r"(\d{17})_(\d{17})\.([a-z]+)", f.name)) and m[1] <= until}
+    rows = []
+    for instant, (completed, action, f) in sorted(done.items()):
+        plan = [p.read_bytes() for p in timeline.glob(f"{instant}.*.requested")]
+        rows.append({"instantTime": instant, "completionTime": completed, "action": action,
+                     "metadata": f.read_bytes(), "plan": plan[0] if plan else None, "version": 1})
+    schema = pa.schema([("instantTime", pa.string()), ("completionTime", pa.string()), ("action", pa.string()),
+                        ("metadata", pa.binary()), ("plan", pa.binary()), ("version", pa.int32())])
+    history = timeline / "history"
+    name = f"{min(done)}_{max(done)}_0.parquet"
+    pq.write_table(pa.Table.from_pylist(rows, schema=schema), history / name)
+    (history / "manifest_1").write_text(json.dumps({"files": [{"fileName": name,
+                                                                "fileLen": (history / name).stat().st_size}]}))
+    (history / "_version_").write_text("1")
+    for f in timeline.iterdir():
+        if f.is_file() and f.name[:17] in done:
+            f.unlink()
+    return sorted(done)
+
+
+@pytest.fixture
+def archived_trips(table, tmp_path) -> tuple[Path, Path, list[str]]:
+    """(the fixture, a copy whose instants up to its compaction are archived, the archived instants)."""
+    base = table(V8_TRIPS)
+    copy = Path(shutil.copytree(base, tmp_path / base.name))
+    compaction = next(f.name[:17] for f in (base / ".hoodie/timeline").iterdir() if ".compaction." in f.name)
+    return base, copy, archive(copy, compaction)
+
+
+def test_commits_with_the_archived_timeline(archived_trips, capsys):
+    base, copy, archived = archived_trips
+    assert len(archived) == 7  # five deltacommits, the indexing and the compaction
+    commits = json.loads(ok(capsys, "commits", copy, "--archived", "--json"))
+    assert [(c["instant"], c["completed"]) for c in commits] == write_times(base)  # oldest first, all of them
+    assert {c["instant"]: tuple(c[k] for k in COMMIT_COLUMNS) for c in commits} == rs_commit_stats(base)
+    assert [c["archived"] for c in commits] == [c["instant"] in archived for c in commits] == [True] * 6 + [False]
+    active = json.loads(ok(capsys, "commits", copy, "--json"))
+    assert [c["instant"] for c in active] == [commits[-1]["instant"]] and "archived" not in active[0]
+    lines = ok(capsys, "commits", copy, "--archived").splitlines()
+    assert lines[0].split()[-1] == "archived"
+    assert [line.split()[-1] for line in lines[1:]] == ["True"] * 6 + ["False"]
+
+
+def test_timeline_with_the_archived_timeline(archived_trips, capsys):
+    base, copy, archived = archived_trips
+    before = json.loads(ok(capsys, "timeline", base, "--json"))
+    entries = json.loads(ok(capsys, "timeline", copy, "--archived", "--json"))
+    old = [e for e in entries if e["archived"]]
+    # an archived instant is one completed row, without a file on the active timeline
+    assert [(e["requested"], e["action"], e["state"], e["completed"], e["file"]) for e in old] == [
+        (e["requested"], e["action"], "COMPLETED", e["completed"], None)
+        for e in before if e["state"] == "COMPLETED" and e["requested"] in archived]
+    assert [{k: v for k, v in e.items() if k != "archived"} for e in entries if not e["archived"]] == json.loads(
+        ok(capsys, "timeline", copy, "--json")) == [e for e in before if e["requested"] not in archived]
+    assert entries == sorted(entries, key=lambda e: (e["requested"], ["REQUESTED", "INFLIGHT", "COMPLETED"].index(
+        e["state"])))
+
+
+def test_an_instant_on_both_timelines_shows_once(archived_trips, capsys):
+    """Hudi's archiver writes the history before it deletes the active files: a look between sees both."""
+    base, copy, archived = archived_trips
+    last = archived[-1]
+    for f in (base / ".hoodie/timeline").glob(f"{last}*"):
+        shutil.copy(f, copy / ".hoodie/timeline")
+    commits = json.loads(ok(capsys, "commits", copy, "--archived", "--json"))
+    assert [c["instant"] for c in commits] == [i for i, _ in write_times(base)]
+    assert [c["archived"] for c in commits if c["instant"] == last] == [False]
+
+
+def test_archived_of_a_version_6_table(table, tmp_path, capsys):
+    """Layout 1's archive is log files this reader does not read: refused when it holds any, not left out."""
+    base = Path(shutil.copytree(table(V6_ROLLBACK), tmp_path / "t"))
+    assert not any((base / ".hoodie/archived").iterdir())
+    assert [e["archived"] for e in json.loads(ok(capsys, "commits", base, "--archived", "--json"))] == [False] * 2
+    (base / ".hoodie/archived/.commits_.archive.1_1-0-1").write_bytes(b"#HUDI#")
+    for command in ("commits", "timeline"):
+        rc, out, err = run(capsys, command, base, "--archived")
+        assert rc == 2 and out == ""
+        assert_one_line_error(err)
+        assert ".hoodie/archived" in err
 
 
 def test_version(capsys):
@@ -428,8 +533,8 @@ def test_a_closed_pipe_ends_quietly(table):
 def test_head_of_the_output(table):
     base = table(V8_TRIPS)
     exe = shutil.which("hudi-ops", path=os.path.dirname(sys.executable))
-    r = subprocess.run(["bash", "-c", f'set -o pipefail; "{exe}" timeline "{base}" | head -1'],
+    r = subprocess.run(["bash", "-c", f'set -o pipefail; "{exe}" timeline --archived "{base}" | head -1'],
                        capture_output=True, text=True, timeout=120)
     assert r.returncode in (0, 141)  # 141 when head was gone before the command's last write
     assert r.stderr == ""
-    assert r.stdout.split() == ["requested", "action", "state", "completed", "file"]
+    assert r.stdout.split() == ["requested", "action", "state", "completed", "file", "archived"]
