@@ -1,6 +1,7 @@
 """The `hudi-ops` command: look at a table without a JVM, read its rows with hudi-rs, see or hold its lock.
 
     hudi-ops timeline|commits PATH [--archived] [--json]
+    hudi-ops compactions|clusterings PATH [--archived] [--json]
     hudi-ops file-groups|cleans|plans|savepoints PATH [--json]
     hudi-ops cleans PATH --next [--hoodie-conf hoodie.cleaner.policy=...] [--json]
     hudi-ops read PATH [--as-of T] [--incremental --begin T [--end T]] [--read-optimized] ...
@@ -36,9 +37,10 @@ from hudi_ops.format.instant import Instant, State
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.format.timeline import Timeline
 from hudi_ops.read.clean_planner import next_clean
-from hudi_ops.read.pending_plans import SERVICES, pending_plans
+from hudi_ops.read.pending_plans import CLUSTERING, COMPACTION, SERVICES, pending_plans
 from hudi_ops.read.savepoints import savepointed, savepoints
 from hudi_ops.read.service_history import cleans
+from hudi_ops.read.service_runs import service_runs
 from hudi_ops.read.table_overview import archived_commit_stats, commit_stats, file_group_summaries
 
 FILTER_OPS = ("not in", "in", "<=", ">=", "!=", "=", "<", ">")
@@ -104,13 +106,15 @@ def _parser() -> argparse.ArgumentParser:
         ("file-groups", _file_groups, "list file groups and their latest slice"),
         ("cleans", _cleans, "list completed cleans: policy, files and bytes removed"),
         ("plans", _plans, "list pending compaction and clustering plans with their file groups"),
+        ("compactions", _compactions, "list completed compactions with their statistics, then pending ones"),
+        ("clusterings", _clusterings, "list completed clusterings with their statistics, then pending ones"),
         ("savepoints", _savepoints, "list savepoints"),
     ):
         s = sub.add_parser(name, help=text)
         s.add_argument("path")
         s.add_argument("--json", action="store_true")
         s.set_defaults(run=fn)
-        if name in ("timeline", "commits"):
+        if name in ("timeline", "commits", "compactions", "clusterings"):
             s.add_argument("--archived", action="store_true",
                            help="with the archived timeline's instants (table versions 8 and 9), marked archived")
         if name == "cleans":
@@ -251,6 +255,24 @@ def _commits(args: argparse.Namespace) -> int:
 
 def _archived_column(args: argparse.Namespace) -> list[str]:
     return ["archived"] if args.archived else []
+
+
+def _compactions(args: argparse.Namespace) -> int:
+    return _service_runs(args, COMPACTION)
+
+
+def _clusterings(args: argparse.Namespace) -> int:
+    return _service_runs(args, CLUSTERING)
+
+
+def _service_runs(args: argparse.Namespace, service: str) -> int:
+    meta = MetaClient.open(args.path)
+    timeline = meta.timeline()
+    archived = _archived(meta, timeline) if args.archived else []
+    rows = [r.to_dict() for r in service_runs(timeline, service, archived)]
+    _table_out(rows, args.json, ["instant", "status", "state", "completed", "file_groups", "files", "writes",
+                                 "bytes", *_archived_column(args)])
+    return EXIT_OK
 
 
 def _file_groups(args: argparse.Namespace) -> int:

@@ -388,11 +388,79 @@ def test_archived_of_a_version_6_table(table, tmp_path, capsys):
     assert not any((base / ".hoodie/archived").iterdir())
     assert [e["archived"] for e in json.loads(ok(capsys, "commits", base, "--archived", "--json"))] == [False] * 2
     (base / ".hoodie/archived/.commits_.archive.1_1-0-1").write_bytes(b"#HUDI#")
-    for command in ("commits", "timeline"):
+    for command in ("commits", "timeline", "compactions"):
         rc, out, err = run(capsys, command, base, "--archived")
         assert rc == 2 and out == ""
         assert_one_line_error(err)
         assert ".hoodie/archived" in err
+
+
+# -- compactions and clusterings -------------------------------------------------------------------
+
+
+def rs_service_runs(base: Path) -> dict[str, list[tuple]]:
+    """Service -> (instant, file groups, files, writes, bytes) of each completed run, from hudi-rs' commit
+    metadata: a compaction's commit says COMPACT, a clustering's replacecommit CLUSTER."""
+    out: dict[str, list[tuple]] = {"compactions": [], "clusterings": []}
+    for instant, meta in sorted(rs_writes(base).items()):
+        stats = [s for group in meta["partitionToWriteStats"].values() for s in group]
+        written = (len(stats), sum(s["numWrites"] for s in stats), sum(s["totalWriteBytes"] for s in stats))
+        if meta["operationType"] == "COMPACT":
+            out["compactions"].append((instant, len({s["fileId"] for s in stats}), *written))
+        elif meta["operationType"] == "CLUSTER":
+            replaced = sum(len(ids) for ids in meta["partitionToReplaceFileIds"].values())
+            out["clusterings"].append((instant, replaced, *written))
+    return out
+
+
+def service_rows(capsys, command: str, base: Path, *flags: str) -> list[dict[str, Any]]:
+    return json.loads(ok(capsys, command, base, "--json", *flags))
+
+
+@pytest.mark.parametrize("relative", [V9_TXNS, V8_TRIPS, "sample_table/cow/v9_txns_simple_nometa"])
+def test_compactions_and_clusterings_match_hudi_rs(table, capsys, relative):
+    base = table(relative)
+    theirs = rs_service_runs(base)
+    done = {m[1]: m[2] for f in (base / ".hoodie/timeline").iterdir()  # completion times of every action
+            if (m := re.fullmatch(r"(\d{17})_(\d{17})\.[a-z]+", f.name))}
+    for command in ("compactions", "clusterings"):
+        rows = service_rows(capsys, command, base)
+        assert [(r["instant"], r["file_groups"], r["files"], r["writes"], r["bytes"]) for r in rows] == theirs[command]
+        assert all((r["status"], r["state"], r["completed"], r["archived"]) == ("completed", "COMPLETED",
+                                                                                done[r["instant"]], False)
+                   for r in rows)
+    # the catalogue: MERGE_ON_READ txns compact once, then cluster once (an insert overwrite is no clustering)
+    expected = {V9_TXNS: (1, 1), V8_TRIPS: (1, 0), "sample_table/cow/v9_txns_simple_nometa": (0, 1)}[relative]
+    assert (len(theirs["compactions"]), len(theirs["clusterings"])) == expected
+    lines = ok(capsys, "compactions", base).splitlines()
+    assert lines[0].split() == ["instant", "status", "state", "completed", "file_groups", "files", "writes", "bytes"]
+    assert len(lines) == 1 + expected[0]
+
+
+def test_pending_compaction_and_clustering(table, tmp_path, capsys):
+    """Their commits taken away, the compaction and the clustering are their plans again: pending, with the
+    file groups the commits (as hudi-rs reads them) compacted and replaced."""
+    base = table(V9_TXNS)
+    theirs = rs_service_runs(base)
+    copy = Path(shutil.copytree(base, tmp_path / base.name))
+    for command in ("compactions", "clusterings"):
+        [(instant, groups, *_)] = theirs[command]
+        [completed] = (copy / ".hoodie/timeline").glob(f"{instant}_*")
+        completed.unlink()
+        rows = service_rows(capsys, command, copy)
+        assert [(r["instant"], r["status"], r["state"], r["completed"], r["file_groups"], r["writes"], r["bytes"])
+                for r in rows] == [(instant, "pending", "INFLIGHT", None, groups, None, None)]
+        plans = json.loads(ok(capsys, "plans", copy, "--json"))
+        assert [len(p["file_groups"]) for p in plans if p["instant"] == instant] == [groups]
+
+
+def test_compactions_with_the_archived_timeline(archived_trips, capsys):
+    base, copy, _ = archived_trips
+    assert service_rows(capsys, "compactions", copy) == []  # it was archived
+    [row] = service_rows(capsys, "compactions", copy, "--archived")
+    assert [(row["instant"], row["file_groups"], row["files"], row["writes"], row["bytes"])] == rs_service_runs(
+        base)["compactions"]
+    assert (row["status"], row["archived"]) == ("completed", True)
 
 
 def test_version(capsys):
@@ -415,8 +483,8 @@ def _bad_cases(base: Path, tmp: Path) -> dict[str, tuple[list[str | Path], str]]
         "folder without a table": (["read", tmp], "hoodie.properties"),
         "folder without a table (timeline)": (["timeline", tmp], f"no Hudi table at '{tmp}': .hoodie/hoodie.properties "
                                                                  "is missing"),
-        "path that does not exist": (["commits", tmp / "nope"], f"'{tmp / 'nope'}': the path does not exist"),
-        "file instead of a table": (["timeline", tmp / "file.txt"], "it is a file, not a table's folder"),
+        "path that does not exist": (["compactions", tmp / "nope"], f"'{tmp / 'nope'}': the path does not exist"),
+        "file instead of a table": (["clusterings", tmp / "file.txt"], "it is a file, not a table's folder"),
         "filter without op": (["read", base, "--filter", "city"], "COLUMN OP VALUE"),
         "filter with a bad op": (["read", base, "--filter", "id ~ 1"], "COLUMN OP VALUE"),
         "filter on an unknown column": (["read", base, "--filter", "nope = 1"], "nope"),
