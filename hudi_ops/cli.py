@@ -3,6 +3,7 @@
     hudi-ops timeline|commits PATH [--archived] [--json]
     hudi-ops compactions|clusterings PATH [--archived] [--json]
     hudi-ops file-groups|cleans|plans|savepoints PATH [--json]
+    hudi-ops desc PATH [--props FILE] [--hoodie-conf K=V ...] [--json]
     hudi-ops cleans PATH --next [--hoodie-conf hoodie.cleaner.policy=...] [--json]
     hudi-ops read PATH [--as-of T] [--incremental --begin T [--end T]] [--read-optimized] ...
     hudi-ops lock show|hold --zookeeper HOST:PORT --lock-key TABLE [--base-path /hudi/locks] ...
@@ -41,6 +42,7 @@ from hudi_ops.read.pending_plans import CLUSTERING, COMPACTION, SERVICES, pendin
 from hudi_ops.read.savepoints import savepointed, savepoints
 from hudi_ops.read.service_history import cleans
 from hudi_ops.read.service_runs import service_runs
+from hudi_ops.read.table_description import TableDescription
 from hudi_ops.read.table_overview import archived_commit_stats, commit_stats, file_group_summaries
 
 FILTER_OPS = ("not in", "in", "<=", ">=", "!=", "=", "<", ">")
@@ -109,6 +111,7 @@ def _parser() -> argparse.ArgumentParser:
         ("compactions", _compactions, "list completed compactions with their statistics, then pending ones"),
         ("clusterings", _clusterings, "list completed clusterings with their statistics, then pending ones"),
         ("savepoints", _savepoints, "list savepoints"),
+        ("desc", _desc, "describe the table: its properties, latest schema, index type and lock provider"),
     ):
         s = sub.add_parser(name, help=text)
         s.add_argument("path")
@@ -121,6 +124,9 @@ def _parser() -> argparse.ArgumentParser:
             s.add_argument("--next", action="store_true",
                            help="list the file slices the next clean would remove, by the policy in --hoodie-conf")
             s.add_argument("--props", help="a properties file of hoodie.cleaner.* options")
+            s.add_argument("--hoodie-conf", action="append", default=[], metavar="K=V")
+        if name == "desc":
+            s.add_argument("--props", help="a properties file of the writers' hoodie.* options (lock, index)")
             s.add_argument("--hoodie-conf", action="append", default=[], metavar="K=V")
 
     lock = sub.add_parser("lock", help="a table's ZooKeeper lock: who holds it, or hold it")
@@ -272,6 +278,22 @@ def _service_runs(args: argparse.Namespace, service: str) -> int:
     rows = [r.to_dict() for r in service_runs(timeline, service, archived)]
     _table_out(rows, args.json, ["instant", "status", "state", "completed", "file_groups", "files", "writes",
                                  "bytes", *_archived_column(args)])
+    return EXIT_OK
+
+
+def _desc(args: argparse.Namespace) -> int:
+    options = command_line_options(args.props, parse_key_values(args.hoodie_conf))
+    described = TableDescription.load(MetaClient.open(args.path), options)
+    if args.json:
+        print(json.dumps(described.to_dict(), indent=1))
+        return EXIT_OK
+    settings = {k: v for k, v in described.to_dict().items() if k != "columns"}
+    width = max(map(len, settings))
+    for key, value in settings.items():
+        shown = ",".join(value) if isinstance(value, tuple) else value
+        print(f"{key.ljust(width)}  {shown if shown not in (None, '') else '-'}")
+    print()
+    _table_out([{"column": name, "type": kind} for name, kind in described.columns], False, ["column", "type"])
     return EXIT_OK
 
 

@@ -250,6 +250,8 @@ class TableConfigKeys:
     RECORD_KEY_FIELDS = list_key("hoodie.table.recordkey.fields")
     PARTITION_FIELDS = list_key("hoodie.table.partition.fields")
     PRECOMBINE_FIELD = str_key("hoodie.table.precombine.field", aliases=("hoodie.table.ordering.fields",))
+    KEY_GENERATOR_CLASS = str_key("hoodie.table.keygenerator.class")  # what Hudi 0.x writes
+    KEY_GENERATOR_TYPE = str_key("hoodie.table.keygenerator.type")  # what Hudi 1.x writes instead
     DATABASE_NAME = str_key("hoodie.database.name")
     CREATE_SCHEMA = str_key("hoodie.table.create.schema")
     METADATA_PARTITIONS = list_key("hoodie.table.metadata.partitions")

@@ -148,17 +148,27 @@ class TableProperties:
         return tuple(f for f in (p.split(":", 1)[0].strip() for p in raw) if f)
 
     @property
-    def ordering_field(self) -> str | None:
-        """The precombine field (v9: `hoodie.table.ordering.fields`). Hudi allows several; hudi-ops' control
-        plane compares one (with a job's --source-ordering-field and the input's columns), so more are refused."""
+    def ordering_fields(self) -> tuple[str, ...]:
+        """The precombine fields (v9: `hoodie.table.ordering.fields`), as many as the table has."""
         raw = self.values.get(_ORDERING_FIELDS) or self.values.get(_K.PRECOMBINE_FIELD.name) or ""
-        fields = [f.strip() for f in raw.split(",") if f.strip()]
+        return tuple(f.strip() for f in raw.split(",") if f.strip())
+
+    @property
+    def ordering_field(self) -> str | None:
+        """The one precombine field. Hudi allows several; hudi-ops' control plane compares one (with a job's
+        --source-ordering-field and the input's columns), so more are refused."""
+        fields = self.ordering_fields
         if len(fields) > 1:
             raise InvalidTableError(
-                f"the table orders records by several fields ({raw}); hudi-ops' control plane compares one "
-                "ordering field only, so its jobs cannot write this table"
+                f"the table orders records by several fields ({','.join(fields)}); hudi-ops' control plane "
+                "compares one ordering field only, so its jobs cannot write this table"
             )
         return fields[0] if fields else None
+
+    @property
+    def key_generator(self) -> str | None:
+        """The key generator's class (Hudi 0.x) or type (Hudi 1.x: SIMPLE, COMPLEX, TIMESTAMP, ...)."""
+        return self._get(_K.KEY_GENERATOR_CLASS) or self._get(_K.KEY_GENERATOR_TYPE)  # type: ignore[return-value]
 
     @property
     def metadata_partitions(self) -> tuple[str, ...]:

@@ -463,6 +463,58 @@ def test_compactions_with_the_archived_timeline(archived_trips, capsys):
     assert (row["status"], row["archived"]) == ("completed", True)
 
 
+# -- desc ------------------------------------------------------------------------------------------
+
+DESCRIBED = [V8_TRIPS, V9_TXNS, V6_MOR, V8_PARTITIONED, "sample_table/cow/v9_timebasedkeygen_epochmillis",
+             "sample_table/cow/v6_empty"]
+
+
+@pytest.mark.parametrize("relative", DESCRIBED)
+def test_desc_matches_hudi_rs(table, capsys, relative):
+    base = table(relative)
+    rs = hudi.HudiTableBuilder.from_base_uri(str(base)).build()
+    props = rs.hudi_options()  # hoodie.properties, as hudi-rs read it
+
+    def listed(*keys: str) -> list[str]:
+        raw = next((props[k] for k in keys if props.get(k)), "")
+        return [f.split(":")[0] for f in raw.split(",") if f]  # a custom key generator's `field:TYPE`
+
+    described = json.loads(ok(capsys, "desc", base, "--json"))
+    assert described == {
+        "name": rs.table_name,
+        "database": props.get("hoodie.database.name"),
+        "base_path": str(base),
+        "table_type": rs.table_type,
+        "table_version": int(props["hoodie.table.version"]),
+        "timeline_layout_version": int(props.get("hoodie.timeline.layout.version", "1")),
+        "record_key_fields": listed("hoodie.table.recordkey.fields"),
+        "partition_fields": listed("hoodie.table.partition.fields"),
+        "ordering_fields": listed("hoodie.table.ordering.fields", "hoodie.table.precombine.field"),
+        "key_generator": props.get("hoodie.table.keygenerator.class") or props.get("hoodie.table.keygenerator.type"),
+        "metadata_partitions": listed("hoodie.table.metadata.partitions"),
+        "index_type": None,  # a writers' setting: no fixture's hoodie.properties records one
+        "lock_provider": None,
+        "columns": [{"name": f.name, "type": str(f.type)} for f in rs.get_schema()],
+    }
+    text = ok(capsys, "desc", base).splitlines()
+    assert text[0].split() == ["name", rs.table_name]
+    assert text[text.index("") + 1].split() == ["column", "type"]
+    assert [line.split(None, 1)[0] for line in text[text.index("") + 2:]] == rs.get_schema().names
+
+
+def test_desc_names_the_writers_lock_provider_and_index(table, tmp_path, capsys):
+    base = table(V8_TRIPS)
+    props = tmp_path / "writers.properties"
+    props.write_text("hoodie.write.lock.provider=org.apache.hudi.client.transaction.lock.ZookeeperBasedLockProvider\n"
+                     "hoodie.index.type=SIMPLE\n")
+    described = json.loads(ok(capsys, "desc", base, "--props", props, "--hoodie-conf", "hoodie.index.type=BUCKET",
+                              "--json"))
+    assert (described["lock_provider"], described["index_type"]) == (
+        "org.apache.hudi.client.transaction.lock.ZookeeperBasedLockProvider", "BUCKET")  # --hoodie-conf wins
+    assert "lock_provider            org.apache.hudi.client.transaction.lock.ZookeeperBasedLockProvider" in ok(
+        capsys, "desc", base, "--props", props)
+
+
 def test_version(capsys):
     with pytest.raises(SystemExit) as info:
         main(["--version"])
@@ -481,10 +533,11 @@ def _bad_cases(base: Path, tmp: Path) -> dict[str, tuple[list[str | Path], str]]
         "table not found (commits)": (["commits", tmp / "nope"], "nope"),
         "table not found (file-groups)": (["file-groups", tmp / "nope", "--json"], "nope"),
         "folder without a table": (["read", tmp], "hoodie.properties"),
-        "folder without a table (timeline)": (["timeline", tmp], f"no Hudi table at '{tmp}': .hoodie/hoodie.properties "
-                                                                 "is missing"),
+        "folder without a table (desc)": (["desc", tmp], f"no Hudi table at '{tmp}': .hoodie/hoodie.properties is "
+                                                         "missing"),
         "path that does not exist": (["compactions", tmp / "nope"], f"'{tmp / 'nope'}': the path does not exist"),
         "file instead of a table": (["clusterings", tmp / "file.txt"], "it is a file, not a table's folder"),
+        "bad --hoodie-conf (desc)": (["desc", base, "--hoodie-conf", "hoodie.index.type"], "key=value"),
         "filter without op": (["read", base, "--filter", "city"], "COLUMN OP VALUE"),
         "filter with a bad op": (["read", base, "--filter", "id ~ 1"], "COLUMN OP VALUE"),
         "filter on an unknown column": (["read", base, "--filter", "nope = 1"], "nope"),
@@ -499,8 +552,8 @@ def _bad_cases(base: Path, tmp: Path) -> dict[str, tuple[list[str | Path], str]]
 
 
 CASES = ["table not found (read)", "table not found (timeline)", "table not found (commits)",
-         "table not found (file-groups)", "folder without a table", "folder without a table (timeline)",
-         "path that does not exist", "file instead of a table",
+         "table not found (file-groups)", "folder without a table", "folder without a table (desc)",
+         "path that does not exist", "file instead of a table", "bad --hoodie-conf (desc)",
          "filter without op", "filter with a bad op",
          "filter on an unknown column", "filter value of the wrong type", "unknown column", "bad as-of",
          "bad incremental begin", "incremental without begin", "parquet without output", "unwritable output"]
