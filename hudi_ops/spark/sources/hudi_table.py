@@ -8,12 +8,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from hudi_ops.errors import InvalidInputError
+from hudi_ops.format.meta_fields import META_COLUMNS
 from hudi_ops.sources.debezium import DELETED
 from hudi_ops.sources.hudi_table import TRANSFORMER_SQL, UpstreamWork
 
-#: Hudi's columns of its own in a row image, which the derived table writes anew
-_META_COLUMNS = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path",
-                 "_hoodie_file_name", "_hoodie_operation")
 _SOURCE_VIEW = "hudi_ops_upstream_changes"
 
 
@@ -23,7 +21,7 @@ def read_upstream(spark: Any, work: UpstreamWork, record_keys: tuple[str, ...], 
     from pyspark.sql.types import StructType
 
     snapshot = spark.read.format("hudi").load(work.upstream)
-    row = StructType([f for f in snapshot.schema.fields if f.name not in _META_COLUMNS])
+    row = StructType([f for f in snapshot.schema.fields if f.name not in META_COLUMNS])
     if work.full_scan:
         rows = snapshot.select(*row.names, F.lit(False).alias(DELETED))
     else:

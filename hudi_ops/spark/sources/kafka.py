@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from hudi_ops.errors import InvalidInputError
+from hudi_ops.format.meta_fields import META_COLUMNS
 from hudi_ops.sources.error_table import NOT_A_ROW
 from hudi_ops.sources.kafka import CLIENT_PREFIX, KafkaBatch
 
@@ -21,9 +22,6 @@ _LOG = logging.getLogger(__name__)
 _CORRUPT = "_corrupt_record"
 #: a message's value as text, as the error table keeps it: JSON as it is, binary (Avro) in base64
 RAW = "raw"
-#: Hudi's columns of its own in a table's rows, which a write makes anew
-HUDI_META_COLUMNS = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path",
-                     "_hoodie_file_name", "_hoodie_operation")
 
 
 class BadMessages:
@@ -106,7 +104,7 @@ def table_columns(target: Any) -> Any | None:
         return None
     fields = []
     for f in target.schema:
-        if f.name in HUDI_META_COLUMNS:
+        if f.name in META_COLUMNS:
             continue
         try:
             fields.append(StructField(f.name, from_arrow_type(f.type)))
