@@ -6,12 +6,14 @@
     hudi-ops desc PATH [--props FILE] [--hoodie-conf K=V ...] [--json]
     hudi-ops cleans PATH --next [--hoodie-conf hoodie.cleaner.policy=...] [--json]
     hudi-ops read PATH [--as-of T] [--incremental --begin T [--end T]] [--read-optimized] ...
+    hudi-ops check duplicates PATH [--props FILE] [--hoodie-conf hoodie.index.type=...] [--json]
     hudi-ops lock show|hold --zookeeper HOST:PORT --lock-key TABLE [--base-path /hudi/locks] ...
     hudi-ops --version
 
 Writes and table services are Apache Hudi's, run by the Spark jobs (`python -m hudi_ops.spark`).
-Exit codes: 0 ok, 2 bad input or usage (a path that holds no table), 4 lock not acquired in time, 1 anything
-else (storage that refused a read, a damaged table); an error is one line on standard error. A reader that
+Exit codes: 0 ok, 2 bad input or usage (a path that holds no table), 4 lock not acquired in time, 6 `check
+duplicates` found keys held more than once (for a scheduler to alert on; the Spark job `dedupe` repairs them), 1
+anything else (storage that refused a read, a damaged table); an error is one line on standard error. A reader that
 closes the pipe early (`hudi-ops commits PATH | head -1`) ends the command quietly with 141 (128 + SIGPIPE,
 what the shell reports for any program a closed pipe stopped, so `set -o pipefail` sees the output was cut);
 ^C ends it with 130.
@@ -32,12 +34,13 @@ from dataclasses import asdict
 from typing import Any, TextIO
 
 from hudi_ops.config import command_line_options, parse_key_values
-from hudi_ops.errors import EXIT_OK, HudiOpsError, InvalidInputError, StorageError, exit_code
+from hudi_ops.errors import EXIT_DUPLICATES, EXIT_OK, HudiOpsError, InvalidInputError, StorageError, exit_code
 from hudi_ops.format.archived_timeline import ArchivedInstant
 from hudi_ops.format.instant import Instant, State
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.format.timeline import Timeline
 from hudi_ops.read.clean_planner import next_clean
+from hudi_ops.read.duplicate_keys import duplicate_keys
 from hudi_ops.read.pending_plans import CLUSTERING, COMPACTION, SERVICES, pending_plans
 from hudi_ops.read.savepoints import savepointed, savepoints
 from hudi_ops.read.service_history import cleans
@@ -128,6 +131,16 @@ def _parser() -> argparse.ArgumentParser:
         if name == "desc":
             s.add_argument("--props", help="a properties file of the writers' hoodie.* options (lock, index)")
             s.add_argument("--hoodie-conf", action="append", default=[], metavar="K=V")
+
+    check = sub.add_parser("check", help="check a table's records")
+    checks = check.add_subparsers(dest="check", required=True)
+    d = checks.add_parser("duplicates", help=f"keys held more than once, by hudi-rs (exit {EXIT_DUPLICATES} when "
+                                             "any: the Spark job `dedupe` repairs them)")
+    d.add_argument("path")
+    d.add_argument("--props", help="a properties file of the writers' hoodie.* options (the index type)")
+    d.add_argument("--hoodie-conf", action="append", default=[], metavar="K=V")
+    d.add_argument("--json", action="store_true")
+    d.set_defaults(run=_check_duplicates)
 
     lock = sub.add_parser("lock", help="a table's ZooKeeper lock: who holds it, or hold it")
     verbs = lock.add_subparsers(dest="verb", required=True)
@@ -336,6 +349,33 @@ def _savepoints(args: argparse.Namespace) -> int:
     rows = [s.to_dict() for s in savepoints(MetaClient.open(args.path))]
     _table_out(rows, args.json, ["instant", "by", "comments", "files"])
     return EXIT_OK
+
+
+# -- checks ---------------------------------------------------------------------------------------
+
+def _check_duplicates(args: argparse.Namespace) -> int:
+    options = command_line_options(args.props, parse_key_values(args.hoodie_conf))
+    found = duplicate_keys(MetaClient.open(args.path), options)
+    code = EXIT_DUPLICATES if found.found else EXIT_OK
+    if args.json:
+        print(json.dumps(found.to_dict(), indent=1))
+        return code
+    print(f"{found.records} record(s) read; {len(found.within_partitions)} key(s) held more than once within a "
+          "partition")
+    if found.within_partitions:
+        _table_out([{"key": d.key, "partition": d.partition, "records": d.records, "files": ",".join(d.files)}
+                    for d in found.within_partitions], False, ["key", "partition", "records", "files"])
+    index = f"index {found.index_type}" if found.index_type else "Hudi's default index (hoodie.index.type not given)"
+    matters = "a duplicate under it" if found.global_index else "two records, unless the index is global"
+    print(f"{len(found.across_partitions)} key(s) in more than one partition: with {index}, {matters}")
+    if found.across_partitions:
+        _table_out([{"key": k.key, "partitions": ",".join(f"{p}:{n}" for p, n in k.partitions.items()),
+                     "files": ",".join(k.files)} for k in found.across_partitions], False,
+                   ["key", "partitions", "files"])
+    if found.within_partitions:
+        print("repair: python -m hudi_ops.spark dedupe --target-base-path PATH [--dry-run] keeps each key's latest "
+              "version within its partition")
+    return code
 
 
 # -- the lock -------------------------------------------------------------------------------------

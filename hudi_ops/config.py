@@ -258,6 +258,9 @@ class TableConfigKeys:
     CHECKSUM = int_key("hoodie.table.checksum", None)
     TIMELINE_TIMEZONE = str_key("hoodie.table.timeline.timezone", "LOCAL", "the zone of instant times",
                                 choices=("LOCAL", "UTC"))
+    POPULATE_META_FIELDS = str_key("hoodie.populate.meta.fields", "TRUE",
+                                   "every record carries Hudi's meta fields (its key, partition path, file name)",
+                                   choices=("TRUE", "FALSE"))
 
 
 class CleanConfig:

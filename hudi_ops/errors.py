@@ -171,6 +171,8 @@ def is_write_conflict(error_name: str) -> bool:
 
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_CONFLICT, EXIT_LOCK_TIMEOUT, EXIT_SOURCE_UNAVAILABLE = 0, 1, 2, 3, 4, 5
+#: not an error: `hudi-ops check duplicates` found keys present more than once, for a scheduler to alert on
+EXIT_DUPLICATES = 6
 
 
 def exit_code(error: HudiOpsError) -> int:

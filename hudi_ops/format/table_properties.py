@@ -181,6 +181,12 @@ class TableProperties:
         return self.values.get(_K.CREATE_SCHEMA.name) or None
 
     @property
+    def populates_meta_fields(self) -> bool:
+        """Whether each record carries Hudi's meta fields (`_hoodie_record_key`, ...): false for a table written
+        with `hoodie.populate.meta.fields=false`, whose keys are only in its record key fields."""
+        return self._get(_K.POPULATE_META_FIELDS) == "TRUE"
+
+    @property
     def timeline_timezone(self) -> str:
         """LOCAL (the writers' local time) or UTC: the zone instant times are written in."""
         return self._get(_K.TIMELINE_TIMEZONE)  # type: ignore[return-value]

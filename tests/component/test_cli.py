@@ -515,6 +515,28 @@ def test_desc_names_the_writers_lock_provider_and_index(table, tmp_path, capsys)
         capsys, "desc", base, "--props", props)
 
 
+# -- check duplicates ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("relative", [V8_PARTITIONED, V8_TRIPS])
+def test_check_duplicates_of_a_table_holding_each_key_once_exits_0(table, capsys, relative):
+    base = table(relative)
+    found = json.loads(ok(capsys, "check", "duplicates", base, "--json"))
+    assert found["records"] == hudi_rs(base).num_rows  # type: ignore[union-attr]
+    assert (found["found"], found["within_partitions"], found["across_partitions"]) == (False, [], [])
+    assert ok(capsys, "check", "duplicates", base).startswith(f"{found['records']} record(s) read; 0 key(s) held")
+
+
+def test_check_duplicates_refuses_a_table_without_meta_fields(table, tmp_path, capsys):
+    base = shutil.copytree(table(V8_COW), tmp_path / "nometa")
+    with open(base / ".hoodie" / "hoodie.properties", "a") as props:
+        props.write("hoodie.populate.meta.fields=false\n")
+    rc, out, err = run(capsys, "check", "duplicates", base)
+    assert (rc, out) == (2, "")
+    assert_one_line_error(err)
+    assert "hoodie.populate.meta.fields=false" in err and "_hoodie_record_key" in err
+
+
 def test_version(capsys):
     with pytest.raises(SystemExit) as info:
         main(["--version"])
