@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from hudi_ops.job_specs.arguments import JobSpec, parse_job_argv
+from hudi_ops.job_specs.repairs import DedupeSpec
 from hudi_ops.job_specs.results import JobFailure, JobResult, ServiceResult
 from hudi_ops.job_specs.services import (
     ArchiveSpec,
@@ -28,7 +29,7 @@ from hudi_ops.job_specs.writes import BackfillSpec, IngestSpec, WriteSpec
 #: every job of the Spark application, by its name on the command line
 JOBS: dict[str, type[JobSpec]] = {spec.JOB: spec for spec in (
     IngestSpec, BackfillSpec, CompactSpec, ClusterSpec, CleanSpec, ArchiveSpec, RollbackFailedSpec, SavepointSpec,
-    RestoreSpec)}
+    RestoreSpec, DedupeSpec)}
 
 
 def parse_argv(argv: Sequence[str]) -> JobSpec:
@@ -37,7 +38,7 @@ def parse_argv(argv: Sequence[str]) -> JobSpec:
 
 
 __all__ = [
-    "JOBS", "ArchiveSpec", "BackfillSpec", "CleanSpec", "ClusterSpec", "CompactSpec", "IngestSpec", "JobFailure",
-    "JobResult", "JobSpec", "PlanServiceSpec", "RestoreSpec", "RollbackFailedSpec", "SavepointSpec",
+    "JOBS", "ArchiveSpec", "BackfillSpec", "CleanSpec", "ClusterSpec", "CompactSpec", "DedupeSpec", "IngestSpec",
+    "JobFailure", "JobResult", "JobSpec", "PlanServiceSpec", "RestoreSpec", "RollbackFailedSpec", "SavepointSpec",
     "ServiceResult", "ServiceSpec", "WriteSpec", "parse_argv",
 ]

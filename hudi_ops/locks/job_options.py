@@ -72,7 +72,7 @@ BACKFILL_APART = {"hoodie.parquet.small.file.limit": "0"}
 #: a lock may have writers outside hudi-ops (Hudi's EAGER default, no heartbeats), whose commits in
 #: flight a LAZY clean of hudi-ops' would take for failed ones.
 SINGLE_WRITER_HEARTBEATS = {FAILED_WRITES_POLICY: "LAZY", "hoodie.client.heartbeat.interval_in_ms": "15000"}
-WRITERS = ("ingest", "backfill")
+WRITERS = ("ingest", "backfill", "dedupe")
 #: a table synced to a catalog: each sync compares all partitions with the metastore's, so a commit that
 #: completed after a later one is never missed (hudi_ops.spark.jobs.meta_sync)
 FULL_CATALOG_SYNC = {MetaSyncConfig.INCREMENTAL.name: "false"}

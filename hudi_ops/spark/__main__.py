@@ -1,7 +1,8 @@
 """The spark-submit application: `spark-submit --jars <hudi bundle> hudi_ops/spark/__main__.py JOB ...`.
 
-Jobs: `ingest`, `backfill` (writes through Hudi's datasource) and the table services `compact`,
-`cluster`, `clean`, `archive`, `rollback-failed`, `savepoint`, `restore` (Hudi's write client).
+Jobs: `ingest`, `backfill` (writes through Hudi's datasource), the table services `compact`, `cluster`,
+`clean`, `archive`, `rollback-failed`, `savepoint`, `restore` (Hudi's write client), and the repair `dedupe`
+(keys held more than once within a partition, rewritten through Hudi's datasource).
 
 Also `python -m hudi_ops.spark ...`, with a local SparkSession. Flags follow Hudi utilities'
 (HoodieStreamer) names. Prints one final JSON line (also into $HUDI_OPS_RESULT_FILE when set) and
@@ -85,6 +86,7 @@ def _run(spec: JobSpec, options: dict[str, str], session: _Session) -> JobResult
         archive,
         backfill,
         clean,
+        dedupe,
         ingest,
         plan_execution,
         restore,
@@ -97,7 +99,7 @@ def _run(spec: JobSpec, options: dict[str, str], session: _Session) -> JobResult
     if spec.JOB in ("compact", "cluster"):
         return plan_execution.run(COMPACTION if spec.JOB == "compact" else CLUSTERING, spec, options, session)
     jobs = {"ingest": ingest, "backfill": backfill, "clean": clean, "archive": archive,
-            "rollback-failed": rollback_failed, "savepoint": savepoint, "restore": restore}
+            "rollback-failed": rollback_failed, "savepoint": savepoint, "restore": restore, "dedupe": dedupe}
     return jobs[spec.JOB].run(spec, options, session)
 
 

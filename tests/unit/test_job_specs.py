@@ -16,6 +16,7 @@ from hudi_ops.job_specs import (
     CleanSpec,
     ClusterSpec,
     CompactSpec,
+    DedupeSpec,
     IngestSpec,
     JobFailure,
     JobResult,
@@ -43,12 +44,13 @@ SPECS = [
     SavepointSpec(base_path="/data/trips", instant_time="20261125101010101", comment="before the fix"),
     SavepointSpec(base_path="/data/trips", delete="20261125101010101"),
     RestoreSpec(base_path="/data/trips", savepoint="20261125101010101"),
+    DedupeSpec(base_path="/data/trips", partitions="2026-11-20,2026-11-21", dry_run=True),
 ]
 
 
 def test_every_job_has_a_spec_and_the_specs_cover_them_all():
     assert set(JOBS) == {"ingest", "backfill", "compact", "cluster", "clean", "archive", "rollback-failed",
-                         "savepoint", "restore"}
+                         "savepoint", "restore", "dedupe"}
     assert {type(s) for s in SPECS} == set(JOBS.values())
 
 
@@ -96,6 +98,7 @@ def test_hand_written_arguments_parse_as_hudi_users_write_them():
     (lambda: IngestSpec(base_path="/t", source_path="/s", source_limit_files=-1),
      "--source-limit-files must be 0 or more"),
     (lambda: SavepointSpec(base_path="/t", instant_time="1", delete="1"), "not both"),
+    (lambda: DedupeSpec(base_path="/t", partitions=" , "), "dedupe: --partitions names no partition"),
 ])
 def test_bad_values_fail_in_the_spec_naming_the_flag_and_the_fix(make, message):
     with pytest.raises(InvalidInputError, match=message.replace("(", r"\(").replace(")", r"\)")):

@@ -1,0 +1,65 @@
+"""`dedupe`: each key held more than once within a partition left once, its latest version kept.
+
+The latest version is the one with the greatest value of the table's ordering field, then the latest
+commit (`_hoodie_commit_time`), then the greatest sequence number within it, so every evaluation of the
+rows picks the same one. The partitions holding such keys are read with Spark's Hudi reader and written
+back whole with Hudi's insert_overwrite, the backfill's overwrite (hudi_ops.spark.jobs.hudi_write): one
+replacecommit, under the table's lock and its conflict check like any writer's, so a writer that
+committed to those file groups meanwhile makes the repair fail with a write conflict (exit 3, retried)
+rather than be undone. Partitions without duplicates are neither read back nor rewritten.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.format.meta_fields import COMMIT_SEQNO, COMMIT_TIME, META_COLUMNS, PARTITION_PATH, RECORD_KEY
+from hudi_ops.job_specs.repairs import DedupeSpec
+from hudi_ops.job_specs.results import ServiceResult, since
+from hudi_ops.read.duplicate_keys import require_meta_fields
+from hudi_ops.spark.jobs import hudi_write
+from hudi_ops.spark.jobs.target import resolve_target
+
+OVERWRITE = "INSERT_OVERWRITE"
+_RANK = "_hudi_ops_dedupe_rank"
+
+
+def run(spec: DedupeSpec, options: dict[str, str], spark: Callable[[], Any]) -> ServiceResult:
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    started = time.perf_counter()
+    require_meta_fields(MetaClient.open(spec.base_path))  # a missing table is named as such, before Spark
+    target = resolve_target(spec.base_path, options)
+    mode = "dry-run" if spec.dry_run else "repair"
+    session = spark()
+    table = session.read.format("hudi").load(spec.base_path)
+    if (chosen := spec.partition_paths()) is not None:
+        table = table.where(F.col(PARTITION_PATH).isin(*chosen))
+    place = (PARTITION_PATH, RECORD_KEY)
+    doubled = (table.groupBy(*place).count().where(F.col("count") > 1).groupBy(PARTITION_PATH)
+               .agg(F.count("*").alias("keys"), F.sum(F.col("count") - 1).alias("removed"))
+               .orderBy(PARTITION_PATH).collect())
+    details = {"removed": {r[PARTITION_PATH]: r["removed"] for r in doubled},
+               "keys": {r[PARTITION_PATH]: r["keys"] for r in doubled}}
+    if not doubled:
+        where = f"partitions {', '.join(chosen)}" if chosen else "any partition"
+        return ServiceResult("dedupe", mode, reason=f"no key is held more than once within {where}", details=details,
+                             durations_ms=since(started))
+    if spec.dry_run:
+        return ServiceResult("dedupe", mode, outcome="planned", details=details, durations_ms=since(started))
+    ordering = [F.col(target.ordering_field).desc_nulls_last()] if target.ordering_field else []
+    latest = Window.partitionBy(*place).orderBy(*ordering, F.col(COMMIT_TIME).desc(), F.col(COMMIT_SEQNO).desc())
+    kept = (table.where(F.col(PARTITION_PATH).isin(*details["removed"]))
+            .withColumn(_RANK, F.row_number().over(latest)).where(F.col(_RANK) == 1)
+            .select(*[c for c in table.columns if c not in META_COLUMNS]))
+    run_id, write_options = hudi_write.write_options(target, OVERWRITE, options, job="dedupe", extra_metadata={})
+    written = hudi_write.write(session, kept, target, write_options, run_id, spec.base_path)
+    commit = written.commit
+    warnings = (f"commit {commit.instant} completed, then Hudi failed: {written.after_commit}",) \
+        if written.after_commit else ()
+    return ServiceResult("dedupe", mode, commit.instant, "completed", files=commit.files, bytes=commit.bytes,
+                         rows=commit.writes, warnings=warnings, details=details, durations_ms=since(started))
