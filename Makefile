@@ -60,8 +60,7 @@ up: $(STAMP) $(JARS)
 # slowest tests' times (CI's log keeps them). The long end-to-end runs and one of each pair of
 # variants (marked `long`) are test-long's: make test keeps a core of each run and the other variant
 PYTEST := $(PY) -m pytest -q -n 2 --dist loadgroup --no-loadscope-reorder --durations=30
-test: system-check $(STAMP) $(JARS)
-	$(VENV)/bin/ruff check hudi_ops tests bench dags
+test: system-check lint $(STAMP) $(JARS)
 	$(PYTEST) -m "not long"
 
 # the rest of the platform's DAGs on a make up of their own, YARN cluster mode, the standalone cluster,
@@ -83,6 +82,10 @@ chaos: $(STAMP) $(JARS)
 # batch or service run needs more than 3 tries
 contention: $(STAMP) $(JARS)
 	$(PY) -m tests.chaos --no-kills --zookeeper-restarts 0 --max-tries 3 $(if $(SEED),--seed $(SEED))
+
+# ruff over the package, the tests, the benchmarks and the DAG files (make test runs it first)
+lint: $(STAMP)
+	$(VENV)/bin/ruff check hudi_ops tests bench dags
 
 bench: $(STAMP) $(JARS)
 	$(PY) bench/run.py
