@@ -29,7 +29,6 @@ import dataclasses
 import datetime as dt
 import os
 import shutil
-import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
@@ -89,6 +88,8 @@ from hudi_ops.spark.cluster_mode import (
 from hudi_ops.spark.driver_lifetime import TASK_PROCESS_ENV, task_process
 from hudi_ops.spark.hudi_bundle import hudi_jars
 from hudi_ops.spark.jobs.meta_sync import SYNCED_AFTER
+from hudi_ops.spark.jobs_python import CONNECTION_EXTRA as JOBS_PYTHON_EXTRA
+from hudi_ops.spark.jobs_python import JobsPython, jobs_python, named_jobs_python
 from hudi_ops.spark.kafka_connector import kafka_jars
 from hudi_ops.spark.s3a import s3a_conf, s3a_jars
 from hudi_ops.spark.session import HUDI_SESSION_CONF
@@ -161,24 +162,34 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         return table_s3(self.aws_conn_id)
 
     @cached_property
-    def deployment(self) -> Deployment:
-        """Where spark-submit sends the job, read from the Spark connection as the provider reads it."""
-        master, extra_mode = "yarn", None  # the provider's defaults without a connection
+    def _spark_connection(self) -> tuple[str, dict[str, Any]]:
+        """The Spark connection's master and extra, as the provider reads them (its defaults without one)."""
         if self.spark_conn_id:
             try:
                 conn = BaseHook.get_connection(self.spark_conn_id)
             except AirflowNotFoundException:
                 pass
             else:
-                master = f"{conn.host}:{conn.port}" if conn.port else (conn.host or "")
-                extra_mode = conn.extra_dejson.get("deploy-mode")
+                return (f"{conn.host}:{conn.port}" if conn.port else (conn.host or "")), conn.extra_dejson
+        return "yarn", {}
+
+    @cached_property
+    def deployment(self) -> Deployment:
+        """Where spark-submit sends the job, read from the Spark connection as the provider reads it."""
+        master, extra = self._spark_connection
         conf_mode = (self.conf or {}).get("spark.submit.deployMode")
-        deployment = Deployment(master, self.deploy_mode or conf_mode or extra_mode)
+        deployment = Deployment(master, self.deploy_mode or conf_mode or extra.get("deploy-mode"))
         if deployment.is_cluster and not (deployment.is_yarn or deployment.is_kubernetes):
             raise ConfigError(f"cluster deploy mode on {master!r}: hudi-ops runs a driver on the cluster on YARN or "
                               "Kubernetes only (PySpark has no cluster mode on a standalone master); use client "
                               "mode there (`deploy-mode` in the Spark connection's extra)")
         return deployment
+
+    @cached_property
+    def jobs_python(self) -> JobsPython:
+        """The interpreter of a client-mode driver: the Spark connection's `pyspark-python` extra, else
+        $PYSPARK_PYTHON, else this one; refused (ConfigError) without PySpark 3.5 and the jobs' imports."""
+        return jobs_python(named_jobs_python(self._spark_connection[1].get(JOBS_PYTHON_EXTRA)))
 
     def _check_keys_stay_off_the_command_line(self) -> None:
         if not (self.s3 and self.s3.access_key_id):
@@ -221,6 +232,7 @@ class HudiSparkJobOperator(SparkSubmitOperator):
             spec = self.job_spec(context, self.job_options())
             options_file = props_file_text(spec.options())
             self._check_keys_stay_off_the_command_line()
+            jobs = None if self.deployment.is_cluster else self.jobs_python
             jars = [*hudi_jars(), *(s3a_jars() if self.s3 else ()), *self.extra_jars()]
             found = self.find_work(context, spec)
         except InvalidInputError as e:
@@ -251,11 +263,14 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         else:
             self._result_file = str(self._folder / "result.json")
             # the driver ends with this task process (client mode): a retry never runs beside an orphan
-            env = {**_python_env(), **env, TASK_PROCESS_ENV: task_process()}
+            assert jobs is not None
+            if not jobs.is_this_interpreter:  # its driver runs this task's package, as on a cluster
+                self.py_files = _joined(str(package_zip(self._folder)), self.py_files)
+            env = {**jobs.env(), **env, TASK_PROCESS_ENV: task_process()}
             if found.large and driver_jvm.DRIVER_JAVA_OPTIONS not in (self.conf or {}):
                 self.log.info("%s: the driver's JVM runs for throughput (its full compiler, the parallel "
                               "collector)", found.large)
-            conf = {**conf, **driver_jvm.driver_conf(large=bool(found.large)), **(self.conf or {})}
+            conf = {**conf, **driver_jvm.driver_conf(large=bool(found.large), jobs=jobs), **(self.conf or {})}
             props_arg = str(props)
         self.application_args = dataclasses.replace(spec, props=props_arg, hoodie_conf={}).to_argv()
         self.env_vars = {**env, **(self.env_vars or {}), RESULT_FILE_ENV: self._result_file}
@@ -554,13 +569,3 @@ def _ms_since(started: float) -> float:
 def _joined(ours: str, theirs: str | None) -> str:
     """A spark-submit list (--jars, --files, --py-files): ours, then the task's own."""
     return ",".join(filter(None, [ours, theirs]))
-
-
-def _python_env() -> dict[str, str]:
-    """spark-submit from this interpreter's environment, with this interpreter for the PySpark driver
-    and workers (pip's spark-submit finds Spark through the `python3` on PATH)."""
-    bin_dir = os.path.dirname(sys.executable)
-    return {
-        "PATH": os.pathsep.join([bin_dir, os.environ.get("PATH", "")]),
-        "PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON", sys.executable),
-    }

@@ -40,6 +40,7 @@ from pathlib import Path
 from hudi_ops.errors import ConfigError
 from hudi_ops.maven import jars_dir
 from hudi_ops.spark.hudi_bundle import hudi_jars
+from hudi_ops.spark.jobs_python import JobsPython, jobs_python
 
 DRIVER_JAVA_OPTIONS = "spark.driver.defaultJavaOptions"
 _NO_JOL_ATTACH = ("-Djol.skipDynamicAttach=true", "-Djol.skipHotspotSAAttach=true")
@@ -54,24 +55,23 @@ LARGE_EVENTS = 200_000
 _FORMAT = "jobs-3"
 
 
-def archive_path() -> Path:
-    """Where the archive for this machine's Java, Spark and Hudi jars is (or would be). Java checks the jars
-    of Spark's class path by size and time, so their folder's time is part of the name."""
-    import pyspark
-
-    spark_home = _spark_home()
-    key = "\n".join([_FORMAT, *SMALL_JOB_FLAGS, _java(), spark_home, pyspark.__version__,
-                     str(os.stat(Path(spark_home) / "jars").st_mtime_ns),
+def archive_path(jobs: JobsPython | None = None) -> Path:
+    """Where the archive for this machine's Java, the jobs' Spark and Hudi jars is (or would be). Java
+    checks the jars of Spark's class path by size and time, so their folder's time is part of the name.
+    `jobs`: the interpreter whose PySpark runs the jobs, by default this one."""
+    jobs = jobs or jobs_python(sys.executable)
+    key = "\n".join([_FORMAT, *SMALL_JOB_FLAGS, _java(), jobs.spark_home, jobs.pyspark_version,
+                     str(os.stat(Path(jobs.spark_home) / "jars").st_mtime_ns),
                      *(f"{Path(j).name}:{Path(j).stat().st_size}" for j in hudi_jars())])
     return jars_dir() / f"hudi-ops-jobs-{hashlib.sha256(key.encode()).hexdigest()[:12]}.jsa"
 
 
-def driver_java_options(*, large: bool = False) -> str:
+def driver_java_options(*, large: bool = False, jobs: JobsPython | None = None) -> str:
     """The driver's JVM options for a hudi-ops job: the archive, when built, and the small-job flags (a
     `large` run's: LARGE_JOB_FLAGS). A machine where the archive cannot be named (no `java` found here,
-    jars elsewhere) runs without it."""
+    no PySpark 3.5 for the jobs, jars elsewhere) runs without it."""
     try:
-        archive: Path | None = archive_path()
+        archive: Path | None = archive_path(jobs)
     except (ConfigError, OSError):
         archive = None
     shared = [f"-XX:SharedArchiveFile={archive}"] if archive is not None and archive.is_file() else []
@@ -85,9 +85,9 @@ def is_local(master: str) -> bool:
     return master == "local" or master.startswith("local[")
 
 
-def driver_conf(*, large: bool = False) -> dict[str, str]:
+def driver_conf(*, large: bool = False, jobs: JobsPython | None = None) -> dict[str, str]:
     """The Spark setting that carries `driver_java_options()`; a job's own setting replaces it."""
-    return {DRIVER_JAVA_OPTIONS: driver_java_options(large=large)}
+    return {DRIVER_JAVA_OPTIONS: driver_java_options(large=large, jobs=jobs)}
 
 
 def build() -> Path:
@@ -121,13 +121,6 @@ def _java() -> str:
     if not java:
         raise ConfigError("Spark needs Java: install a JDK 17 (Debian: `apt-get install openjdk-17-jdk-headless`)")
     return os.path.realpath(java)
-
-
-def _spark_home() -> str:
-    """Where Spark's jars are (its launch scripts' class path): $SPARK_HOME, else pip's pyspark."""
-    import pyspark
-
-    return os.path.abspath(os.environ.get("SPARK_HOME") or Path(pyspark.__file__).parent)
 
 
 def _spark_submit() -> str:

@@ -1,8 +1,16 @@
-"""hudi-ops installed as into an existing Airflow: a fresh venv, the package built from its sources (not this
-checkout's editable install), and every direct dependency at the lowest version pyproject.toml allows
-(uv's lowest-direct resolution: Airflow 3.2.0, the Spark provider 5.3.0, pyspark 3.5.2, ...). The
-one-line DAG files parse there, the plugin loads from its entry point, and the connection type's form
-is declared through the provider's info.
+"""hudi-ops installed as into an existing Airflow: a fresh venv, the wheel built from its sources (not this
+checkout's editable install), at two ends of what pyproject.toml allows:
+
+- the oldest: every direct dependency at its lowest version (uv's lowest-direct resolution: Airflow 3.2.0, the
+  Spark provider 5.3.0, and the `jobs` extra's pyspark 3.5.2 in the same environment): the one-line DAG files
+  parse, the plugin loads from its entry point, the connection type's form is declared through the provider's
+  info, and the unit tests pass against the installed package;
+- the newest: Airflow 3.3.2 and the newest Spark provider pip finds (its 6.x line, which brings pyspark-client,
+  Spark 4), without the `jobs` extra.
+
+In both, a table's ingest and backfill DAGs run end to end (`dag.test()`) in client mode with the jobs in an
+interpreter of their own, named by the Spark connection's `pyspark-python` extra: this checkout's venv, which
+has PySpark 3.5; hudi-rs reads the table against the rows written.
 """
 
 from __future__ import annotations
@@ -43,30 +51,81 @@ print(json.dumps({
 '''
 
 
-@pytest.fixture(scope="module")
-def oldest(tmp_path_factory):
-    root = tmp_path_factory.mktemp("install")
-    source = root / "source"  # the package's sources alone, as an sdist holds them
+#: a table's ingest and backfill DAGs, run with dag.test() where the DAG files are; one JSON line of what happened
+RUN_DAGS = r'''
+import json, sys
+from importlib.metadata import PackageNotFoundError, version
+from airflow.dag_processing.dagbag import DagBag
+from airflow.utils import db
+
+db.initdb()
+bag = DagBag(dag_folder=sys.argv[1])
+ingest = bag.get_dag("hudi_ingest__trips").test()
+backfill = bag.get_dag("hudi_backfill__trips").test(run_conf={"start": "2026-01-01", "end": "2026-01-02"})
+def installed(name):
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return None
+print(json.dumps({"states": [ingest.state, backfill.state], "errors": {k: v for k, v in bag.import_errors.items()},
+                  "versions": {d: installed(d) for d in ("apache-airflow", "apache-airflow-providers-apache-spark",
+                                                         "pyspark", "pyspark-client")}}))
+'''
+
+
+#: Airflow installs with its constraints file, which pins its API server's stack; without it uv takes the newest,
+#: and fastapi 0.163.2 with cadwyn 9.0.0 cannot build Airflow 3.2.0's execution API that dag.test() runs
+#: ("PydanticUserError: Model 'TITerminalStatePayload' needs a discriminator field"): the suite's versions of those
+API_STACK = ("fastapi", "cadwyn")
+
+
+def _install(root: Path, *requirements: str, lowest: bool = False) -> Path:
+    """A fresh venv under `root` with `requirements`, where `{wheel}` is hudi-ops' wheel built from its sources
+    alone (as an sdist holds them) and `{source}` those sources (uv's lowest-direct resolution takes a source
+    folder's dependencies as direct ones, a wheel's as transitive); its python."""
+    source = root / "source"
     source.mkdir()
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy(REPO / name, source / name)
     shutil.copytree(REPO / "hudi_ops", source / "hudi_ops", ignore=shutil.ignore_patterns("__pycache__"))
     uv = [str(Path(sys.executable).parent / "uv")]
     env = {**os.environ, "UV_CACHE_DIR": str(REPO / ".cache" / "uv")}  # later runs offline
+    subprocess.run([*uv, "build", "-q", "--wheel", "--out-dir", str(root / "dist"), str(source)], check=True, env=env)
+    wheel = next((root / "dist").glob("hudi_ops-*.whl"))
     base_python = os.path.realpath(getattr(sys, "_base_executable", sys.executable))
     subprocess.run([*uv, "venv", "-q", "--python", base_python, str(root / "venv")], check=True, env=env)
     python = root / "venv" / "bin" / "python"
-    done = subprocess.run([*uv, "pip", "install", "-q", "--python", str(python), "--resolution", "lowest-direct",
-                           str(source)], capture_output=True, text=True, env=env)
+    pins = root / "api-stack.txt"
+    pins.write_text("".join(line + "\n" for line in (REPO / "constraints.txt").read_text().splitlines()
+                            if line.split("==")[0] in API_STACK))
+    done = subprocess.run([*uv, "pip", "install", "-q", "--python", str(python), "-c", str(pins),
+                           *(["--resolution", "lowest-direct"] if lowest else []),
+                           *(r.format(wheel=wheel, source=source) for r in requirements)],
+                          capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
+    return python
+
+
+@pytest.fixture(scope="module")
+def oldest(tmp_path_factory):
+    root = tmp_path_factory.mktemp("install")
+    python = _install(root, "{source}[jobs]", lowest=True)
     # the suite's runner beside it, and this checkout's tests (not its package) after site-packages on the path
     harness = [line.split("  #")[0].strip().strip('",') for line in (REPO / "pyproject.toml").read_text().splitlines()
                if line.strip().startswith(('"pytest==', '"pytest-xdist==', '"pytest-timeout=='))]
-    subprocess.run([*uv, "pip", "install", "-q", "--python", str(python), *harness], check=True, env=env)
+    env = {**os.environ, "UV_CACHE_DIR": str(REPO / ".cache" / "uv")}
+    subprocess.run([str(Path(sys.executable).parent / "uv"), "pip", "install", "-q", "--python", str(python),
+                    *harness], check=True, env=env)
     site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                           check=True, capture_output=True, text=True).stdout.strip()
     Path(site, "zz_hudi_ops_checkout_tests.pth").write_text(f"{REPO}\n")
     return root, python
+
+
+@pytest.fixture(scope="module")
+def newest(tmp_path_factory):
+    root = tmp_path_factory.mktemp("install-newest")
+    return root, _install(root, "{wheel}", "apache-airflow==3.3.2", "apache-airflow-providers-apache-spark")
 
 
 def _clean_env(root: Path) -> dict[str, str]:
@@ -93,7 +152,7 @@ def test_with_the_oldest_airflow_it_supports_the_dags_parse_the_plugin_loads_and
     assert done.returncode == 0, done.stderr[-4000:]
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["versions"] == {"apache-airflow": "3.2.0", "apache-airflow-providers-apache-spark": "5.3.0",
-                                "pyspark": "3.5.2"}
+                                "pyspark": "3.5.2"}  # the `jobs` extra's, at its lowest
     assert seen["import_errors"] == {}, seen["import_errors"]
     assert seen["dags"] == ["hudi_backfill__trips", "hudi_ingest__trips", "hudi_restore__trips",
                             "hudi_services__trips"]
@@ -106,7 +165,7 @@ def test_with_the_oldest_airflow_it_supports_the_dags_parse_the_plugin_loads_and
 
 
 def test_the_unit_tests_pass_against_the_package_installed_at_the_oldest_versions(oldest):
-    """pyarrow 16, fastavro 1.9, kazoo 2.9, pydantic 2.6 (or what Airflow 3.2.0 needs above them), pyspark
+    """pyarrow 16, fastavro 1.9, kazoo 2.9, pydantic 2.12 (or what Airflow 3.2.0 needs above them), pyspark
     3.5.2: the control plane and the jobs' specs, as installed (lineage needs the [openlineage] extra, the
     metrics' StatsD client the [metrics] one)."""
     root, python = oldest
@@ -120,3 +179,51 @@ def test_the_unit_tests_pass_against_the_package_installed_at_the_oldest_version
     imported = subprocess.run([str(python), "-c", "import hudi_ops; print(hudi_ops.__file__)"], capture_output=True,
                               text=True, env=env, cwd=root).stdout
     assert imported.startswith(str(root / "venv")), imported  # the installed package, not the checkout's
+
+
+@pytest.mark.spark  # two spark-submits, from the installed operators, with this checkout's venv as the jobs' Python
+@pytest.mark.parametrize("end", ["oldest", "newest"])
+def test_an_ingest_and_a_backfill_dag_run_end_to_end_with_the_jobs_in_an_interpreter_of_their_own(
+        end, request, zookeeper):
+    import hudi
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    root, python = request.getfixturevalue(end)
+    dags = root / "airflow" / "dags"
+    dags.mkdir(parents=True, exist_ok=True)
+    for name in ("hudi_ops_tables.py", "hudi_ops_tables_refused.py"):
+        shutil.copy(REPO / "dags" / name, dags / name)
+    table, landing, history = root / "trips-run", root / "landing-run", root / "history-run"
+    landing.mkdir()
+    pq.write_table(pa.table({"trip_id": [1, 2], "ts": [5, 5], "dt": ["2026-01-01", "2026-01-02"]}),
+                   landing / "a.parquet")
+    for day, ids in (("2026-01-01", [2, 3]), ("2026-01-02", [4])):
+        (history / f"dt={day}").mkdir(parents=True)
+        pq.write_table(pa.table({"trip_id": ids, "ts": [1] * len(ids)}), history / f"dt={day}" / "part.parquet")
+    (dags / "tables.yaml").write_text(yaml.safe_dump({"tables": {"trips": {
+        "base_path": str(table), "table_type": "COPY_ON_WRITE", "record_key": "trip_id",
+        "partition_field": "dt", "ordering_field": "ts",
+        "ingest": {"source_path": str(landing)}, "backfill": {"source_path": str(history)}}}}))
+    host, port = zookeeper.url.rsplit(":", 1)
+    env = {**_clean_env(root), "AIRFLOW__CORE__DAGS_FOLDER": str(dags),
+           "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{root}/airflow/run.db",
+           "HUDI_OPS_JARS_DIR": str(REPO / ".cache" / "jars"),  # the jars `make` fetched
+           "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[1]", "extra": {
+               "pyspark-python": sys.executable}}),
+           "AIRFLOW_CONN_HUDI_ZOOKEEPER_DEFAULT": json.dumps({"conn_type": "hudi_zookeeper", "host": host,
+                                                              "port": int(port), "extra": {"base_path": f"/{end}"}})}
+    for name in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "SPARK_HOME"):  # the connection names the jobs' Python
+        env.pop(name, None)
+    done = subprocess.run([str(python), "-c", RUN_DAGS, str(dags)], capture_output=True, text=True, env=env, cwd=root)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["errors"] == {} and seen["states"] == ["success", "success"], done.stdout[-6000:]
+    if end == "newest":  # Airflow's side beside the provider's 6.x line and its Spark 4 client, no PySpark 3.5
+        assert seen["versions"]["apache-airflow"] == "3.3.2"
+        assert seen["versions"]["apache-airflow-providers-apache-spark"].startswith("6.")
+        assert seen["versions"]["pyspark-client"].startswith("4.") and seen["versions"]["pyspark"] is None
+    rows = pa.Table.from_batches(hudi.HudiTable(str(table)).read()).select(["trip_id", "ts", "dt"]).to_pylist()
+    # key 2 came in two days, one from each DAG: two records (Hudi's default index is per partition)
+    assert sorted((r["trip_id"], r["ts"], r["dt"]) for r in rows) == [
+        (1, 5, "2026-01-01"), (2, 1, "2026-01-01"), (2, 5, "2026-01-02"), (3, 1, "2026-01-01"), (4, 1, "2026-01-02")]
