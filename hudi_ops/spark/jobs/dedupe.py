@@ -4,9 +4,14 @@ The latest version is the one with the greatest value of the table's ordering fi
 commit (`_hoodie_commit_time`), then the greatest sequence number within it, so every evaluation of the
 rows picks the same one. The partitions holding such keys are read with Spark's Hudi reader and written
 back whole with Hudi's insert_overwrite, the backfill's overwrite (hudi_ops.spark.jobs.hudi_write): one
-replacecommit, under the table's lock and its conflict check like any writer's, so a writer that
-committed to those file groups meanwhile makes the repair fail with a write conflict (exit 3, retried)
-rather than be undone. Partitions without duplicates are neither read back nor rewritten.
+replacecommit, under the table's lock and its conflict check like any writer's. Partitions without
+duplicates are neither read back nor rewritten.
+
+Hudi's conflict check covers the writes that complete after the overwrite's instant begins, and the rows
+were read before it: a write to those partitions that completed in between would be replaced unread. So
+right before the overwrite the job looks for such writes on the timeline and, finding one, stops with
+nothing written (exit 3: its retry reads them). What is left is the moment between that look and the
+overwrite's instant.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from hudi_ops.errors import ConcurrentJobError
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.format.meta_fields import COMMIT_SEQNO, COMMIT_TIME, META_COLUMNS, PARTITION_PATH, RECORD_KEY
 from hudi_ops.job_specs.repairs import DedupeSpec
@@ -32,9 +38,11 @@ def run(spec: DedupeSpec, options: dict[str, str], spark: Callable[[], Any]) -> 
     from pyspark.sql import functions as F
 
     started = time.perf_counter()
-    require_meta_fields(MetaClient.open(spec.base_path))  # a missing table is named as such, before Spark
+    meta = MetaClient.open(spec.base_path)  # a missing table is named as such, before Spark
+    require_meta_fields(meta)
     target = resolve_target(spec.base_path, options)
     mode = "dry-run" if spec.dry_run else "repair"
+    read = {i.requested_time for i in meta.timeline().completed_writes()}  # at most what the reader sees
     session = spark()
     table = session.read.format("hudi").load(spec.base_path)
     if (chosen := spec.partition_paths()) is not None:
@@ -56,6 +64,9 @@ def run(spec: DedupeSpec, options: dict[str, str], spark: Callable[[], Any]) -> 
     kept = (table.where(F.col(PARTITION_PATH).isin(*details["removed"]))
             .withColumn(_RANK, F.row_number().over(latest)).where(F.col(_RANK) == 1)
             .select(*[c for c in table.columns if c not in META_COLUMNS]))
+    if written_since := _written_since(meta, read, set(details["removed"])):
+        raise ConcurrentJobError(f"write(s) {', '.join(written_since)} completed in partitions being repaired after "
+                                 "the repair read them; nothing written: run the repair again")
     run_id, write_options = hudi_write.write_options(target, OVERWRITE, options, job="dedupe", extra_metadata={})
     written = hudi_write.write(session, kept, target, write_options, run_id, spec.base_path)
     commit = written.commit
@@ -63,3 +74,10 @@ def run(spec: DedupeSpec, options: dict[str, str], spark: Callable[[], Any]) -> 
         if written.after_commit else ()
     return ServiceResult("dedupe", mode, commit.instant, "completed", files=commit.files, bytes=commit.bytes,
                          rows=commit.writes, warnings=warnings, details=details, durations_ms=since(started))
+
+
+def _written_since(meta: MetaClient, read: set[str], partitions: set[str]) -> list[str]:
+    """The writes into `partitions` that completed after the completed writes `read`."""
+    timeline = meta.reload().timeline()
+    return sorted(i.requested_time for i in timeline.completed_writes() if i.requested_time not in read
+                  and partitions & set(timeline.commit_metadata(i).partition_to_write_stats))
