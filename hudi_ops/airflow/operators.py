@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import inspect
 import os
 import shutil
 import tempfile
@@ -97,6 +98,9 @@ from hudi_ops.spark.submit import APPLICATION
 from hudi_ops.spark.yarn_applications import kill_tagged
 from hudi_ops.storage import Storage
 
+#: the Spark provider's durable execution (6.2 on): on by default, and in YARN cluster mode without its own tracking
+#: through the ResourceManager it refuses to submit (ValueError: "requires yarn_track_via_rm_api=True")
+_PROVIDER_DURABLE = "durable" in inspect.signature(SparkSubmitOperator.__init__).parameters
 RETRY_DEFAULTS = {"retries": 3, "retry_delay": dt.timedelta(seconds=15), "retry_exponential_backoff": True,
                   "max_retry_delay": dt.timedelta(minutes=5)}
 
@@ -138,6 +142,8 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         for key, value in RETRY_DEFAULTS.items():
             kwargs.setdefault(key, value)
         kwargs.setdefault("name", f"hudi-ops-{self.job}-{table_name}")
+        if _PROVIDER_DURABLE:  # hudi-ops ends and retries a try's application itself (its tag, the batch fence)
+            kwargs.setdefault("durable", False)
         super().__init__(application=APPLICATION, **kwargs)
         self.base_path, self.table_name = base_path, table_name
         self.hoodie_conf = dict(hoodie_conf or {})

@@ -25,9 +25,10 @@ CONNECTION_EXTRA = "pyspark-python"
 JOBS_REQUIREMENTS = ("pyspark>=3.5.2,<3.6", "pyarrow>=16", "fastavro>=1.9", "kazoo>=2.9")
 SPARK_LINE = "3.5."
 
-# what the interpreter can import, and where its Spark is; run by it, in a clean environment
+# what an interpreter can import, and where its Spark is: run here for this interpreter, else by it in a clean
+# environment, printing `seen`
 _PROBE = """
-import importlib, json, os
+import importlib, os
 seen = {}
 for name in ("pyspark", "pyarrow", "fastavro", "kazoo"):
     try:
@@ -35,7 +36,6 @@ for name in ("pyspark", "pyarrow", "fastavro", "kazoo"):
     except ImportError:
         continue
     seen[name] = {"version": getattr(module, "__version__", ""), "folder": os.path.dirname(module.__file__)}
-print(json.dumps(seen))
 """
 
 
@@ -47,7 +47,7 @@ class JobsPython:
 
     @property
     def is_this_interpreter(self) -> bool:
-        return os.path.realpath(self.python) == os.path.realpath(sys.executable)
+        return _is_this(self.python)
 
     def env(self) -> dict[str, str]:
         """spark-submit's environment: its bin folder first (pip's spark-submit finds Spark through the
@@ -68,15 +68,9 @@ def jobs_python(python: str) -> JobsPython:
     fix = (f"install the jobs' side into it (`{python} -m pip install " + " ".join(f"'{r}'" for r in JOBS_REQUIREMENTS)
            + f"`), or name another interpreter with the Spark connection's `{CONNECTION_EXTRA}` extra or "
            "$PYSPARK_PYTHON")
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
-    try:
-        done = subprocess.run([python, "-c", _PROBE], capture_output=True, text=True, env=env, timeout=120,
-                              check=False)
-    except OSError as e:
-        raise ConfigError(f"the jobs' interpreter {python} does not run ({e}): {fix}") from e
-    if done.returncode != 0:
-        raise ConfigError(f"the jobs' interpreter {python} failed ({done.stderr.strip()[-300:]}): {fix}")
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    seen = _probe(python)
+    if isinstance(seen, str):
+        raise ConfigError(f"the jobs' interpreter {python} {seen}: {fix}")
     missing = [name for name in ("pyspark", "pyarrow", "fastavro", "kazoo") if name not in seen]
     if missing:
         raise ConfigError(f"the jobs' interpreter {python} cannot import {', '.join(missing)}: {fix}")
@@ -85,3 +79,25 @@ def jobs_python(python: str) -> JobsPython:
         raise ConfigError(f"the jobs' interpreter {python} has PySpark {version}; Hudi's bundle is built for Spark "
                           f"3.5, so the jobs need PySpark 3.5: {fix}")
     return JobsPython(python, version, os.path.abspath(os.environ.get("SPARK_HOME") or seen["pyspark"]["folder"]))
+
+
+def _probe(python: str) -> dict[str, dict[str, str]] | str:
+    """What `python` imports (_PROBE's `seen`), or why it could not tell."""
+    if _is_this(python):
+        namespace: dict[str, dict[str, dict[str, str]]] = {}
+        exec(_PROBE, namespace)  # our own constant, as the other interpreter runs it
+        return namespace["seen"]
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    try:
+        done = subprocess.run([python, "-c", _PROBE + "import json; print(json.dumps(seen))"], capture_output=True,
+                              text=True, env=env, timeout=120, check=False)
+    except OSError as e:
+        return f"does not run ({e})"
+    if done.returncode != 0:
+        return f"failed ({done.stderr.strip()[-300:]})"
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _is_this(python: str) -> bool:
+    # by path, symlinks kept: every venv's python links to the same base interpreter, with other packages
+    return os.path.abspath(python) == os.path.abspath(sys.executable)

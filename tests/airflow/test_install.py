@@ -9,8 +9,8 @@ checkout's editable install), at two ends of what pyproject.toml allows:
   Spark 4), without the `jobs` extra.
 
 In both, a table's ingest and backfill DAGs run end to end (`dag.test()`) in client mode with the jobs in an
-interpreter of their own, named by the Spark connection's `pyspark-python` extra: this checkout's venv, which
-has PySpark 3.5; hudi-rs reads the table against the rows written.
+interpreter of their own, named by the Spark connection's `pyspark-python` extra: a venv with what the jobs need
+at its lowest versions and no hudi-ops (the task ships its package); hudi-rs reads the table against the rows.
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+
+from hudi_ops.spark.jobs_python import JOBS_REQUIREMENTS
 
 REPO = Path(__file__).resolve().parents[2]
 #: what Airflow reads in the new venv, printed as one JSON line
@@ -67,7 +69,9 @@ def installed(name):
         return version(name)
     except PackageNotFoundError:
         return None
-print(json.dumps({"states": [ingest.state, backfill.state], "errors": {k: v for k, v in bag.import_errors.items()},
+durable = {getattr(t, "durable", None) for d in bag.dags.values() for t in d.tasks if hasattr(t, "job_spec")}
+print(json.dumps({"states": [ingest.state, backfill.state], "durable": sorted(map(str, durable)),
+                  "errors": {k: v for k, v in bag.import_errors.items()},
                   "versions": {d: installed(d) for d in ("apache-airflow", "apache-airflow-providers-apache-spark",
                                                          "pyspark", "pyspark-client")}}))
 '''
@@ -79,19 +83,22 @@ print(json.dumps({"states": [ingest.state, backfill.state], "errors": {k: v for 
 API_STACK = ("fastapi", "cadwyn")
 
 
-def _install(root: Path, *requirements: str, lowest: bool = False) -> Path:
+def _install(root: Path, *requirements: str, lowest: bool = False, package: bool = True) -> Path:
     """A fresh venv under `root` with `requirements`, where `{wheel}` is hudi-ops' wheel built from its sources
     alone (as an sdist holds them) and `{source}` those sources (uv's lowest-direct resolution takes a source
-    folder's dependencies as direct ones, a wheel's as transitive); its python."""
-    source = root / "source"
-    source.mkdir()
-    for name in ("pyproject.toml", "README.md", "LICENSE"):
-        shutil.copy(REPO / name, source / name)
-    shutil.copytree(REPO / "hudi_ops", source / "hudi_ops", ignore=shutil.ignore_patterns("__pycache__"))
+    folder's dependencies as direct ones, a wheel's as transitive); its python. `package`: build them."""
     uv = [str(Path(sys.executable).parent / "uv")]
     env = {**os.environ, "UV_CACHE_DIR": str(REPO / ".cache" / "uv")}  # later runs offline
-    subprocess.run([*uv, "build", "-q", "--wheel", "--out-dir", str(root / "dist"), str(source)], check=True, env=env)
-    wheel = next((root / "dist").glob("hudi_ops-*.whl"))
+    source = wheel = None
+    if package:
+        source = root / "source"
+        source.mkdir()
+        for name in ("pyproject.toml", "README.md", "LICENSE"):
+            shutil.copy(REPO / name, source / name)
+        shutil.copytree(REPO / "hudi_ops", source / "hudi_ops", ignore=shutil.ignore_patterns("__pycache__"))
+        subprocess.run([*uv, "build", "-q", "--wheel", "--out-dir", str(root / "dist"), str(source)], check=True,
+                       env=env)
+        wheel = next((root / "dist").glob("hudi_ops-*.whl"))
     base_python = os.path.realpath(getattr(sys, "_base_executable", sys.executable))
     subprocess.run([*uv, "venv", "-q", "--python", base_python, str(root / "venv")], check=True, env=env)
     python = root / "venv" / "bin" / "python"
@@ -104,6 +111,13 @@ def _install(root: Path, *requirements: str, lowest: bool = False) -> Path:
                           capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     return python
+
+
+@pytest.fixture(scope="module")
+def jobs_only(tmp_path_factory) -> Path:
+    """The jobs' interpreter of both ends: what hudi_ops.spark.jobs_python tells a user to install, at its lowest
+    versions (pyspark 3.5.2, pyarrow 16, fastavro 1.9, kazoo 2.9), and no hudi-ops: the task ships its own."""
+    return _install(tmp_path_factory.mktemp("jobs-only"), *JOBS_REQUIREMENTS, lowest=True, package=False)
 
 
 @pytest.fixture(scope="module")
@@ -181,10 +195,10 @@ def test_the_unit_tests_pass_against_the_package_installed_at_the_oldest_version
     assert imported.startswith(str(root / "venv")), imported  # the installed package, not the checkout's
 
 
-@pytest.mark.spark  # two spark-submits, from the installed operators, with this checkout's venv as the jobs' Python
+@pytest.mark.spark  # two spark-submits, from the installed operators, with a jobs-only venv as the jobs' Python
 @pytest.mark.parametrize("end", ["oldest", "newest"])
 def test_an_ingest_and_a_backfill_dag_run_end_to_end_with_the_jobs_in_an_interpreter_of_their_own(
-        end, request, zookeeper):
+        end, request, jobs_only, zookeeper):
     import hudi
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -210,7 +224,7 @@ def test_an_ingest_and_a_backfill_dag_run_end_to_end_with_the_jobs_in_an_interpr
            "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{root}/airflow/run.db",
            "HUDI_OPS_JARS_DIR": str(REPO / ".cache" / "jars"),  # the jars `make` fetched
            "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[1]", "extra": {
-               "pyspark-python": sys.executable}}),
+               "pyspark-python": str(jobs_only)}}),
            "AIRFLOW_CONN_HUDI_ZOOKEEPER_DEFAULT": json.dumps({"conn_type": "hudi_zookeeper", "host": host,
                                                               "port": int(port), "extra": {"base_path": f"/{end}"}})}
     for name in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "SPARK_HOME"):  # the connection names the jobs' Python
@@ -223,6 +237,10 @@ def test_an_ingest_and_a_backfill_dag_run_end_to_end_with_the_jobs_in_an_interpr
         assert seen["versions"]["apache-airflow"] == "3.3.2"
         assert seen["versions"]["apache-airflow-providers-apache-spark"].startswith("6.")
         assert seen["versions"]["pyspark-client"].startswith("4.") and seen["versions"]["pyspark"] is None
+        # the provider's own durable execution off in hudi-ops' operators (it refuses their YARN cluster mode)
+        assert seen["durable"] == ["False"]
+    else:
+        assert seen["durable"] == ["None"]  # 5.x has none
     rows = pa.Table.from_batches(hudi.HudiTable(str(table)).read()).select(["trip_id", "ts", "dt"]).to_pylist()
     # key 2 came in two days, one from each DAG: two records (Hudi's default index is per partition)
     assert sorted((r["trip_id"], r["ts"], r["dt"]) for r in rows) == [
