@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -33,7 +34,7 @@ seen = {}
 for name in ("pyspark", "pyarrow", "fastavro", "kazoo"):
     try:
         module = importlib.import_module(name)
-    except ImportError:
+    except Exception:  # missing, or broken (pyspark-client and pyspark in one folder): not usable either way
         continue
     seen[name] = {"version": getattr(module, "__version__", ""), "folder": os.path.dirname(module.__file__)}
 """
@@ -57,8 +58,10 @@ class JobsPython:
 
 
 def named_jobs_python(connection_extra: str | None = None) -> str:
-    """The interpreter a client-mode job runs with: the connection's, else $PYSPARK_PYTHON, else this one."""
-    return connection_extra or os.environ.get("PYSPARK_PYTHON") or sys.executable
+    """The interpreter a client-mode job runs with: the connection's, else $PYSPARK_PYTHON, else this one; a
+    bare name (`python3`) as PATH finds it, the way spark-submit would."""
+    named = connection_extra or os.environ.get("PYSPARK_PYTHON") or sys.executable
+    return named if os.sep in named else shutil.which(named) or named
 
 
 @cache
@@ -91,11 +94,14 @@ def _probe(python: str) -> dict[str, dict[str, str]] | str:
     try:
         done = subprocess.run([python, "-c", _PROBE + "import json; print(json.dumps(seen))"], capture_output=True,
                               text=True, env=env, timeout=120, check=False)
-    except OSError as e:
+    except (OSError, subprocess.SubprocessError) as e:
         return f"does not run ({e})"
     if done.returncode != 0:
         return f"failed ({done.stderr.strip()[-300:]})"
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    try:
+        return json.loads(done.stdout.strip().splitlines()[-1])
+    except (IndexError, ValueError):
+        return f"printed no answer ({done.stdout.strip()[-300:]!r})"
 
 
 def _is_this(python: str) -> bool:

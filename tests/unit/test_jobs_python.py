@@ -72,3 +72,5 @@ def test_the_connection_names_the_interpreter_before_the_environment(monkeypatch
     assert named_jobs_python(None) == "/opt/jobs/bin/python"
     monkeypatch.delenv("PYSPARK_PYTHON")
     assert named_jobs_python(None) == sys.executable
+    monkeypatch.setenv("PATH", str(Path(sys.executable).parent))  # a bare name, as images often set it
+    assert named_jobs_python(Path(sys.executable).name) == sys.executable

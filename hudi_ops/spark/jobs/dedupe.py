@@ -1,10 +1,11 @@
 """`dedupe`: each key held more than once within a partition left once, its latest version kept.
 
 The latest version is the one with the greatest value of the table's ordering field, then the latest
-commit (`_hoodie_commit_time`), then the greatest sequence number within it, so every evaluation of the
-rows picks the same one. The partitions holding such keys are read with Spark's Hudi reader and written
-back whole with Hudi's insert_overwrite, the backfill's overwrite (hudi_ops.spark.jobs.hudi_write): one
-replacecommit, under the table's lock and its conflict check like any writer's. Partitions without
+commit (`_hoodie_commit_time`), then the sequence number within it, compared as text (a fixed choice, not
+the numerically greatest), so every evaluation of the rows picks the same one. The partitions holding such
+keys are read with Spark's Hudi reader and written back whole with Hudi's insert_overwrite, the backfill's
+overwrite (hudi_ops.spark.jobs.hudi_write): one replacecommit, under the table's lock at its commit and its
+conflict check like any writer's. Partitions without
 duplicates are neither read back nor rewritten.
 
 Hudi's conflict check covers the writes that complete after the overwrite's instant begins, and the rows
