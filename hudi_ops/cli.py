@@ -16,7 +16,7 @@ duplicates` found keys held more than once (for a scheduler to alert on; the Spa
 anything else (storage that refused a read, a damaged table); an error is one line on standard error. A reader that
 closes the pipe early (`hudi-ops commits PATH | head -1`) ends the command quietly with 141 (128 + SIGPIPE,
 what the shell reports for any program a closed pipe stopped, so `set -o pipefail` sees the output was cut);
-^C ends it with 130.
+^C ends it with 130. An unexpected error (a bug) is one line too; HUDI_OPS_DEBUG=1 lets its traceback through.
 """
 
 from __future__ import annotations
@@ -51,6 +51,7 @@ from hudi_ops.read.table_overview import archived_commit_stats, commit_stats, fi
 FILTER_OPS = ("not in", "in", "<=", ">=", "!=", "=", "<", ">")
 EXIT_CLOSED_PIPE = 128 + signal.SIGPIPE
 EXIT_INTERRUPTED = 128 + signal.SIGINT
+DEBUG_ENV = "HUDI_OPS_DEBUG"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -71,7 +72,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as e:  # the storage refused a listing (a permission, an object store's error)
         return _fail(StorageError(f"cannot read the table's storage: {e}"))
     except Exception as e:  # a table this reader cannot parse: still one line, not a traceback
-        return _fail(HudiOpsError(f"unexpected {type(e).__name__}: {e}"))
+        if os.environ.get(DEBUG_ENV):  # a bug's traceback, for its report
+            raise
+        return _fail(HudiOpsError(f"unexpected {type(e).__name__}: {e} (set {DEBUG_ENV}=1 for its traceback)"))
 
 
 def _fail(error: HudiOpsError) -> int:

@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
-from hudi_ops.errors import InvalidInputError
+from hudi_ops.errors import InvalidInputError, StorageError
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.format.meta_fields import FILE_NAME, PARTITION_PATH, RECORD_KEY
 from hudi_ops.locks.occ_options import INDEX_TYPE
@@ -79,26 +79,35 @@ def duplicate_keys(meta: MetaClient, options: Mapping[str, str]) -> DuplicateKey
     """The keys of `meta`'s table held more than once in its latest snapshot; `options`: the writers' `hoodie.*`
     options, which name the index (Hudi keeps it in the writers' configuration, not the table's)."""
     import pyarrow as pa
+    import pyarrow.compute as pc
     from hudi import HudiReadOptions, HudiTable
 
     require_meta_fields(meta)
     try:
         batches = HudiTable(meta.base_path).read(HudiReadOptions(projection=[RECORD_KEY, PARTITION_PATH, FILE_NAME]))
-    except Exception as e:  # hudi-rs raises plain exceptions with its own text
-        raise InvalidInputError(f"hudi-rs cannot read {meta.base_path}: {e}") from None
-    rows = pa.Table.from_batches(batches).to_pylist() if batches else []
-    files: dict[tuple[str, str], set[str]] = defaultdict(set)
-    counts: dict[tuple[str, str], int] = defaultdict(int)
-    for row in rows:
+    except Exception as e:  # hudi-rs raises plain exceptions with its own text; the table itself was found
+        raise StorageError(f"hudi-rs cannot read {meta.base_path}: {e}") from None
+    table = pa.Table.from_batches(batches) if batches else pa.table(
+        {column: pa.array([], pa.string()) for column in (RECORD_KEY, PARTITION_PATH, FILE_NAME)})
+    # grouped in Arrow: only the keys held more than once become Python objects, not every key of the table
+    places = table.group_by([RECORD_KEY, PARTITION_PATH]).aggregate([(FILE_NAME, "count"), (FILE_NAME, "distinct")])
+    spread = places.group_by(RECORD_KEY).aggregate([(PARTITION_PATH, "count")])
+    across_keys = set(spread.filter(pc.greater(spread[f"{PARTITION_PATH}_count"], 1))[RECORD_KEY].to_pylist())
+    doubled = pc.greater(places[f"{FILE_NAME}_count"], 1)
+    wanted = pc.or_(doubled, pc.is_in(places[RECORD_KEY], pa.array(sorted(across_keys),
+                                                                                      places[RECORD_KEY].type)))
+    files: dict[tuple[str, str], list[str]] = {}
+    counts: dict[tuple[str, str], int] = {}
+    for row in places.filter(wanted).to_pylist():
         place = (row[RECORD_KEY], row[PARTITION_PATH])
-        counts[place] += 1
-        files[place].add(row[FILE_NAME])
+        counts[place], files[place] = row[f"{FILE_NAME}_count"], row[f"{FILE_NAME}_distinct"]
     within = [DuplicateKey(key, partition, n, tuple(sorted(files[key, partition])))
               for (key, partition), n in sorted(counts.items()) if n > 1]
     partitions: dict[str, dict[str, int]] = defaultdict(dict)
     for (key, partition), n in counts.items():
-        partitions[key][partition] = n
+        if key in across_keys:
+            partitions[key][partition] = n
     across = [KeyInPartitions(key, dict(sorted(held.items())),
                               tuple(sorted(f for partition in held for f in files[key, partition])))
-              for key, held in sorted(partitions.items()) if len(held) > 1]
-    return DuplicateKeys(meta.base_path, len(rows), options.get(INDEX_TYPE) or None, tuple(within), tuple(across))
+              for key, held in sorted(partitions.items())]
+    return DuplicateKeys(meta.base_path, table.num_rows, options.get(INDEX_TYPE) or None, tuple(within), tuple(across))

@@ -681,3 +681,18 @@ def test_head_of_the_output(table):
     assert r.returncode in (0, 141)  # 141 when head was gone before the command's last write
     assert r.stderr == ""
     assert r.stdout.split() == ["requested", "action", "state", "completed", "file", "archived"]
+
+
+def test_an_unexpected_error_is_one_line_unless_its_traceback_is_asked_for(monkeypatch, capsys, tmp_path):
+    import hudi_ops.cli as cli
+
+    def broken(args):
+        raise TypeError("a bug")
+
+    monkeypatch.setattr(cli, "_timeline", broken)
+    assert main(["timeline", str(tmp_path)]) == 1
+    assert capsys.readouterr().err == ("hudi-ops: error: unexpected TypeError: a bug (set HUDI_OPS_DEBUG=1 for its "
+                                       "traceback)\n")
+    monkeypatch.setenv("HUDI_OPS_DEBUG", "1")
+    with pytest.raises(TypeError, match="a bug"):
+        main(["timeline", str(tmp_path)])
