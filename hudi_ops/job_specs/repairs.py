@@ -13,7 +13,7 @@ from hudi_ops.job_specs.arguments import SWITCH, JobSpec, argument
 class DedupeSpec(JobSpec):
     """`dedupe`: each key held more than once within a partition left once, its latest version by the table's
     ordering field (then the latest commit), the partitions holding such keys rewritten by Hudi's
-    insert_overwrite under the table's lock."""
+    insert_overwrite, with the table's lock at its commit (hudi_ops.spark.jobs.dedupe)."""
 
     JOB: ClassVar[str] = "dedupe"
 

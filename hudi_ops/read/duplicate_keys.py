@@ -94,8 +94,8 @@ def duplicate_keys(meta: MetaClient, options: Mapping[str, str]) -> DuplicateKey
     spread = places.group_by(RECORD_KEY).aggregate([(PARTITION_PATH, "count")])
     across_keys = set(spread.filter(pc.greater(spread[f"{PARTITION_PATH}_count"], 1))[RECORD_KEY].to_pylist())
     doubled = pc.greater(places[f"{FILE_NAME}_count"], 1)
-    wanted = pc.or_(doubled, pc.is_in(places[RECORD_KEY], pa.array(sorted(across_keys),
-                                                                                      places[RECORD_KEY].type)))
+    spread_keys = pa.array(sorted(across_keys), places[RECORD_KEY].type)
+    wanted = pc.or_(doubled, pc.is_in(places[RECORD_KEY], spread_keys))
     files: dict[tuple[str, str], list[str]] = {}
     counts: dict[tuple[str, str], int] = {}
     for row in places.filter(wanted).to_pylist():

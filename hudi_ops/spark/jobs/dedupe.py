@@ -5,8 +5,7 @@ commit (`_hoodie_commit_time`), then the sequence number within it, compared as 
 the numerically greatest), so every evaluation of the rows picks the same one. The partitions holding such
 keys are read with Spark's Hudi reader and written back whole with Hudi's insert_overwrite, the backfill's
 overwrite (hudi_ops.spark.jobs.hudi_write): one replacecommit, under the table's lock at its commit and its
-conflict check like any writer's. Partitions without
-duplicates are neither read back nor rewritten.
+conflict check like any writer's. Partitions without duplicates are neither read back nor rewritten.
 
 Hudi's conflict check covers the writes that complete after the overwrite's instant begins, and the rows
 were read before it: a write to those partitions that completed in between would be replaced unread. So
