@@ -10,9 +10,11 @@ site-packages. So, the way Spark documents for Python applications:
 - the job's final line is written to the table's storage (`RESULTS_FOLDER`, a hidden folder of the
   base path that Hudi's listings and readers skip), where the task reads it back and removes it;
 - YARN makes one attempt (`spark.yarn.maxAppAttempts=1`): Airflow's retries decide what runs again, as
-  in client mode; spark-submit waits for the application to end; a tag names the task's applications,
-  so that its `on_kill` ends its application, and a retry one an earlier try left running (a worker
-  lost with its task: what hudi_ops.spark.driver_lifetime does in client mode).
+  in client mode; a tag names the task's applications, so that its `on_kill` ends its application, and a
+  retry finds one an earlier try left running (a worker lost with its task): it takes that one's result
+  (hudi_ops.airflow.resumable) or ends it (what hudi_ops.spark.driver_lifetime does in client mode);
+- the task follows the application through the ResourceManager's REST API when yarn-site.xml names the
+  ResourceManager (spark-submit returns once YARN accepts the job), else spark-submit waits for its end.
 hudi-ops' driver JVM options (hudi_ops.spark.driver_jvm) are the worker's and stay out.
 """
 
@@ -80,11 +82,13 @@ def application_tag(*identity: object) -> str:
     return f"{TAG_PREFIX}{digest}"
 
 
-def cluster_conf(deployment: Deployment, tag: str, conf: Mapping[str, str]) -> dict[str, str]:
-    """hudi-ops' settings for a cluster-mode job under `conf` (the job's and the table's win)."""
+def cluster_conf(deployment: Deployment, tag: str, conf: Mapping[str, str], *, tracked: bool = False,
+                 ) -> dict[str, str]:
+    """hudi-ops' settings for a cluster-mode job under `conf` (the job's and the table's win). `tracked`: the
+    task follows the YARN application through the ResourceManager's REST API, so spark-submit ends as soon
+    as YARN has accepted it; otherwise spark-submit waits for the application's end."""
     if not deployment.is_yarn:
         return dict(conf)
     tags = ",".join(t for t in (tag, conf.get("spark.yarn.tags", "")) if t)  # theirs beside ours
-    # spark-submit waits for the application: the task reads its result when it ends
     return {"spark.yarn.maxAppAttempts": "1", **conf, "spark.yarn.tags": tags,
-            "spark.yarn.submit.waitAppCompletion": "true"}
+            "spark.yarn.submit.waitAppCompletion": "false" if tracked else "true"}
