@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import uuid
 import zipfile
 from collections.abc import Mapping
@@ -29,12 +30,19 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import hudi_ops
+from hudi_ops.errors import ConfigError
 
 PROPS_NAME = "hudi-ops-job.properties"
 RESULTS_FOLDER = ".hudi-ops/results"
 PACKAGE_ZIP = "hudi_ops.zip"
 #: YARN keeps tags in lower case
 TAG_PREFIX = "hudi-ops-"
+#: the label carrying the tag on a task's Kubernetes driver pods (hudi_ops.spark.kubernetes_pods finds them by it)
+TAG_LABEL = "hudi-ops/task"
+#: where Spark uploads, in Kubernetes cluster mode, the files a job ships from this worker (its driver pod fetches them)
+UPLOAD_PATH = "spark.kubernetes.file.upload.path"
+#: a Kubernetes label value: at most 63 characters, alphanumeric at both ends
+_LABEL_VALUE = re.compile(r"(?=.{1,63}$)[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
 
 
 @dataclass(frozen=True)
@@ -87,8 +95,27 @@ def cluster_conf(deployment: Deployment, tag: str, conf: Mapping[str, str], *, t
     """hudi-ops' settings for a cluster-mode job under `conf` (the job's and the table's win). `tracked`: the
     task follows the YARN application through the ResourceManager's REST API, so spark-submit ends as soon
     as YARN has accepted it; otherwise spark-submit waits for the application's end."""
+    if deployment.is_kubernetes:
+        return _kubernetes_conf(tag, conf)
     if not deployment.is_yarn:
         return dict(conf)
     tags = ",".join(t for t in (tag, conf.get("spark.yarn.tags", "")) if t)  # theirs beside ours
     return {"spark.yarn.maxAppAttempts": "1", **conf, "spark.yarn.tags": tags,
             "spark.yarn.submit.waitAppCompletion": "false" if tracked else "true"}
+
+
+def _kubernetes_conf(tag: str, conf: Mapping[str, str]) -> dict[str, str]:
+    """The driver pod labelled with the task's tag, and spark-submit waiting for its end: the Spark provider reads
+    the driver's exit code from what spark-submit logs while it waits, and fails a submit that logged none."""
+    if not _LABEL_VALUE.fullmatch(tag):
+        raise ConfigError(f"the tag {tag!r} is no Kubernetes label value (at most 63 characters, alphanumeric at "
+                          "both ends, '-', '_' or '.' between)")
+    if not conf.get(UPLOAD_PATH):
+        raise ConfigError(
+            f"cluster mode on Kubernetes needs {UPLOAD_PATH}: Spark uploads there the files hudi-ops ships from "
+            "this worker (the job's options file, its package, the jars) for the driver pod to fetch, and leaves "
+            "them there. Set it to a folder this worker can write and the pods can read, and no one else (the "
+            "options file may hold secrets), e.g. s3a://bucket/spark-uploads, in the operator's `conf` (a table's "
+            "`spark_conf` in the tables config)")
+    return {**conf, f"spark.kubernetes.driver.label.{TAG_LABEL}": tag,
+            "spark.kubernetes.submission.waitAppCompletion": "true"}
