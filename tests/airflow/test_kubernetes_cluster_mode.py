@@ -17,7 +17,7 @@ from airflow.sdk.exceptions import AirflowFailException
 
 from hudi_ops.config import parse_props_file
 from hudi_ops.errors import ConfigError
-from hudi_ops.spark.cluster_mode import PROPS_NAME, TAG_LABEL, UPLOAD_PATH, application_tag
+from hudi_ops.spark.cluster_mode import PROPS_NAME, TAG_LABEL, UPLOAD_PATH, Deployment, application_tag, cluster_conf
 from tests.airflow.test_operators import _trips
 
 CONN_ID = "spark_k8s"
@@ -85,3 +85,10 @@ def test_without_an_upload_path_the_task_fails_before_spark_submit_saying_where_
     assert f"cluster mode on Kubernetes needs {UPLOAD_PATH}" in message
     assert "the operator's `conf`" in message and "`spark_conf` in the tables config" in message
     assert not called.exists()
+
+
+def test_a_tag_no_label_value_can_carry_is_refused():
+    """A label value holds at most 63 characters: the task's tag (33) fits, a longer one would be refused by the API."""
+    assert len(application_tag("a" * 250, "b" * 250, "c" * 250, 1000)) <= 63
+    with pytest.raises(ConfigError, match="no Kubernetes label value"):
+        cluster_conf(Deployment(MASTER, "cluster"), "hudi-ops-" + "0" * 55, {UPLOAD_PATH: UPLOADS})
