@@ -44,6 +44,7 @@ from airflow.sdk.exceptions import (
     AirflowFailException,
     AirflowNotFoundException,
     AirflowSkipException,
+    TaskDeferred,
 )
 
 from hudi_ops.airflow import metrics
@@ -52,6 +53,8 @@ from hudi_ops.airflow.hive_metastore_connection import metastore_options
 from hudi_ops.airflow.hook import HudiHook
 from hudi_ops.airflow.kafka_connection import DEFAULT_CONN_ID as DEFAULT_KAFKA_CONN_ID
 from hudi_ops.airflow.kafka_connection import kafka_options
+from hudi_ops.airflow.resumable import ApplicationRecord, SubmittedApplication
+from hudi_ops.airflow.triggers import YarnApplicationTrigger
 from hudi_ops.config import MetaSyncConfig, props_file_text
 from hudi_ops.errors import (
     EXIT_BAD_INPUT,
@@ -80,6 +83,7 @@ from hudi_ops.sources.kafka import (
 from hudi_ops.spark import driver_jvm
 from hudi_ops.spark.cluster_mode import (
     PROPS_NAME,
+    WAIT_APP_COMPLETION,
     Deployment,
     application_tag,
     cluster_conf,
@@ -95,7 +99,13 @@ from hudi_ops.spark.kafka_connector import kafka_jars
 from hudi_ops.spark.s3a import s3a_conf, s3a_jars
 from hudi_ops.spark.session import HUDI_SESSION_CONF
 from hudi_ops.spark.submit import APPLICATION
-from hudi_ops.spark.yarn_applications import kill_tagged
+from hudi_ops.spark.yarn_applications import (
+    YarnApplication,
+    followed_to_its_end,
+    kill_tagged,
+    resource_managers,
+    tagged,
+)
 from hudi_ops.storage import Storage
 
 #: the Spark provider's durable execution (6.2 on): on by default, and in YARN cluster mode without its own tracking
@@ -137,7 +147,8 @@ class HudiSparkJobOperator(SparkSubmitOperator):
     def __init__(
         self, *, base_path: str, table_name: str, hoodie_conf: Mapping[str, str] | None = None,
         zookeeper_conn_id: str | None = HudiHook.default_conn_name, aws_conn_id: str | None = None,
-        hive_metastore_conn_id: str | None = None, **kwargs: Any,
+        hive_metastore_conn_id: str | None = None, deferrable: bool = False, poll_interval: float = 5.0,
+        **kwargs: Any,
     ) -> None:
         for key, value in RETRY_DEFAULTS.items():
             kwargs.setdefault(key, value)
@@ -150,6 +161,8 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         self.zookeeper_conn_id = zookeeper_conn_id
         self.aws_conn_id = aws_conn_id  # an S3 table's store (and an S3 source's)
         self.hive_metastore_conn_id = hive_metastore_conn_id  # the catalog a table is synced to
+        #: a YARN cluster-mode job the task follows through the ResourceManager: waited for in the triggerer
+        self.deferrable, self.poll_interval = deferrable, poll_interval
         self.deploy_mode = kwargs.get("deploy_mode")  # None: the Spark connection's `deploy-mode` extra
         self.spark_conn_id = kwargs.get("conn_id", "spark_default")  # the provider keeps it private
         self._spec: JobSpec | None = None  # the run's, once `prepare` made it
@@ -157,7 +170,12 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         self._result_file = ""  # where the job writes its final line: a path here, or a URI on the table's storage
         self._tag = ""  # a cluster-mode YARN application's, for on_kill
         self._submitting = False
+        self._following = False  # an earlier try's YARN application, taken up
         self._killed = False
+        self._record: ApplicationRecord | None = None  # the task's record of its YARN application (Airflow 3.3)
+        self._tags: dict[str, str] = {}  # its metrics'
+        self._started = 0.0  # when its spark-submit started (time.monotonic)
+        self._reported = False  # whether this try's failure is counted
         #: what the run came to, for its lineage: the job's final line, or why it did nothing
         self._outcome_seen: JobResult | ServiceResult | JobFailure | None = None
         self._idle: str | None = None
@@ -231,11 +249,34 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         """Jars the job needs besides Hudi's and s3a's (a Kafka ingest: Spark's Kafka reader)."""
         return ()
 
+    @cached_property
+    def resource_managers(self) -> list[str]:
+        """The ResourceManagers a YARN cluster-mode job is followed through (yarn-site.xml in the task's
+        $HADOOP_CONF_DIR or $YARN_CONF_DIR); none: spark-submit waits for the application's end itself, as it
+        does when the job's conf says so (`spark.yarn.submit.waitAppCompletion=true`: a ResourceManager whose
+        REST API asks for Kerberos)."""
+        if not (self.deployment.is_cluster and self.deployment.is_yarn):
+            return []
+        if str((self.conf or {}).get(WAIT_APP_COMPLETION, "")).strip().lower() == "true":
+            return []
+        return resource_managers({**os.environ, **(self.env_vars or {})})
+
+    def _checked_spec(self, context: Any) -> JobSpec:
+        """The run's spec with the job's options; bad values fail the task without retries."""
+        try:
+            return self.job_spec(context, self.job_options())
+        except InvalidInputError as e:
+            raise AirflowFailException(f"bad job arguments, not retried: {e}") from e
+
+    @staticmethod
+    def _task_tag(context: Any, dag_id: str, task_id: str) -> str:
+        return application_tag(dag_id, task_id, context.get("run_id"), getattr(context.get("ti"), "map_index", -1))
+
     def prepare(self, context: Any) -> None:
         """Everything before spark-submit: the job's arguments checked, work looked for (none: the task
         is skipped), Hudi's jars and session settings added to the submit."""
+        spec = self._checked_spec(context)
         try:
-            spec = self.job_spec(context, self.job_options())
             options_file = props_file_text(spec.options())
             self._check_keys_stay_off_the_command_line()
             jobs = None if self.deployment.is_cluster else self.jobs_python
@@ -260,11 +301,11 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         env = self.s3.env() if self.s3 else {}
         if on_cluster:  # everything the driver needs travels with the job (hudi_ops.spark.cluster_mode)
             self._result_file = result_uri(self.base_path)
-            self._tag = application_tag(self.dag_id, self.task_id, context.get("run_id"),
-                                        getattr(context.get("ti"), "map_index", -1))
+            self._tag = self._task_tag(context, self.dag_id, self.task_id)
             self.files = _joined(str(props), self.files)
             self.py_files = _joined(str(package_zip(self._folder)), self.py_files)
-            conf = {**conf, **cluster_conf(self.deployment, self._tag, self.conf or {})}
+            tracked = bool(self.resource_managers)
+            conf = {**conf, **cluster_conf(self.deployment, self._tag, self.conf or {}, tracked=tracked)}
             props_arg = PROPS_NAME  # in the driver's working directory
         else:
             self._result_file = str(self._folder / "result.json")
@@ -278,63 +319,163 @@ class HudiSparkJobOperator(SparkSubmitOperator):
                               "collector)", found.large)
             conf = {**conf, **driver_jvm.driver_conf(large=bool(found.large), jobs=jobs), **(self.conf or {})}
             props_arg = str(props)
+        if self.deferrable and not self.resource_managers:
+            self.log.warning("deferrable is for a YARN cluster-mode job whose ResourceManager yarn-site.xml names; "
+                             "this one (%s) runs without deferring", self.deployment)
         self.application_args = dataclasses.replace(spec, props=props_arg, hoodie_conf={}).to_argv()
         self.env_vars = {**env, **(self.env_vars or {}), RESULT_FILE_ENV: self._result_file}
         self.jars = _joined(",".join(jars), self.jars)
         self.conf = conf
 
     def execute(self, context: Any) -> dict[str, Any] | None:
-        tags = metrics.job_tags(self.table_name, self.dag_id, self.job)
-        metrics.retried(tags, getattr(context.get("ti"), "try_number", 1) or 1)
+        self._tags = metrics.job_tags(self.table_name, self.dag_id, self.job)
+        metrics.retried(self._tags, getattr(context.get("ti"), "try_number", 1) or 1)
+        self._record = ApplicationRecord(context)
+        if (taken := self._earlier_application(context)) is not None:
+            return taken
         try:
             self.prepare(context)
         except AirflowSkipException:
-            metrics.skipped(tags)
+            metrics.skipped(self._tags)
             raise
         except BaseException:  # before spark-submit: bad arguments, a table or source not readable now, a kill
-            metrics.failed(tags, None, None, None)
+            metrics.failed(self._tags, None, None, None)
             raise
         assert self._folder is not None
-        started = time.monotonic()
-        reported = False  # whether this try's failure is counted
+        self._started = time.monotonic()
         try:
             if self._killed:  # while it looked for work: spark-submit never starts
                 raise AirflowException("the task was killed before spark-submit started")
             if self._tag and self.deployment.is_yarn:  # an earlier try's driver, left running when its task died
                 self._kill_yarn_applications("an earlier try of this task left running")
+            submission = self._submission() if self.resource_managers else None
             self._submitting = True
             try:
                 super().execute(context)
             except AirflowException as e:
-                failure = self._outcome_seen = self._outcome()
-                code, error = (failure.exit_code, failure.error) if isinstance(failure, JobFailure) else (None, None)
-                metrics.failed(tags, code, error, _ms_since(started))
-                reported = True
-                raise self._failure(e, failure) from e
-            outcome = self._outcome_seen = self._outcome()
-            if outcome is None:  # its commit, if any, is found by the retry (the batch's fence and identity)
-                raise AirflowException(f"the job ended well but left no result at {self._result_file}; retried")
+                raise self._failed(e, self._outcome()) from e
+            if submission is None:  # spark-submit waited for the job's end
+                return self._concluded(context, None)
+            return self._followed(context, self._submitted(submission))
+        except TaskDeferred:
+            raise
         except BaseException:  # a kill, a timeout (BaseException too), a job that left no result
-            if not reported:
-                metrics.failed(tags, None, None, _ms_since(started) if self._submitting else None)
+            if not self._reported:
+                metrics.failed(self._tags, None, None, _ms_since(self._started) if self._submitting else None)
             raise
         finally:
             shutil.rmtree(self._folder, ignore_errors=True)
+
+    def execute_complete(self, context: Any, event: Mapping[str, Any]) -> dict[str, Any] | None:
+        """Back from the triggerer, once the YARN application has ended: its result taken."""
+        self._tags = metrics.job_tags(self.table_name, self.dag_id, self.job)
+        self._spec = self._checked_spec(context)
+        self._result_file = event["result_uri"]
+        return self._concluded(context, YarnApplication(**event["application"]))
+
+    def _earlier_application(self, context: Any) -> dict[str, Any] | None:
+        """An earlier try's YARN application taken up (hudi_ops.airflow.resumable): followed while it runs, its
+        result taken once it ended well; None: there is none to take up, and this try submits the job."""
+        assert self._record is not None
+        if not (self._record.kept and self.resource_managers):
+            return None
+        record = self._record.earlier(self._task_tag(context, self.dag_id, self.task_id))
+        if record is None:
+            return None
+        try:
+            app = record.find(self.resource_managers)
+        except OSError as e:  # YARN cannot say: trying again is safer than a second application beside the first
+            raise AirflowException(f"the ResourceManager did not say how {record.tag}'s application is: {e}") from e
+        if app is None or not (app.live or app.succeeded):
+            self.log.warning("the earlier try's application %s %s: the job is submitted again", record.tag,
+                             f"{app.id} ended {app.ended_as()}" if app else "is not known to YARN")
+            return None
+        self._spec, self._result_file, self._tag = self._checked_spec(context), record.result_uri, record.tag
+        if app.live:
+            self.log.info("the earlier try's YARN application %s still runs: this try takes it up", app.id)
+            self._following = True
+            return self._followed(context, app)
+        outcome = self._outcome()
+        if outcome is None:  # a try that read it died before it ended: the batch's fence finds what it wrote
+            self.log.warning("%s ended well, but its result was taken already: the job is submitted again", app.id)
+            return None
+        self.log.info("the earlier try's YARN application %s ended well: this try takes its result", app.id)
+        return self._concluded(context, app, outcome)
+
+    def _submission(self) -> SubmittedApplication:
+        """This try's record of the job it is about to submit, kept before spark-submit starts."""
+        assert self._record is not None
+        known = tuple(app.id for app in tagged(self.resource_managers, self._tag)) if self._record.kept else ()
+        submission = SubmittedApplication(self._tag, self._result_file, self._record.clear_number, known)
+        self._record.save(submission)
+        return submission
+
+    def _submitted(self, submission: SubmittedApplication) -> YarnApplication:
+        """The application spark-submit has just had YARN accept, recorded."""
+        assert self._record is not None
+        try:
+            new = [app for app in tagged(self.resource_managers, self._tag) if app.id not in submission.known]
+        except OSError as e:  # the record finds it by its tag
+            raise AirflowException(f"YARN accepted the job, but did not say which application it is: {e}") from e
+        if not new:
+            raise AirflowException(f"spark-submit ended well, but YARN has no application tagged {self._tag}")
+        app = new[-1]
+        self._record.save(dataclasses.replace(submission, application_id=app.id))
+        return app
+
+    def _followed(self, context: Any, app: YarnApplication) -> dict[str, Any] | None:
+        """`app` followed through the ResourceManager to its end (in the triggerer when deferrable), its result
+        taken."""
+        if self.deferrable:
+            self.log.info("%s runs on YARN: the task waits in the triggerer", app.id)
+            self.defer(trigger=YarnApplicationTrigger(resource_managers=self.resource_managers, application_id=app.id,
+                                                      result_uri=self._result_file, poll_s=self.poll_interval),
+                       method_name="execute_complete")
+        self.log.info("following %s through the ResourceManager at %s", app.id, self.resource_managers[0])
+        try:
+            ended = followed_to_its_end(self.resource_managers, app, poll_s=self.poll_interval,
+                                        stopped=lambda: self._killed, warn=self.log.warning)
+        except InterruptedError as e:
+            raise AirflowException(f"the task was killed while {app.id} ran") from e
+        return self._concluded(context, ended)
+
+    def _concluded(self, context: Any, app: YarnApplication | None,
+                   outcome: JobResult | ServiceResult | JobFailure | None = None) -> dict[str, Any] | None:
+        """The run's end: the job's result (its final line) returned and announced; a failure raised."""
+        outcome = self._outcome_seen = outcome or self._outcome()
+        elapsed = app.elapsed_ms if app is not None else _ms_since(self._started)
+        if app is not None and not app.succeeded:
+            raise self._failed(AirflowException(f"the YARN application {app.id} ended {app.ended_as()}"), outcome,
+                               elapsed)
+        if outcome is None:  # its commit, if any, is found by the retry (the batch's fence and identity)
+            raise self._failed(AirflowException(f"the job ended well but left no result at {self._result_file}; "
+                                                "retried"), None, elapsed)
         result = outcome.to_dict() if isinstance(outcome, JobResult | ServiceResult) else None
-        metrics.ran(tags, result or {}, _ms_since(started))
+        metrics.ran(self._tags, result or {}, elapsed)
         self.announce(context, result or {})
         return result
+
+    def _failed(self, error: AirflowException, outcome: object, elapsed: float | None = None) -> AirflowException:
+        """The try's failure, counted, as Airflow should take it (hudi_ops.errors' exit codes)."""
+        code, reason = (outcome.exit_code, outcome.error) if isinstance(outcome, JobFailure) else (None, None)
+        metrics.failed(self._tags, code, reason, _ms_since(self._started) if elapsed is None else elapsed)
+        self._reported = True
+        return self._failure(error, outcome)
 
     def on_kill(self) -> None:
         # the provider's on_kill builds its hook from the fields as they are; before `prepare` has set
         # them, that hook would be the one spark-submit then starts from
         self._killed = True
+        if self._following:  # an earlier try's application: no spark-submit of this try's to end
+            self._kill_yarn_applications("the task was killed", timeout_s=4)
+            return
         if not self._submitting:
             return
         try:  # spark-submit first: once it is gone, no application can be submitted after the look below
             super().on_kill()
-        except FileNotFoundError as e:  # the provider's `yarn application -kill`: no Hadoop client here
-            self.log.info("the Spark provider could not run %s; the ResourceManager is asked instead", e.filename)
+        except Exception as e:  # its own kill of the driver: `yarn application -kill` without Hadoop's client, a
+            # ResourceManager (provider 6.x) or Kubernetes client it is not configured for; hudi-ops' own follows
+            self.log.info("the Spark provider's kill of the driver did not finish (%r); hudi-ops ends it", e)
         if self._tag and self.deployment.is_yarn:  # the driver is on the cluster: ending spark-submit leaves it
             self._kill_yarn_applications("the task was killed", timeout_s=4)
 

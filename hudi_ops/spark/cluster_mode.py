@@ -35,6 +35,8 @@ from hudi_ops.errors import ConfigError
 PROPS_NAME = "hudi-ops-job.properties"
 RESULTS_FOLDER = ".hudi-ops/results"
 PACKAGE_ZIP = "hudi_ops.zip"
+#: whether spark-submit waits for a YARN application's end
+WAIT_APP_COMPLETION = "spark.yarn.submit.waitAppCompletion"
 #: YARN keeps tags in lower case
 TAG_PREFIX = "hudi-ops-"
 #: the label carrying the tag on a task's Kubernetes driver pods (hudi_ops.spark.kubernetes_pods finds them by it)
@@ -101,7 +103,7 @@ def cluster_conf(deployment: Deployment, tag: str, conf: Mapping[str, str], *, t
         return dict(conf)
     tags = ",".join(t for t in (tag, conf.get("spark.yarn.tags", "")) if t)  # theirs beside ours
     return {"spark.yarn.maxAppAttempts": "1", **conf, "spark.yarn.tags": tags,
-            "spark.yarn.submit.waitAppCompletion": "false" if tracked else "true"}
+            WAIT_APP_COMPLETION: "false" if tracked else "true"}
 
 
 def _kubernetes_conf(tag: str, conf: Mapping[str, str]) -> dict[str, str]:

@@ -1,4 +1,5 @@
-"""A YARN application found and killed through the ResourceManager's REST API, which needs no Hadoop client.
+"""A YARN application found, followed and killed through the ResourceManager's REST API, which needs no
+Hadoop client and no JVM.
 
 The Spark provider's `on_kill` runs `yarn application -kill`, a command an Airflow worker rarely has;
 the ResourceManager's web address is in the `yarn-site.xml` that spark-submit reads
@@ -11,18 +12,60 @@ from __future__ import annotations
 import getpass
 import json
 import re
+import time
+import urllib.error
 import urllib.parse
 import urllib.request
 import xml.etree.ElementTree as ET
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 #: the ResourceManager's web port when yarn-site.xml names only its host (Hadoop's default)
 DEFAULT_WEB_PORT = 8088
 #: an application that may still run
 LIVE_STATES = "NEW,NEW_SAVING,SUBMITTED,ACCEPTED,RUNNING"
 _VARIABLE = re.compile(r"\$\{([^}]+)\}")
+_T = TypeVar("_T")
+#: the diagnostics of an application the ResourceManager no longer reports
+FORGOTTEN = "the ResourceManager no longer knows it (yarn.resourcemanager.max-completed-applications)"
+
+
+@dataclass(frozen=True)
+class YarnApplication:
+    """One application as the ResourceManager reports it: its state (NEW ... RUNNING, then FINISHED, FAILED or
+    KILLED) and, once it ended, how (finalStatus SUCCEEDED, FAILED or KILLED)."""
+
+    id: str
+    state: str
+    final_status: str = "UNDEFINED"
+    diagnostics: str = ""
+    elapsed_ms: int = 0
+
+    @classmethod
+    def from_report(cls, app: Mapping[str, Any]) -> YarnApplication:
+        return cls(id=str(app["id"]), state=str(app.get("state", "")),
+                   final_status=str(app.get("finalStatus", "UNDEFINED")),
+                   diagnostics=str(app.get("diagnostics") or ""), elapsed_ms=int(app.get("elapsedTime") or 0))
+
+    @property
+    def live(self) -> bool:
+        return self.state in LIVE_STATES.split(",")
+
+    @property
+    def succeeded(self) -> bool:
+        return self.state == "FINISHED" and self.final_status == "SUCCEEDED"
+
+    def ended_as(self) -> str:
+        """How it ended, for a task's log: its final status and YARN's diagnostics."""
+        return f"{self.final_status}" + (f": {self.diagnostics.strip()[:2000]}" if self.diagnostics.strip() else "")
+
+    @property
+    def order(self) -> tuple[int, int]:
+        """Submission order: an id is application_<the ResourceManager's start>_<its sequence number>."""
+        _, started, sequence = self.id.rsplit("_", 2)
+        return int(started), int(sequence)
 
 
 def resource_managers(env: Mapping[str, str]) -> list[str]:
@@ -56,29 +99,57 @@ def _expand(value: str, props: Mapping[str, str], suffix: str) -> str:
 
 def applications_tagged(rm_url: str, tag: str, *, states: str = LIVE_STATES, timeout_s: float = 10.0,
                         ) -> list[dict[str, Any]]:
-    query = urllib.parse.urlencode({"applicationTags": tag, "states": states})
+    """The applications tagged `tag` in `states` (empty: in any state)."""
+    query = urllib.parse.urlencode({"applicationTags": tag, **({"states": states} if states else {})})
     answer = _call(rm_url, f"/ws/v1/cluster/apps?{query}", timeout_s=timeout_s)
     return list((answer.get("apps") or {}).get("app", []))
+
+
+def tagged(rm_urls: Sequence[str], tag: str, *, timeout_s: float = 10.0) -> list[YarnApplication]:
+    """Every application tagged `tag`, live or ended, in the order they were submitted."""
+    apps = _first_answer(rm_urls, lambda rm: applications_tagged(rm, tag, states="", timeout_s=timeout_s))
+    return sorted((YarnApplication.from_report(app) for app in apps), key=lambda app: app.order)
+
+
+def application(rm_urls: Sequence[str], app_id: str, *, timeout_s: float = 10.0) -> YarnApplication | None:
+    """One application's report; None when the ResourceManager knows no such application (it forgets the
+    oldest ended ones: yarn.resourcemanager.max-completed-applications)."""
+    def report(rm: str) -> YarnApplication | None:
+        try:
+            return YarnApplication.from_report(_call(rm, f"/ws/v1/cluster/apps/{app_id}", timeout_s=timeout_s)["app"])
+        except urllib.error.HTTPError as e:
+            if e.code == 404:
+                return None
+            raise
+    return _first_answer(rm_urls, report)
 
 
 def kill_tagged(env: Mapping[str, str], tag: str, *, timeout_s: float = 10.0) -> tuple[str | None, list[str]]:
     """Ask the ResourceManager to kill every live application tagged `tag`: which one answered (None: no
     yarn-site.xml names one) and the applications' ids. Raises OSError when none answered."""
     urls = resource_managers(env)
-    error: OSError | None = None
-    for rm in urls:
+    if not urls:
+        return None, []
+
+    def kill(rm: str) -> tuple[str, list[str]]:
+        killed = []
+        for app in applications_tagged(rm, tag, timeout_s=timeout_s):
+            _call(rm, f"/ws/v1/cluster/apps/{app['id']}/state", method="PUT", body={"state": "KILLED"},
+                  timeout_s=timeout_s)
+            killed.append(app["id"])
+        return rm, killed
+    return _first_answer(urls, kill)
+
+
+def _first_answer(rm_urls: Sequence[str], ask: Callable[[str], _T]) -> _T:
+    """`ask` of each ResourceManager in turn until one answers (a standby, or one that is down: the next)."""
+    error: OSError = OSError("no ResourceManager is named")
+    for rm in rm_urls:
         try:
-            killed = []
-            for app in applications_tagged(rm, tag, timeout_s=timeout_s):
-                _call(rm, f"/ws/v1/cluster/apps/{app['id']}/state", method="PUT", body={"state": "KILLED"},
-                      timeout_s=timeout_s)
-                killed.append(app["id"])
-            return rm, killed
-        except OSError as e:  # a standby ResourceManager, or one that is down: the next
+            return ask(rm)
+        except OSError as e:  # an HTTP error too: a standby answers a PUT with a redirect urllib does not follow
             error = e
-    if error is not None:
-        raise error
-    return None, []
+    raise error
 
 
 def _call(rm_url: str, path: str, *, method: str = "GET", body: Mapping[str, Any] | None = None,
@@ -92,3 +163,18 @@ def _call(rm_url: str, path: str, *, method: str = "GET", body: Mapping[str, Any
     with urllib.request.urlopen(request, timeout=timeout_s) as response:
         text = response.read()
     return json.loads(text) if text else {}
+
+
+def followed_to_its_end(rm_urls: Sequence[str], app: YarnApplication, *, poll_s: float,
+                        stopped: Callable[[], bool], warn: Callable[[str], None]) -> YarnApplication:
+    """`app` asked after every `poll_s` seconds until it has ended (a ResourceManager that does not answer:
+    asked again); `stopped` ends the wait early with InterruptedError (the task was killed)."""
+    while app.live:
+        if stopped():
+            raise InterruptedError(f"stopped while {app.id} ran")
+        time.sleep(poll_s)
+        try:
+            app = application(rm_urls, app.id) or YarnApplication(app.id, "UNKNOWN", "UNKNOWN", FORGOTTEN)
+        except OSError as e:
+            warn(f"the ResourceManager did not answer about {app.id} (asked again): {e}")
+    return app

@@ -10,7 +10,9 @@ import contextlib
 import json
 import os
 import shutil
+import subprocess
 import sys
+import sysconfig
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -100,14 +102,36 @@ def airflow_db():
     db.initdb()
 
 
+ZOOKEEPER_CONN_ENV = "AIRFLOW_CONN_HUDI_ZOOKEEPER_DEFAULT"
+
+
+def zookeeper_conn(zookeeper: Any) -> str:
+    """The hudi_zookeeper_default connection of the session's ZooKeeper, as an environment variable holds it."""
+    host, port = zookeeper.url.rsplit(":", 1)
+    return json.dumps({"conn_type": "hudi_zookeeper", "host": host, "port": int(port),
+                       "extra": {"base_path": "/hudi-ops-airflow-tests", "session_timeout_ms": "10000"}})
+
+
 @pytest.fixture
 def zookeeper_connection(zookeeper, monkeypatch):
     """The hudi_zookeeper_default connection, pointing at the session's ZooKeeper."""
-    host, port = zookeeper.url.rsplit(":", 1)
-    monkeypatch.setenv("AIRFLOW_CONN_HUDI_ZOOKEEPER_DEFAULT", json.dumps(
-        {"conn_type": "hudi_zookeeper", "host": host, "port": int(port),
-         "extra": {"base_path": "/hudi-ops-airflow-tests", "session_timeout_ms": "10000"}}
-    ))
+    monkeypatch.setenv(ZOOKEEPER_CONN_ENV, zookeeper_conn(zookeeper))
+
+
+@pytest.fixture(scope="module")
+def node_python(tmp_path_factory):
+    """A Python with hudi-ops' dependencies and without hudi-ops, as a cluster's nodes have."""
+    venv = tmp_path_factory.mktemp("node") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          check=True, capture_output=True, text=True).stdout.strip()
+    Path(site, "dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # as a container's: no checkout in sight
+    probe = subprocess.run([str(python), "-c", "import pyarrow, fastavro, kazoo\nimport hudi_ops"],
+                           capture_output=True, text=True, cwd=venv, env=clean)
+    assert "No module named 'hudi_ops'" in probe.stderr, probe.stderr
+    return str(python)
 
 
 @pytest.fixture(scope="module")

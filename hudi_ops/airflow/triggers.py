@@ -1,0 +1,46 @@
+"""What a deferred hudi-ops task waits on in Airflow's triggerer: its YARN application's end.
+
+The trigger asks the ResourceManager's REST API (hudi_ops.spark.yarn_applications) every `poll_s`
+seconds, from a thread so the triggerer's event loop never blocks, and fires once the application has
+ended, with its report. A ResourceManager that does not answer is asked again at the next poll (a
+failover, a restart); one that has forgotten the application ends the wait with that said.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import AsyncIterator
+from typing import Any
+
+from airflow.triggers.base import BaseTrigger, TriggerEvent
+
+from hudi_ops.spark.yarn_applications import FORGOTTEN, YarnApplication, application
+
+
+class YarnApplicationTrigger(BaseTrigger):
+    def __init__(self, *, resource_managers: list[str], application_id: str, result_uri: str,
+                 poll_s: float = 5.0) -> None:
+        super().__init__()
+        self.resource_managers, self.application_id = list(resource_managers), application_id
+        self.result_uri, self.poll_s = result_uri, poll_s
+
+    def serialize(self) -> tuple[str, dict[str, Any]]:
+        return (f"{type(self).__module__}.{type(self).__qualname__}",
+                {"resource_managers": self.resource_managers, "application_id": self.application_id,
+                 "result_uri": self.result_uri, "poll_s": self.poll_s})
+
+    async def run(self) -> AsyncIterator[TriggerEvent]:
+        while True:
+            try:
+                app = await asyncio.to_thread(application, self.resource_managers, self.application_id)
+            except OSError as e:
+                self.log.warning("the ResourceManager did not answer about %s (asked again): %s",
+                                 self.application_id, e)
+            else:
+                if app is None:
+                    app = YarnApplication(self.application_id, "UNKNOWN", "UNKNOWN", FORGOTTEN)
+                if not app.live:  # the operator's resume makes the report an application again
+                    yield TriggerEvent({"application": dataclasses.asdict(app), "result_uri": self.result_uri})
+                    return
+            await asyncio.sleep(self.poll_s)
