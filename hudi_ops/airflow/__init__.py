@@ -1,5 +1,5 @@
 """hudi-ops as an Airflow provider (the package's `apache_airflow_provider` entry point): its hook, operators,
-sensor and connection type, declared as Airflow 3.2 reads them without importing the hook (the
+sensors, trigger and connection type, declared as Airflow 3.2 reads them without importing the hook (the
 connection form's fields and behaviour included)."""
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ def get_provider_info() -> dict[str, Any]:
         "operators": ["hudi_ops.airflow.operators", "hudi_ops.airflow.service_operators",
                       "hudi_ops.airflow.writer_pause"],
         "sensors": ["hudi_ops.airflow.sensors", "hudi_ops.airflow.writer_pause"],
+        "triggers": ["hudi_ops.airflow.triggers"],
     }
     return {
         "package-name": "hudi-ops",

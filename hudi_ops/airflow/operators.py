@@ -81,6 +81,14 @@ from hudi_ops.sources.kafka import (
     value_schema_file,
 )
 from hudi_ops.spark import driver_jvm
+from hudi_ops.spark.cluster_drivers import (
+    ClusterDrivers,
+    Driver,
+    Gone,
+    KubernetesDrivers,
+    YarnApplications,
+    followed_to_its_end,
+)
 from hudi_ops.spark.cluster_mode import (
     PROPS_NAME,
     WAIT_APP_COMPLETION,
@@ -96,16 +104,11 @@ from hudi_ops.spark.jobs.meta_sync import SYNCED_AFTER
 from hudi_ops.spark.jobs_python import CONNECTION_EXTRA as JOBS_PYTHON_EXTRA
 from hudi_ops.spark.jobs_python import JobsPython, jobs_python, named_jobs_python
 from hudi_ops.spark.kafka_connector import kafka_jars
+from hudi_ops.spark.kubernetes_pods import KubernetesTarget
 from hudi_ops.spark.s3a import s3a_conf, s3a_jars
 from hudi_ops.spark.session import HUDI_SESSION_CONF
 from hudi_ops.spark.submit import APPLICATION
-from hudi_ops.spark.yarn_applications import (
-    YarnApplication,
-    followed_to_its_end,
-    kill_tagged,
-    resource_managers,
-    tagged,
-)
+from hudi_ops.spark.yarn_applications import YarnApplication, resource_managers
 from hudi_ops.storage import Storage
 
 #: the Spark provider's durable execution (6.2 on): on by default, and in YARN cluster mode without its own tracking
@@ -250,16 +253,28 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         return ()
 
     @cached_property
-    def resource_managers(self) -> list[str]:
-        """The ResourceManagers a YARN cluster-mode job is followed through (yarn-site.xml in the task's
-        $HADOOP_CONF_DIR or $YARN_CONF_DIR); none: spark-submit waits for the application's end itself, as it
-        does when the job's conf says so (`spark.yarn.submit.waitAppCompletion=true`: a ResourceManager whose
-        REST API asks for Kerberos)."""
-        if not (self.deployment.is_cluster and self.deployment.is_yarn):
-            return []
+    def cluster(self) -> ClusterDrivers | None:
+        """Where a cluster-mode job's driver is asked after, followed and ended: the ResourceManagers of the
+        yarn-site.xml in the task's $HADOOP_CONF_DIR or $YARN_CONF_DIR, or the Kubernetes API; None: in client
+        mode, or on YARN without a yarn-site.xml or with the job's conf saying that spark-submit waits for the
+        application's end (`spark.yarn.submit.waitAppCompletion=true`: a ResourceManager whose REST API asks
+        for Kerberos)."""
+        if not self.deployment.is_cluster:
+            return None
+        env = {**os.environ, **(self.env_vars or {})}
+        if self.deployment.is_kubernetes:
+            namespace = self._spark_connection[1].get("namespace")
+            return KubernetesDrivers(KubernetesTarget.of(self.deployment.master, self.conf or {}, namespace), env)
         if str((self.conf or {}).get(WAIT_APP_COMPLETION, "")).strip().lower() == "true":
-            return []
-        return resource_managers({**os.environ, **(self.env_vars or {})})
+            return None
+        urls = resource_managers(env)
+        return YarnApplications(tuple(urls)) if urls else None
+
+    @property
+    def _tracked(self) -> bool:
+        """Whether spark-submit returns once the cluster has accepted the job, the task following it: on YARN
+        (Kubernetes' spark-submit must wait: the Spark provider takes the job's exit code from its log)."""
+        return isinstance(self.cluster, YarnApplications)
 
     def _checked_spec(self, context: Any) -> JobSpec:
         """The run's spec with the job's options; bad values fail the task without retries."""
@@ -279,6 +294,9 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         try:
             options_file = props_file_text(spec.options())
             self._check_keys_stay_off_the_command_line()
+            if self.deployment.is_cluster:  # its settings checked before anything is written
+                self._tag = self._task_tag(context, self.dag_id, self.task_id)
+                on_cluster_conf = cluster_conf(self.deployment, self._tag, self.conf or {}, tracked=self._tracked)
             jobs = None if self.deployment.is_cluster else self.jobs_python
             jars = [*hudi_jars(), *(s3a_jars() if self.s3 else ()), *self.extra_jars()]
             found = self.find_work(context, spec)
@@ -301,11 +319,9 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         env = self.s3.env() if self.s3 else {}
         if on_cluster:  # everything the driver needs travels with the job (hudi_ops.spark.cluster_mode)
             self._result_file = result_uri(self.base_path)
-            self._tag = self._task_tag(context, self.dag_id, self.task_id)
             self.files = _joined(str(props), self.files)
             self.py_files = _joined(str(package_zip(self._folder)), self.py_files)
-            tracked = bool(self.resource_managers)
-            conf = {**conf, **cluster_conf(self.deployment, self._tag, self.conf or {}, tracked=tracked)}
+            conf = {**conf, **on_cluster_conf}
             props_arg = PROPS_NAME  # in the driver's working directory
         else:
             self._result_file = str(self._folder / "result.json")
@@ -319,7 +335,7 @@ class HudiSparkJobOperator(SparkSubmitOperator):
                               "collector)", found.large)
             conf = {**conf, **driver_jvm.driver_conf(large=bool(found.large), jobs=jobs), **(self.conf or {})}
             props_arg = str(props)
-        if self.deferrable and not self.resource_managers:
+        if self.deferrable and not self._tracked:
             self.log.warning("deferrable is for a YARN cluster-mode job whose ResourceManager yarn-site.xml names; "
                              "this one (%s) runs without deferring", self.deployment)
         self.application_args = dataclasses.replace(spec, props=props_arg, hoodie_conf={}).to_argv()
@@ -346,15 +362,15 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         try:
             if self._killed:  # while it looked for work: spark-submit never starts
                 raise AirflowException("the task was killed before spark-submit started")
-            if self._tag and self.deployment.is_yarn:  # an earlier try's driver, left running when its task died
-                self._kill_yarn_applications("an earlier try of this task left running")
-            submission = self._submission() if self.resource_managers else None
+            if self._tag:  # an earlier try's driver, left running when its task died
+                self._end_live_drivers("an earlier try of this task left running")
+            submission = self._submission()
             self._submitting = True
             try:
                 super().execute(context)
             except AirflowException as e:
                 raise self._failed(e, self._outcome()) from e
-            if submission is None:  # spark-submit waited for the job's end
+            if not (self._tracked and submission):  # spark-submit waited for the job's end
                 return self._concluded(context, None)
             return self._followed(context, self._submitted(submission))
         except TaskDeferred:
@@ -370,83 +386,95 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         """Back from the triggerer, once the YARN application has ended: its result taken."""
         self._tags = metrics.job_tags(self.table_name, self.dag_id, self.job)
         self._spec = self._checked_spec(context)
-        self._result_file = event["result_uri"]
-        return self._concluded(context, YarnApplication(**event["application"]))
+        self._result_file, reported = event["result_uri"], event["application"]
+        return self._concluded(context, YarnApplication(**reported) if reported else Gone(event["application_id"]))
 
     def _earlier_application(self, context: Any) -> dict[str, Any] | None:
-        """An earlier try's YARN application taken up (hudi_ops.airflow.resumable): followed while it runs, its
-        result taken once it ended well; None: there is none to take up, and this try submits the job."""
+        """An earlier try's driver taken up (hudi_ops.airflow.resumable): followed while it runs, its result taken
+        once it ended well; None: there is none to take up, and this try submits the job."""
         assert self._record is not None
-        if not (self._record.kept and self.resource_managers):
+        if not (self._record.kept and self.cluster):
             return None
         record = self._record.earlier(self._task_tag(context, self.dag_id, self.task_id))
         if record is None:
             return None
         try:
-            app = record.find(self.resource_managers)
-        except OSError as e:  # YARN cannot say: trying again is safer than a second application beside the first
-            raise AirflowException(f"the ResourceManager did not say how {record.tag}'s application is: {e}") from e
+            app = record.find(self.cluster)
+        except OSError as e:  # it cannot say: trying again is safer than a second driver beside the first
+            raise AirflowException(f"{self.cluster.where} did not say how {record.tag}'s driver is: {e}") from e
         if app is None or not (app.live or app.succeeded):
-            self.log.warning("the earlier try's application %s %s: the job is submitted again", record.tag,
-                             f"{app.id} ended {app.ended_as()}" if app else "is not known to YARN")
+            self.log.warning("the earlier try's driver %s %s: the job is submitted again", record.tag,
+                             f"{app.id} ended {app.ended_as()}" if app else f"is not known to {self.cluster.where}")
             return None
         self._spec, self._result_file, self._tag = self._checked_spec(context), record.result_uri, record.tag
         if app.live:
-            self.log.info("the earlier try's YARN application %s still runs: this try takes it up", app.id)
+            self.log.info("the earlier try's driver %s still runs: this try takes it up", app.id)
             self._following = True
             return self._followed(context, app)
         outcome = self._outcome()
         if outcome is None:  # a try that read it died before it ended: the batch's fence finds what it wrote
             self.log.warning("%s ended well, but its result was taken already: the job is submitted again", app.id)
             return None
-        self.log.info("the earlier try's YARN application %s ended well: this try takes its result", app.id)
+        self.log.info("the earlier try's driver %s ended well: this try takes its result", app.id)
         return self._concluded(context, app, outcome)
 
-    def _submission(self) -> SubmittedApplication:
-        """This try's record of the job it is about to submit, kept before spark-submit starts."""
+    def _submission(self) -> SubmittedApplication | None:
+        """This try's submission as it is about to start: the drivers its tag names already, so that the one it
+        submits is told apart; kept in the task's state store, if any, for a retry. None: nothing to follow or
+        keep (client mode; a cluster not followed, on an Airflow without the store or listing nothing now)."""
         assert self._record is not None
-        known = tuple(app.id for app in tagged(self.resource_managers, self._tag)) if self._record.kept else ()
+        if self.cluster is None or not (self._tracked or self._record.kept):
+            return None
+        try:
+            known = tuple(driver.id for driver in self.cluster.tagged(self._tag))
+        except OSError as e:
+            if self._tracked:  # its application could not be told from an earlier one: trying again is safer
+                raise AirflowException(f"{self.cluster.where} did not list the task's applications: {e}") from e
+            self.log.warning("%s did not list the task's drivers (%s): a retry will not take this one up",
+                             self.cluster.where, e)
+            return None
         submission = SubmittedApplication(self._tag, self._result_file, self._record.clear_number, known)
         self._record.save(submission)
         return submission
 
-    def _submitted(self, submission: SubmittedApplication) -> YarnApplication:
+    def _submitted(self, submission: SubmittedApplication) -> Driver:
         """The application spark-submit has just had YARN accept, recorded."""
-        assert self._record is not None
+        assert self._record is not None and self.cluster is not None
         try:
-            new = [app for app in tagged(self.resource_managers, self._tag) if app.id not in submission.known]
+            app = submission.find(self.cluster)
         except OSError as e:  # the record finds it by its tag
             raise AirflowException(f"YARN accepted the job, but did not say which application it is: {e}") from e
-        if not new:
+        if app is None:
             raise AirflowException(f"spark-submit ended well, but YARN has no application tagged {self._tag}")
-        app = new[-1]
         self._record.save(dataclasses.replace(submission, application_id=app.id))
         return app
 
-    def _followed(self, context: Any, app: YarnApplication) -> dict[str, Any] | None:
-        """`app` followed through the ResourceManager to its end (in the triggerer when deferrable), its result
-        taken."""
-        if self.deferrable:
+    def _followed(self, context: Any, app: Driver) -> dict[str, Any] | None:
+        """`app` followed to its end (in the triggerer when deferrable, on YARN), its result taken."""
+        assert self.cluster is not None
+        if self.deferrable and isinstance(self.cluster, YarnApplications):
             self.log.info("%s runs on YARN: the task waits in the triggerer", app.id)
-            self.defer(trigger=YarnApplicationTrigger(resource_managers=self.resource_managers, application_id=app.id,
-                                                      result_uri=self._result_file, poll_s=self.poll_interval),
+            self.defer(trigger=YarnApplicationTrigger(resource_managers=list(self.cluster.rm_urls),
+                                                      application_id=app.id, result_uri=self._result_file,
+                                                      poll_s=self.poll_interval),
                        method_name="execute_complete")
-        self.log.info("following %s through the ResourceManager at %s", app.id, self.resource_managers[0])
+        self.log.info("following %s through %s", app.id, self.cluster.where)
         try:
-            ended = followed_to_its_end(self.resource_managers, app, poll_s=self.poll_interval,
-                                        stopped=lambda: self._killed, warn=self.log.warning)
+            ended = followed_to_its_end(self.cluster, app, poll_s=self.poll_interval, stopped=lambda: self._killed,
+                                        warn=self.log.warning)
         except InterruptedError as e:
             raise AirflowException(f"the task was killed while {app.id} ran") from e
         return self._concluded(context, ended)
 
-    def _concluded(self, context: Any, app: YarnApplication | None,
+    def _concluded(self, context: Any, app: Driver | None,
                    outcome: JobResult | ServiceResult | JobFailure | None = None) -> dict[str, Any] | None:
-        """The run's end: the job's result (its final line) returned and announced; a failure raised."""
+        """The run's end: the job's result (its final line) returned and announced; a failure raised. A driver
+        the cluster no longer reports ended as its result says."""
         outcome = self._outcome_seen = outcome or self._outcome()
-        elapsed = app.elapsed_ms if app is not None else _ms_since(self._started)
-        if app is not None and not app.succeeded:
-            raise self._failed(AirflowException(f"the YARN application {app.id} ended {app.ended_as()}"), outcome,
-                               elapsed)
+        elapsed = (app.elapsed_ms if app is not None else 0) or _ms_since(self._started)
+        ended_well = isinstance(app, Gone) and isinstance(outcome, JobResult | ServiceResult)
+        if app is not None and not (app.succeeded or ended_well):
+            raise self._failed(AirflowException(f"the driver {app.id} ended {app.ended_as()}"), outcome, elapsed)
         if outcome is None:  # its commit, if any, is found by the retry (the batch's fence and identity)
             raise self._failed(AirflowException(f"the job ended well but left no result at {self._result_file}; "
                                                 "retried"), None, elapsed)
@@ -466,32 +494,37 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         # the provider's on_kill builds its hook from the fields as they are; before `prepare` has set
         # them, that hook would be the one spark-submit then starts from
         self._killed = True
-        if self._following:  # an earlier try's application: no spark-submit of this try's to end
-            self._kill_yarn_applications("the task was killed", timeout_s=4)
+        if self._following:  # an earlier try's driver: no spark-submit of this try's to end
+            self._end_live_drivers("the task was killed", timeout_s=4)
             return
         if not self._submitting:
             return
-        try:  # spark-submit first: once it is gone, no application can be submitted after the look below
+        try:  # spark-submit first: once it is gone, no driver can be submitted after the look below
             super().on_kill()
         except Exception as e:  # its own kill of the driver: `yarn application -kill` without Hadoop's client, a
             # ResourceManager (provider 6.x) or Kubernetes client it is not configured for; hudi-ops' own follows
             self.log.info("the Spark provider's kill of the driver did not finish (%r); hudi-ops ends it", e)
-        if self._tag and self.deployment.is_yarn:  # the driver is on the cluster: ending spark-submit leaves it
-            self._kill_yarn_applications("the task was killed", timeout_s=4)
+        if self._tag:  # the driver is on the cluster: ending spark-submit leaves it
+            self._end_live_drivers("the task was killed", timeout_s=4)
 
-    def _kill_yarn_applications(self, why: str, *, timeout_s: float = 10) -> None:
-        """Best effort: the task's tagged YARN applications killed through the ResourceManager's REST API."""
-        try:
-            rm, killed = kill_tagged({**os.environ, **(self.env_vars or {})}, self._tag, timeout_s=timeout_s)
-        except Exception as e:  # never in the way of the kill or the try; the batch's fence keeps writes once
-            self.log.warning("the ResourceManager did not end the YARN applications tagged %s (%s): %s",
-                             self._tag, why, e)
+    def _end_live_drivers(self, why: str, *, timeout_s: float = 10) -> None:
+        """Best effort: the task's live cluster-mode drivers ended, through the ResourceManager's REST API or the
+        Kubernetes API (no `yarn` or `kubectl` needed)."""
+        if self.cluster is None:
+            self.log.warning("no yarn-site.xml in $HADOOP_CONF_DIR or $YARN_CONF_DIR (or spark-submit waits for "
+                             "the application): the YARN applications tagged %s are left to the provider's "
+                             "`yarn application -kill`", self._tag)
             return
-        if rm is None:
-            self.log.warning("no yarn-site.xml in $HADOOP_CONF_DIR or $YARN_CONF_DIR: the YARN applications "
-                             "tagged %s are left to the provider's `yarn application -kill`", self._tag)
-        elif killed:
-            self.log.warning("%s: the ResourceManager at %s killed %s", why, rm, ", ".join(killed))
+        try:
+            ended = self.cluster.end_live(self._tag, timeout_s=timeout_s)
+        except Exception as e:  # never in the way of the kill or the try; the batch's fence keeps writes once
+            self.log.warning("%s did not end the drivers tagged %s (%s): %s", self.cluster.where, self._tag, why, e)
+            return
+        if ended is None:
+            self.log.warning("no kubeconfig ($KUBECONFIG, ~/.kube/config) or service account: the driver pods "
+                             "labelled %s are left to the Spark provider's own kill", self._tag)
+        elif ended:
+            self.log.warning("%s: %s ended %s", why, self.cluster.where, ", ".join(ended))
 
     def _outcome(self) -> JobResult | ServiceResult | JobFailure | None:
         """What the job's final line said; None when it wrote none (it was killed, or Spark failed first)."""

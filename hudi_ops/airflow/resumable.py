@@ -1,17 +1,18 @@
-"""A try's YARN application, kept in Airflow's task state store so that the task's next try takes it up.
+"""A try's cluster-mode driver (a YARN application, a Kubernetes driver pod), kept in Airflow's task state store
+so that the task's next try takes it up.
 
 Airflow 3.3 keeps, per task of a run, a store every try of that task shares (`context["task_state_store"]`;
 older Airflow has none, and a retry then does what it always did: ends the earlier try's application and
 submits anew). Before spark-submit a try records the task's tag, where its job writes its final line, the
-run's clear number, and the applications already tagged so (an earlier clear's); once YARN has
-accepted the job, its id. A retry of the same clear of the run that finds that application
+run's clear number, and the drivers already tagged so (an earlier clear's); on YARN, once it has accepted
+the job, the application's id. A retry of the same clear of the run that finds that driver
 - still running takes it up: follows it to its end and reads its final line;
 - ended well reads its final line, if it is there (a try that read it removes it);
 - otherwise submits anew, as the first try did.
 The store outlives a cleared run (Airflow 3.3 deletes no key on a clear), and a cleared run writes anew
 (hudi_ops.airflow.operators.run_identity), so a record of another clear number is not taken up. A try
-that died between spark-submit and the record of its application id is found by its tag: the one
-application tagged so that the record did not know before.
+that died before the record of its driver's id (on Kubernetes there is none: spark-submit waits for the
+driver's end) finds it by its tag: the newest driver tagged so that the record did not know before.
 
 The Spark provider's own durable execution (6.2 on, `ResumableJobMixin`) records the application id alone
 and needs the provider's ResourceManager tracking; hudi-ops needs its result line and runs on provider 5.x
@@ -21,13 +22,12 @@ as well, so it keeps its own record.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
 from typing import Any
 
-from hudi_ops.spark.yarn_applications import YarnApplication, application, tagged
+from hudi_ops.spark.cluster_drivers import ClusterDrivers, Driver
 
 #: the key in the task's state store; renaming it strands the applications of the tries running at the time
-KEY = "hudi-ops-yarn-application"
+KEY = "hudi-ops-cluster-driver"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,7 +37,7 @@ class SubmittedApplication:
     tag: str
     result_uri: str
     clear_number: int
-    known: tuple[str, ...] = ()  # the applications tagged `tag` before this submission
+    known: tuple[str, ...] = ()  # the drivers tagged `tag` before this submission
     application_id: str | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -54,12 +54,12 @@ class SubmittedApplication:
         except (KeyError, TypeError, ValueError, AttributeError):
             return None
 
-    def find(self, rm_urls: Sequence[str]) -> YarnApplication | None:
-        """The application this record's try submitted, as the ResourceManager reports it now; None: there
-        is none (its spark-submit failed, or the ResourceManager has forgotten it)."""
+    def find(self, cluster: ClusterDrivers) -> Driver | None:
+        """The driver this record's try submitted, as the cluster reports it now; None: there is none (its
+        spark-submit failed, or the cluster no longer reports it)."""
         if self.application_id:
-            return application(rm_urls, self.application_id)
-        new = [app for app in tagged(rm_urls, self.tag) if app.id not in self.known]
+            return cluster.get(self.application_id)
+        new = [driver for driver in cluster.tagged(self.tag) if driver.id not in self.known]
         return new[-1] if new else None
 
 

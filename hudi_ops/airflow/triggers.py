@@ -2,8 +2,8 @@
 
 The trigger asks the ResourceManager's REST API (hudi_ops.spark.yarn_applications) every `poll_s`
 seconds, from a thread so the triggerer's event loop never blocks, and fires once the application has
-ended, with its report. A ResourceManager that does not answer is asked again at the next poll (a
-failover, a restart); one that has forgotten the application ends the wait with that said.
+ended (or is no longer reported), with its report. A ResourceManager that does not answer is asked again at the
+next poll (a failover, a restart).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Any
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
-from hudi_ops.spark.yarn_applications import FORGOTTEN, YarnApplication, application
+from hudi_ops.spark.yarn_applications import application
 
 
 class YarnApplicationTrigger(BaseTrigger):
@@ -38,9 +38,8 @@ class YarnApplicationTrigger(BaseTrigger):
                 self.log.warning("the ResourceManager did not answer about %s (asked again): %s",
                                  self.application_id, e)
             else:
-                if app is None:
-                    app = YarnApplication(self.application_id, "UNKNOWN", "UNKNOWN", FORGOTTEN)
-                if not app.live:  # the operator's resume makes the report an application again
-                    yield TriggerEvent({"application": dataclasses.asdict(app), "result_uri": self.result_uri})
+                if app is None or not app.live:  # the operator's resume makes the report an application again
+                    yield TriggerEvent({"application_id": self.application_id, "result_uri": self.result_uri,
+                                        "application": dataclasses.asdict(app) if app else None})
                     return
             await asyncio.sleep(self.poll_s)

@@ -86,6 +86,14 @@ class DriverPod:
                    diagnostics=_diagnostics(status))
 
     @property
+    def id(self) -> str:
+        return self.name
+
+    @property
+    def elapsed_ms(self) -> int:
+        return 0  # not reported: the task counts its own time
+
+    @property
     def live(self) -> bool:
         """Not ended: Pending, Running, or Unknown (its node stopped reporting; the driver may still run there)."""
         return self.phase not in ENDED_PHASES

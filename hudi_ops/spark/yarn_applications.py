@@ -12,7 +12,6 @@ from __future__ import annotations
 import getpass
 import json
 import re
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -28,8 +27,6 @@ DEFAULT_WEB_PORT = 8088
 LIVE_STATES = "NEW,NEW_SAVING,SUBMITTED,ACCEPTED,RUNNING"
 _VARIABLE = re.compile(r"\$\{([^}]+)\}")
 _T = TypeVar("_T")
-#: the diagnostics of an application the ResourceManager no longer reports
-FORGOTTEN = "the ResourceManager no longer knows it (yarn.resourcemanager.max-completed-applications)"
 
 
 @dataclass(frozen=True)
@@ -124,21 +121,17 @@ def application(rm_urls: Sequence[str], app_id: str, *, timeout_s: float = 10.0)
     return _first_answer(rm_urls, report)
 
 
-def kill_tagged(env: Mapping[str, str], tag: str, *, timeout_s: float = 10.0) -> tuple[str | None, list[str]]:
-    """Ask the ResourceManager to kill every live application tagged `tag`: which one answered (None: no
-    yarn-site.xml names one) and the applications' ids. Raises OSError when none answered."""
-    urls = resource_managers(env)
-    if not urls:
-        return None, []
-
-    def kill(rm: str) -> tuple[str, list[str]]:
+def kill_tagged(rm_urls: Sequence[str], tag: str, *, timeout_s: float = 10.0) -> list[str]:
+    """Ask the ResourceManager to kill every live application tagged `tag`: the applications' ids. Raises
+    OSError when none answered."""
+    def kill(rm: str) -> list[str]:
         killed = []
         for app in applications_tagged(rm, tag, timeout_s=timeout_s):
             _call(rm, f"/ws/v1/cluster/apps/{app['id']}/state", method="PUT", body={"state": "KILLED"},
                   timeout_s=timeout_s)
             killed.append(app["id"])
-        return rm, killed
-    return _first_answer(urls, kill)
+        return killed
+    return _first_answer(rm_urls, kill)
 
 
 def _first_answer(rm_urls: Sequence[str], ask: Callable[[str], _T]) -> _T:
@@ -164,17 +157,3 @@ def _call(rm_url: str, path: str, *, method: str = "GET", body: Mapping[str, Any
         text = response.read()
     return json.loads(text) if text else {}
 
-
-def followed_to_its_end(rm_urls: Sequence[str], app: YarnApplication, *, poll_s: float,
-                        stopped: Callable[[], bool], warn: Callable[[str], None]) -> YarnApplication:
-    """`app` asked after every `poll_s` seconds until it has ended (a ResourceManager that does not answer:
-    asked again); `stopped` ends the wait early with InterruptedError (the task was killed)."""
-    while app.live:
-        if stopped():
-            raise InterruptedError(f"stopped while {app.id} ran")
-        time.sleep(poll_s)
-        try:
-            app = application(rm_urls, app.id) or YarnApplication(app.id, "UNKNOWN", "UNKNOWN", FORGOTTEN)
-        except OSError as e:
-            warn(f"the ResourceManager did not answer about {app.id} (asked again): {e}")
-    return app

@@ -43,14 +43,15 @@ def _trips(ids, city="sf") -> pa.Table:
     return pa.table({"id": ids, "ts": [1] * len(ids), "city": [city] * len(ids), "fare": [1.5] * len(ids)})
 
 
-def test_the_package_registers_its_connection_type_with_its_form_and_its_hooks_operators_and_sensors():
+def test_the_package_registers_its_connection_type_with_its_form_and_its_hooks_operators_sensors_and_trigger():
     from airflow.providers_manager import ProvidersManager
 
     (ep,) = [e for e in entry_points(group="apache_airflow_provider") if e.value.startswith("hudi_ops.")]
     info = ep.load()()
-    assert {m for kind in ("hooks", "operators", "sensors") for entry in info[kind] for m in entry["python-modules"]} \
+    kinds = ("hooks", "operators", "sensors", "triggers")
+    assert {m for kind in kinds for entry in info[kind] for m in entry["python-modules"]} \
         == {"hudi_ops.airflow.hook", "hudi_ops.airflow.operators", "hudi_ops.airflow.service_operators",
-            "hudi_ops.airflow.writer_pause", "hudi_ops.airflow.sensors"}
+            "hudi_ops.airflow.writer_pause", "hudi_ops.airflow.sensors", "hudi_ops.airflow.triggers"}
     # the form as Airflow 3.2+ reads it from the provider's info, without the hook's deprecated methods
     from hudi_ops.airflow.hook import HudiHook
 

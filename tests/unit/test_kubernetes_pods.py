@@ -174,9 +174,12 @@ def _issue(folder: Path, name: str, subject: str, issuer: tuple[x509.Name, ec.El
 
 @pytest.fixture(scope="module")
 def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
+    return issued_pki(tmp_path_factory.mktemp("pki"))
+
+
+def issued_pki(folder: Path) -> Pki:
     import ipaddress
 
-    folder = tmp_path_factory.mktemp("pki")
     ca = _issue(folder, "ca", "kubernetes-ca", None)
     _issue(folder, "other-ca", "someone-elses-ca", None)
     _issue(folder, "server", "kube-apiserver", ca,

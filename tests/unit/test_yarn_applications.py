@@ -34,8 +34,8 @@ def test_with_high_availability_each_resource_manager_is_named(tmp_path):
 
 
 def test_no_configuration_folder_means_no_address_and_an_unreachable_one_an_error(tmp_path):
-    assert resource_managers({}) == [] and kill_tagged({}, "hudi-ops-x") == (None, [])
+    assert resource_managers({}) == []
     assert resource_managers({"HADOOP_CONF_DIR": str(tmp_path)}) == []  # no yarn-site.xml in it
     _write_site(tmp_path / "yarn-site.xml", {"yarn.resourcemanager.webapp.address": "127.0.0.1:9"})  # discard port
     with pytest.raises(OSError):
-        kill_tagged({"HADOOP_CONF_DIR": str(tmp_path)}, "hudi-ops-x", timeout_s=2)
+        kill_tagged(resource_managers({"HADOOP_CONF_DIR": str(tmp_path)}), "hudi-ops-x", timeout_s=2)
