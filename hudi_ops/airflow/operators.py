@@ -20,7 +20,11 @@ runs here: the file is local, and the provider's `on_kill`, which signals spark-
 because the PySpark driver ends with that JVM, and with this task process when it dies hard
 (hudi_ops.spark.driver_lifetime). In cluster mode (`deploy-mode` in the Spark connection's extra, or
 the operator's `deploy_mode`) the options, the package and the result travel with the job
-(hudi_ops.spark.cluster_mode) and `on_kill` also asks YARN's ResourceManager to kill the application.
+(hudi_ops.spark.cluster_mode), and the task reaches the driver through its cluster
+(hudi_ops.spark.cluster_drivers): on YARN spark-submit returns once the application is accepted and the
+task follows it through the ResourceManager's REST API (`deferrable`: in the triggerer); on Airflow 3.3 a
+retry takes up the driver of a try that died (hudi_ops.airflow.resumable); `on_kill` and each try that
+submits end the task's live drivers.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ import os
 import shutil
 import tempfile
 import time
+import urllib.error
 from collections.abc import Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
@@ -67,7 +72,7 @@ from hudi_ops.errors import (
     is_write_conflict,
 )
 from hudi_ops.job_specs import BackfillSpec, IngestSpec, JobFailure, JobResult, JobSpec, ServiceResult, WriteSpec
-from hudi_ops.job_specs.results import RESULT_FILE_ENV, read_result_file
+from hudi_ops.job_specs.results import RESULT_FILE_ENV, read_result_file, remove_result_file
 from hudi_ops.job_specs.writes import KAFKA_KINDS
 from hudi_ops.locks.job_options import resolve_job_options
 from hudi_ops.s3_settings import S3Settings
@@ -104,7 +109,7 @@ from hudi_ops.spark.jobs.meta_sync import SYNCED_AFTER
 from hudi_ops.spark.jobs_python import CONNECTION_EXTRA as JOBS_PYTHON_EXTRA
 from hudi_ops.spark.jobs_python import JobsPython, jobs_python, named_jobs_python
 from hudi_ops.spark.kafka_connector import kafka_jars
-from hudi_ops.spark.kubernetes_pods import KubernetesTarget
+from hudi_ops.spark.kubernetes_pods import NO_CREDENTIALS, KubernetesTarget
 from hudi_ops.spark.s3a import s3a_conf, s3a_jars
 from hudi_ops.spark.session import HUDI_SESSION_CONF
 from hudi_ops.spark.submit import APPLICATION
@@ -150,7 +155,7 @@ class HudiSparkJobOperator(SparkSubmitOperator):
     def __init__(
         self, *, base_path: str, table_name: str, hoodie_conf: Mapping[str, str] | None = None,
         zookeeper_conn_id: str | None = HudiHook.default_conn_name, aws_conn_id: str | None = None,
-        hive_metastore_conn_id: str | None = None, deferrable: bool = False, poll_interval: float = 5.0,
+        hive_metastore_conn_id: str | None = None, deferrable: bool = False, poll_interval: float = 10.0,
         **kwargs: Any,
     ) -> None:
         for key, value in RETRY_DEFAULTS.items():
@@ -283,9 +288,9 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         except InvalidInputError as e:
             raise AirflowFailException(f"bad job arguments, not retried: {e}") from e
 
-    @staticmethod
-    def _task_tag(context: Any, dag_id: str, task_id: str) -> str:
-        return application_tag(dag_id, task_id, context.get("run_id"), getattr(context.get("ti"), "map_index", -1))
+    def _task_tag(self, context: Any) -> str:
+        return application_tag(self.dag_id, self.task_id, context.get("run_id"),
+                               getattr(context.get("ti"), "map_index", -1))
 
     def prepare(self, context: Any) -> None:
         """Everything before spark-submit: the job's arguments checked, work looked for (none: the task
@@ -295,7 +300,7 @@ class HudiSparkJobOperator(SparkSubmitOperator):
             options_file = props_file_text(spec.options())
             self._check_keys_stay_off_the_command_line()
             if self.deployment.is_cluster:  # its settings checked before anything is written
-                self._tag = self._task_tag(context, self.dag_id, self.task_id)
+                self._tag = self._task_tag(context)
                 on_cluster_conf = cluster_conf(self.deployment, self._tag, self.conf or {}, tracked=self._tracked)
             jobs = None if self.deployment.is_cluster else self.jobs_python
             jars = [*hudi_jars(), *(s3a_jars() if self.s3 else ()), *self.extra_jars()]
@@ -347,6 +352,23 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         self._tags = metrics.job_tags(self.table_name, self.dag_id, self.job)
         metrics.retried(self._tags, getattr(context.get("ti"), "try_number", 1) or 1)
         self._record = ApplicationRecord(context)
+        self._started = time.monotonic()
+        try:
+            return self._run(context)
+        except (TaskDeferred, AirflowSkipException):
+            raise
+        except InvalidInputError as e:  # a bad setting (the cluster's, the job's): not retried
+            metrics.failed(self._tags, None, None, None)
+            raise AirflowFailException(f"bad job arguments, not retried: {e}") from e
+        except BaseException:  # a kill, a timeout (BaseException too), a job that left no result
+            if not self._reported:
+                metrics.failed(self._tags, None, None, _ms_since(self._started) if self._submitting else None)
+            raise
+        finally:
+            if self._folder is not None:
+                shutil.rmtree(self._folder, ignore_errors=True)
+
+    def _run(self, context: Any) -> dict[str, Any] | None:
         if (taken := self._earlier_application(context)) is not None:
             return taken
         try:
@@ -354,69 +376,68 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         except AirflowSkipException:
             metrics.skipped(self._tags)
             raise
-        except BaseException:  # before spark-submit: bad arguments, a table or source not readable now, a kill
-            metrics.failed(self._tags, None, None, None)
-            raise
-        assert self._folder is not None
-        self._started = time.monotonic()
+        self._submitting = True  # from here on, on_kill ends whatever this try may have started
+        if self._killed:  # while it looked for work
+            raise AirflowException("the task was killed before spark-submit started")
+        if self._tag:  # an earlier try's driver, left running when its task died
+            self._end_live_drivers("an earlier try of this task left running")
+        submission = self._submission()
+        if self._killed:  # while it asked the cluster: spark-submit never starts
+            raise AirflowException("the task was killed before spark-submit started")
         try:
-            if self._killed:  # while it looked for work: spark-submit never starts
-                raise AirflowException("the task was killed before spark-submit started")
-            if self._tag:  # an earlier try's driver, left running when its task died
-                self._end_live_drivers("an earlier try of this task left running")
-            submission = self._submission()
-            self._submitting = True
-            try:
-                super().execute(context)
-            except AirflowException as e:
-                raise self._failed(e, self._outcome()) from e
-            if not (self._tracked and submission):  # spark-submit waited for the job's end
-                return self._concluded(context, None)
-            return self._followed(context, self._submitted(submission))
-        except TaskDeferred:
-            raise
-        except BaseException:  # a kill, a timeout (BaseException too), a job that left no result
-            if not self._reported:
-                metrics.failed(self._tags, None, None, _ms_since(self._started) if self._submitting else None)
-            raise
-        finally:
-            shutil.rmtree(self._folder, ignore_errors=True)
+            super().execute(context)
+        except AirflowException as e:
+            outcome = self._outcome()
+            if not isinstance(outcome, JobResult | ServiceResult):  # a job that ended well keeps it for the retry
+                self._remove_result()
+            raise self._failed(e, outcome) from e
+        if submission is None or not self._tracked:  # spark-submit waited for the job's end
+            return self._concluded(context, None)
+        return self._followed(context, self._submitted(submission))
 
-    def execute_complete(self, context: Any, event: Mapping[str, Any]) -> dict[str, Any] | None:
-        """Back from the triggerer, once the YARN application has ended: its result taken."""
+    def execute_complete(self, context: Any, event: Mapping[str, Any], submitted_at: float | None = None,
+                         ) -> dict[str, Any] | None:
+        """Back from the triggerer, once the YARN application has ended: its result taken (a fresh operator: what
+        execute set is gone; the event and `submitted_at`, the wall clock's when the try started, say the rest)."""
         self._tags = metrics.job_tags(self.table_name, self.dag_id, self.job)
+        self._started = time.monotonic() - (time.time() - submitted_at if submitted_at else 0.0)
+        if error := event.get("error"):  # the ResourceManager refused the triggerer, or stopped answering
+            metrics.failed(self._tags, None, None, None)
+            raise AirflowException(f"the wait for {event['application_id']} in the triggerer failed: {error}")
         self._spec = self._checked_spec(context)
         self._result_file, reported = event["result_uri"], event["application"]
         return self._concluded(context, YarnApplication(**reported) if reported else Gone(event["application_id"]))
 
     def _earlier_application(self, context: Any) -> dict[str, Any] | None:
         """An earlier try's driver taken up (hudi_ops.airflow.resumable): followed while it runs, its result taken
-        once it ended well; None: there is none to take up, and this try submits the job."""
+        once it ended well (or, gone from the cluster, when its result says so); None: there is none to take up,
+        and this try submits the job."""
         assert self._record is not None
         if not (self._record.kept and self.cluster):
             return None
-        record = self._record.earlier(self._task_tag(context, self.dag_id, self.task_id))
+        record = self._record.earlier(self._task_tag(context))
         if record is None:
             return None
+        self._spec, self._result_file, self._tag = self._checked_spec(context), record.result_uri, record.tag
+        self._following = True  # from here on, on_kill ends the task's drivers
         try:
             app = record.find(self.cluster)
         except OSError as e:  # it cannot say: trying again is safer than a second driver beside the first
-            raise AirflowException(f"{self.cluster.where} did not say how {record.tag}'s driver is: {e}") from e
-        if app is None or not (app.live or app.succeeded):
-            self.log.warning("the earlier try's driver %s %s: the job is submitted again", record.tag,
-                             f"{app.id} ended {app.ended_as()}" if app else f"is not known to {self.cluster.where}")
-            return None
-        self._spec, self._result_file, self._tag = self._checked_spec(context), record.result_uri, record.tag
-        if app.live:
+            raise self._unanswered(e, f"did not say how {record.tag}'s driver is") from e
+        if app is not None and app.live and not getattr(app, "deleting", False):
             self.log.info("the earlier try's driver %s still runs: this try takes it up", app.id)
-            self._following = True
             return self._followed(context, app)
-        outcome = self._outcome()
-        if outcome is None:  # a try that read it died before it ended: the batch's fence finds what it wrote
-            self.log.warning("%s ended well, but its result was taken already: the job is submitted again", app.id)
-            return None
-        self.log.info("the earlier try's driver %s ended well: this try takes its result", app.id)
-        return self._concluded(context, app, outcome)
+        outcome = self._outcome() if app is None or app.succeeded else None
+        if isinstance(outcome, JobResult | ServiceResult):
+            self.log.info("the earlier try's driver %s ended well: this try takes its result",
+                          app.id if app else record.tag)
+            return self._concluded(context, app or Gone(record.application_id or record.tag), outcome)
+        self.log.warning("the earlier try's driver %s: the job is submitted again", (
+            f"{app.id} is being deleted" if app is not None and app.live else f"{app.id} ended {app.ended_as()}"
+            if app is not None and not app.succeeded else f"{record.tag} left no result to take"))
+        self._remove_result()  # a stale one; the new submission writes its own
+        self._following = False
+        return None
 
     def _submission(self) -> SubmittedApplication | None:
         """This try's submission as it is about to start: the drivers its tag names already, so that the one it
@@ -429,7 +450,7 @@ class HudiSparkJobOperator(SparkSubmitOperator):
             known = tuple(driver.id for driver in self.cluster.tagged(self._tag))
         except OSError as e:
             if self._tracked:  # its application could not be told from an earlier one: trying again is safer
-                raise AirflowException(f"{self.cluster.where} did not list the task's applications: {e}") from e
+                raise self._unanswered(e, "did not list the task's applications") from e
             self.log.warning("%s did not list the task's drivers (%s): a retry will not take this one up",
                              self.cluster.where, e)
             return None
@@ -443,7 +464,7 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         try:
             app = submission.find(self.cluster)
         except OSError as e:  # the record finds it by its tag
-            raise AirflowException(f"YARN accepted the job, but did not say which application it is: {e}") from e
+            raise self._unanswered(e, "accepted the job, but did not say which application it is") from e
         if app is None:
             raise AirflowException(f"spark-submit ended well, but YARN has no application tagged {self._tag}")
         self._record.save(dataclasses.replace(submission, application_id=app.id))
@@ -457,13 +478,17 @@ class HudiSparkJobOperator(SparkSubmitOperator):
             self.defer(trigger=YarnApplicationTrigger(resource_managers=list(self.cluster.rm_urls),
                                                       application_id=app.id, result_uri=self._result_file,
                                                       poll_s=self.poll_interval),
-                       method_name="execute_complete")
+                       method_name="execute_complete", timeout=self.execution_timeout,
+                       kwargs={"submitted_at": time.time() - _ms_since(self._started) / 1000})
         self.log.info("following %s through %s", app.id, self.cluster.where)
         try:
             ended = followed_to_its_end(self.cluster, app, poll_s=self.poll_interval, stopped=lambda: self._killed,
                                         warn=self.log.warning)
-        except InterruptedError as e:
+        except InterruptedError as e:  # on_kill may have looked before this try knew its driver: end it again
+            self._end_live_drivers("the task was killed", timeout_s=4)
             raise AirflowException(f"the task was killed while {app.id} ran") from e
+        except PermissionError as e:  # refused, not silent: asking again would not help
+            raise self._unanswered(e, f"refused to say how {app.id} is") from e
         return self._concluded(context, ended)
 
     def _concluded(self, context: Any, app: Driver | None,
@@ -474,6 +499,7 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         elapsed = (app.elapsed_ms if app is not None else 0) or _ms_since(self._started)
         ended_well = isinstance(app, Gone) and isinstance(outcome, JobResult | ServiceResult)
         if app is not None and not (app.succeeded or ended_well):
+            self._remove_result()  # the retry submits anew
             raise self._failed(AirflowException(f"the driver {app.id} ended {app.ended_as()}"), outcome, elapsed)
         if outcome is None:  # its commit, if any, is found by the retry (the batch's fence and identity)
             raise self._failed(AirflowException(f"the job ended well but left no result at {self._result_file}; "
@@ -481,7 +507,20 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         result = outcome.to_dict() if isinstance(outcome, JobResult | ServiceResult) else None
         metrics.ran(self._tags, result or {}, elapsed)
         self.announce(context, result or {})
+        self._remove_result()
         return result
+
+    def _unanswered(self, error: OSError, what: str) -> AirflowException:
+        """The cluster's failure to answer, as the task's: retried, unless it asks for Kerberos, which it will
+        ask again (a YARN job then needs spark-submit to wait for it)."""
+        assert self.cluster is not None
+        if isinstance(error, urllib.error.HTTPError) and error.code == 401 and isinstance(self.cluster,
+                                                                                       YarnApplications):
+            return AirflowFailException(
+                f"{self.cluster.where} {what}: it asks for Kerberos (HTTP 401), which hudi-ops' REST calls do not "
+                "speak; set spark.yarn.submit.waitAppCompletion=true in the job's conf (a table's `spark_conf`) so "
+                "that spark-submit waits for the application instead")
+        return AirflowException(f"{self.cluster.where} {what}, retried: {error}")
 
     def _failed(self, error: AirflowException, outcome: object, elapsed: float | None = None) -> AirflowException:
         """The try's failure, counted, as Airflow should take it (hudi_ops.errors' exit codes)."""
@@ -511,9 +550,10 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         """Best effort: the task's live cluster-mode drivers ended, through the ResourceManager's REST API or the
         Kubernetes API (no `yarn` or `kubectl` needed)."""
         if self.cluster is None:
-            self.log.warning("no yarn-site.xml in $HADOOP_CONF_DIR or $YARN_CONF_DIR (or spark-submit waits for "
-                             "the application): the YARN applications tagged %s are left to the provider's "
-                             "`yarn application -kill`", self._tag)
+            self.log.warning("no yarn-site.xml in $HADOOP_CONF_DIR or $YARN_CONF_DIR, or the job's conf has "
+                             "spark-submit wait for the application: hudi-ops asks YARN about nothing, so the "
+                             "applications tagged %s (%s) are ended only by the provider's `yarn application "
+                             "-kill` of the one its spark-submit runs", self._tag, why)
             return
         try:
             ended = self.cluster.end_live(self._tag, timeout_s=timeout_s)
@@ -521,8 +561,8 @@ class HudiSparkJobOperator(SparkSubmitOperator):
             self.log.warning("%s did not end the drivers tagged %s (%s): %s", self.cluster.where, self._tag, why, e)
             return
         if ended is None:
-            self.log.warning("no kubeconfig ($KUBECONFIG, ~/.kube/config) or service account: the driver pods "
-                             "labelled %s are left to the Spark provider's own kill", self._tag)
+            self.log.warning("%s: the driver pods labelled %s are left to the Spark provider's own kill",
+                             NO_CREDENTIALS, self._tag)
         elif ended:
             self.log.warning("%s: %s ended %s", why, self.cluster.where, ", ".join(ended))
 
@@ -530,11 +570,16 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         """What the job's final line said; None when it wrote none (it was killed, or Spark failed first)."""
         assert self._spec is not None
         try:
-            line = read_result_file(self._result_file, s3=self.s3, remove=self.deployment.is_cluster)
+            line = read_result_file(self._result_file, s3=self.s3)
         except (OSError, ValueError, HudiOpsError) as e:
             self.log.warning("could not read the job's result at %s: %s", self._result_file, e)
             return None
         return self._spec.parse_result(line) if line is not None else None
+
+    def _remove_result(self) -> None:
+        """A cluster-mode job's result file removed from the table's storage, once the run has ended with it."""
+        if self.deployment.is_cluster and self._result_file:
+            remove_result_file(self._result_file, s3=self.s3)
 
     def announce(self, context: Any, result: Mapping[str, Any]) -> None:
         """What a successful run tells Airflow besides its result (writers: an Asset event)."""

@@ -48,6 +48,8 @@ class SubmittedApplication:
     def from_json(cls, value: Any) -> SubmittedApplication | None:
         """The record, or None when the value is not one (another version's, or damaged): not taken up."""
         try:
+            if not isinstance(value.get("known", []), list):
+                return None
             return cls(tag=str(value["tag"]), result_uri=str(value["result_uri"]),
                        clear_number=int(value["clear_number"]), known=tuple(map(str, value.get("known", ()))),
                        application_id=value.get("application_id") and str(value["application_id"]))

@@ -15,7 +15,8 @@ from typing import Any
 
 from airflow.triggers.base import BaseTrigger, TriggerEvent
 
-from hudi_ops.spark.yarn_applications import application
+from hudi_ops.spark.cluster_drivers import refused
+from hudi_ops.spark.yarn_applications import application, kill
 
 
 class YarnApplicationTrigger(BaseTrigger):
@@ -24,6 +25,11 @@ class YarnApplicationTrigger(BaseTrigger):
         super().__init__()
         self.resource_managers, self.application_id = list(resource_managers), application_id
         self.result_uri, self.poll_s = result_uri, poll_s
+
+    async def on_kill(self) -> None:
+        """A user marked the deferred task failed or succeeded, or cleared it (Airflow 3.3 calls this then, never
+        on a triggerer's restart): its application is killed, as the operator's on_kill does."""
+        await asyncio.to_thread(kill, self.resource_managers, self.application_id)
 
     def serialize(self) -> tuple[str, dict[str, Any]]:
         return (f"{type(self).__module__}.{type(self).__qualname__}",
@@ -35,6 +41,10 @@ class YarnApplicationTrigger(BaseTrigger):
             try:
                 app = await asyncio.to_thread(application, self.resource_managers, self.application_id)
             except OSError as e:
+                if refused(e):  # asking again would not help: the task fails, and its retry decides
+                    yield TriggerEvent({"application_id": self.application_id, "result_uri": self.result_uri,
+                                        "error": f"the ResourceManager refused: {e}"})
+                    return
                 self.log.warning("the ResourceManager did not answer about %s (asked again): %s",
                                  self.application_id, e)
             else:

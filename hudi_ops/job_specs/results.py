@@ -133,20 +133,24 @@ def report(outcome: JobResult | ServiceResult | JobFailure) -> None:
     print(line, flush=True)
 
 
-def read_result_file(target: str, *, s3: S3Settings | None = None, remove: bool = False) -> str | None:
-    """The line a job wrote to `target` (a path or a URI), None when it wrote none; `remove`: and
-    remove the file."""
+def read_result_file(target: str, *, s3: S3Settings | None = None) -> str | None:
+    """The line a job wrote to `target` (a path or a URI), None when it wrote none."""
     folder, name = _split(target, s3)
     try:
-        text = folder.read_bytes(name).decode()
+        return folder.read_bytes(name).decode()
     except FileNotFoundError:
         return None
-    if remove:
-        try:
-            folder.delete_file(name)
-        except HudiOpsError as e:  # the line is read: a file left behind costs a few bytes, not the result
-            print(f"hudi_ops: could not remove the result file {target} ({e})", file=sys.stderr, flush=True)
-    return text
+
+
+def remove_result_file(target: str, *, s3: S3Settings | None = None) -> None:
+    """The result file removed, if it is there."""
+    folder, name = _split(target, s3)
+    try:
+        folder.delete_file(name)
+    except FileNotFoundError:
+        pass
+    except HudiOpsError as e:  # the line is read: a file left behind costs a few bytes, not the result
+        print(f"hudi_ops: could not remove the result file {target} ({e})", file=sys.stderr, flush=True)
 
 
 def _split(target: str, s3: S3Settings | None = None) -> tuple[Storage, str]:

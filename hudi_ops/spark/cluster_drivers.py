@@ -9,6 +9,7 @@ to its end, and ends the live ones: what its `on_kill`, a retry that takes up an
 from __future__ import annotations
 
 import time
+import urllib.error
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -95,13 +96,13 @@ class KubernetesDrivers:
     def tagged(self, tag: str) -> list[Driver]:
         with kubernetes_pods.kubernetes_api(self.env, self.target) as api:
             if api is None:
-                raise ConnectionRefusedError("no kubeconfig ($KUBECONFIG, ~/.kube/config) or service account")
+                raise ConnectionRefusedError(kubernetes_pods.NO_CREDENTIALS)
             return list(kubernetes_pods.driver_pods(api, self.target.namespace, tag))
 
     def get(self, driver_id: str) -> Driver | None:
         with kubernetes_pods.kubernetes_api(self.env, self.target) as api:
             if api is None:
-                raise ConnectionRefusedError("no kubeconfig ($KUBECONFIG, ~/.kube/config) or service account")
+                raise ConnectionRefusedError(kubernetes_pods.NO_CREDENTIALS)
             return kubernetes_pods.driver_pod(api, self.target.namespace, driver_id)
 
     def end_live(self, tag: str, *, timeout_s: float) -> list[str] | None:
@@ -109,10 +110,17 @@ class KubernetesDrivers:
         return deleted if server is not None else None
 
 
+def refused(error: OSError) -> bool:
+    """Whether the cluster refused the caller (asking again would not help), rather than not answering."""
+    return isinstance(error, PermissionError) or (
+        isinstance(error, urllib.error.HTTPError) and error.code in (401, 403))
+
+
 def followed_to_its_end(cluster: ClusterDrivers, driver: Driver, *, poll_s: float, stopped: Callable[[], bool],
                         warn: Callable[[str], None]) -> Driver:
     """`driver` asked after every `poll_s` seconds until it has ended or is gone (a cluster that does not
-    answer: asked again); `stopped` ends the wait early with InterruptedError (the task was killed)."""
+    answer: asked again; one that refuses, PermissionError or HTTP 401/403: raised); `stopped` ends the wait
+    early with InterruptedError (the task was killed)."""
     while driver.live:
         if stopped():
             raise InterruptedError(f"stopped while {driver.id} ran")
@@ -120,5 +128,7 @@ def followed_to_its_end(cluster: ClusterDrivers, driver: Driver, *, poll_s: floa
         try:
             driver = cluster.get(driver.id) or Gone(driver.id)
         except OSError as e:
+            if refused(e):
+                raise
             warn(f"{cluster.where} did not answer about {driver.id} (asked again): {e}")
     return driver

@@ -9,12 +9,15 @@ site-packages. So, the way Spark documents for Python applications:
   environment's shipped with `--archives` (README, "Running on your cluster");
 - the job's final line is written to the table's storage (`RESULTS_FOLDER`, a hidden folder of the
   base path that Hudi's listings and readers skip), where the task reads it back and removes it;
-- YARN makes one attempt (`spark.yarn.maxAppAttempts=1`): Airflow's retries decide what runs again, as
-  in client mode; a tag names the task's applications, so that its `on_kill` ends its application, and a
-  retry finds one an earlier try left running (a worker lost with its task): it takes that one's result
-  (hudi_ops.airflow.resumable) or ends it (what hudi_ops.spark.driver_lifetime does in client mode);
-- the task follows the application through the ResourceManager's REST API when yarn-site.xml names the
-  ResourceManager (spark-submit returns once YARN accepts the job), else spark-submit waits for its end.
+- one attempt (`spark.yarn.maxAppAttempts=1`; a driver pod is never restarted): Airflow's retries decide
+  what runs again, as in client mode; a tag names the task's drivers (a YARN tag, a Kubernetes label,
+  `TAG_LABEL`), so that its `on_kill` ends them, and a retry finds one an earlier try left running (a worker
+  lost with its task): it follows it and takes its result (hudi_ops.airflow.resumable, Airflow 3.3) or ends
+  it (what hudi_ops.spark.driver_lifetime does in client mode);
+- on YARN, spark-submit returns once YARN accepts the job and the task follows the application through
+  the ResourceManager's REST API, unless yarn-site.xml names none or the job's conf says
+  `spark.yarn.submit.waitAppCompletion=true`; on Kubernetes spark-submit waits for the driver's end (the
+  Spark provider takes the job's exit code from its log).
 hudi-ops' driver JVM options (hudi_ops.spark.driver_jvm) are the worker's and stay out.
 """
 

@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 
 #: Spark's namespace when `spark.kubernetes.namespace` is not set
 DEFAULT_NAMESPACE = "default"
+#: why the worker cannot reach the API
+NO_CREDENTIALS = "no kubeconfig ($KUBECONFIG, ~/.kube/config) or service account"
 NAMESPACE = "spark.kubernetes.namespace"
 CONTEXT = "spark.kubernetes.context"
 #: where Kubernetes mounts a pod's service account (its token and the API's CA)
@@ -211,9 +213,11 @@ def delete_labelled(env: Mapping[str, str], target: KubernetesTarget, tag: str, 
             return None, []
         deleted = []
         for pod in driver_pods(api, target.namespace, tag, timeout_s=timeout_s):
+            if not pod.live or pod.deleting:  # ended, or on its way out already
+                continue
             # Background: the executors go with the driver pod (Kubernetes' default for pods, said anyway)
-            if pod.live and _request(api, "delete_namespaced_pod", pod.name, target.namespace, timeout_s=timeout_s,
-                                     body=V1DeleteOptions(propagation_policy="Background")) is not None:
+            if _request(api, "delete_namespaced_pod", pod.name, target.namespace, timeout_s=timeout_s,
+                        body=V1DeleteOptions(propagation_policy="Background")) is not None:
                 deleted.append(pod.name)  # None: it went between the list and the delete
         return target.server, deleted
 

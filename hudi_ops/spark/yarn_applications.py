@@ -1,10 +1,12 @@
 """A YARN application found, followed and killed through the ResourceManager's REST API, which needs no
 Hadoop client and no JVM.
 
-The Spark provider's `on_kill` runs `yarn application -kill`, a command an Airflow worker rarely has;
-the ResourceManager's web address is in the `yarn-site.xml` that spark-submit reads
-(`$HADOOP_CONF_DIR` or `$YARN_CONF_DIR`; with HA, each ResourceManager's, tried in turn). A cluster
-whose REST API asks for Kerberos (SPNEGO) needs the provider's way: Hadoop's client and a ticket.
+The Spark provider's own kill needs Hadoop's client (5.x: `yarn application -kill`, a command an Airflow
+worker rarely has) or settings of its own (6.x); the ResourceManager's web address is in the
+`yarn-site.xml` that spark-submit reads (`$HADOOP_CONF_DIR` or `$YARN_CONF_DIR`; with HA, each
+ResourceManager's, tried in turn). A cluster
+whose REST API asks for Kerberos (SPNEGO) needs the provider's way: Hadoop's client and a ticket, and
+spark-submit waiting for the application (`spark.yarn.submit.waitAppCompletion=true`).
 """
 
 from __future__ import annotations
@@ -134,6 +136,12 @@ def kill_tagged(rm_urls: Sequence[str], tag: str, *, timeout_s: float = 10.0) ->
     return _first_answer(rm_urls, kill)
 
 
+def kill(rm_urls: Sequence[str], app_id: str, *, timeout_s: float = 10.0) -> None:
+    """Ask the ResourceManager to kill one application (an ended one stays as it ended)."""
+    _first_answer(rm_urls, lambda rm: _call(rm, f"/ws/v1/cluster/apps/{app_id}/state", method="PUT",
+                                            body={"state": "KILLED"}, timeout_s=timeout_s))
+
+
 def _first_answer(rm_urls: Sequence[str], ask: Callable[[str], _T]) -> _T:
     """`ask` of each ResourceManager in turn until one answers (a standby, or one that is down: the next)."""
     error: OSError = OSError("no ResourceManager is named")
@@ -155,5 +163,8 @@ def _call(rm_url: str, path: str, *, method: str = "GET", body: Mapping[str, Any
         "Accept": "application/json", "Content-Type": "application/json"})
     with urllib.request.urlopen(request, timeout=timeout_s) as response:
         text = response.read()
-    return json.loads(text) if text else {}
+    try:
+        return json.loads(text) if text else {}
+    except ValueError as e:  # a standby's "no active RM" page, a proxy's login page: not this API
+        raise ConnectionError(f"{rm_url} answered {path} with no JSON: {text[:200]!r}") from e
 

@@ -161,16 +161,25 @@ def test_the_final_line_goes_whole_into_the_operators_result_file_and_to_stdout(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["result.json"]  # no partial file left
 
 
-def test_a_result_file_goes_to_a_folder_made_for_it_and_reads_back_once(tmp_path, monkeypatch, capsys):
-    from hudi_ops.job_specs.results import RESULT_FILE_ENV, parse_result_line, read_result_file, report
+def test_a_result_file_goes_to_a_folder_made_for_it_reads_back_and_is_removed(tmp_path, monkeypatch, capsys):
+    from hudi_ops.job_specs.results import (
+        RESULT_FILE_ENV,
+        parse_result_line,
+        read_result_file,
+        remove_result_file,
+        report,
+    )
 
     target = tmp_path / "table" / ".hudi-ops" / "results" / "run.json"  # a cluster-mode job's, on the table's storage
     monkeypatch.setenv(RESULT_FILE_ENV, target.as_uri())
     outcome = JobResult(job="ingest", instant="20261125101010101", commits=1)
     report(outcome)
-    line = read_result_file(target.as_uri(), remove=True)
+    line = read_result_file(target.as_uri())
     assert parse_result_line(line, "ingest", JobResult) == outcome
+    assert read_result_file(target.as_uri()) == line  # read again by a retry, until the task removes it
+    remove_result_file(target.as_uri())
     assert not target.exists() and read_result_file(target.as_uri()) is None
+    remove_result_file(target.as_uri())  # gone already: nothing to do
 
 
 def test_a_result_file_that_cannot_be_written_does_not_fail_the_job(tmp_path, monkeypatch, capsys):

@@ -46,7 +46,8 @@ def test_a_cleared_run_another_tasks_tag_or_a_damaged_value_is_not_taken_up():
     assert ApplicationRecord(context(store, clear_number=2)).earlier("hudi-ops-a") is None  # cleared again since
     assert ApplicationRecord(context(store, clear_number=1)).earlier("hudi-ops-b") is None
     assert ApplicationRecord(context(store, clear_number=1)).earlier("hudi-ops-a") is not None
-    for damaged in ({"tag": "hudi-ops-a"}, "text", [1], {**store.values[KEY], "clear_number": "x"}):
+    for damaged in ({"tag": "hudi-ops-a"}, "text", [1], {**store.values[KEY], "clear_number": "x"},
+                    {**store.values[KEY], "known": "application_1_1"}):
         store.values[KEY] = damaged
         assert ApplicationRecord(context(store, clear_number=1)).earlier("hudi-ops-a") is None
 
