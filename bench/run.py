@@ -25,7 +25,7 @@ BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
 #: the benchmarks; the folder's other files are what they start (spark-submit applications) or share
 BENCHMARKS = ("freshness.py", "upsert_hudi_vs_naive.py", "platform_overhead.py", "commit_contention.py",
               "wasted_work.py", "services_idle_tick.py", "mor_vs_cow.py", "clean_planning.py", "job_fixed_cost.py",
-              "fleet.py", "fleet_scale.py", "kafka_freshness.py")
+              "fleet.py", "fleet_scale.py", "kafka_freshness.py", "deferrable_backfill.py")
 #: the lines kept, in the table's order: each benchmark's, and the Kafka catch-up that kafka_freshness.py also
 #: measures alone (`--runs` with none, a long backlog)
 KEPT = (*(n.removesuffix(".py") for n in BENCHMARKS), "kafka_catch_up")
@@ -132,11 +132,23 @@ def _kafka_freshness(r: dict) -> list[tuple[str, str]]:
     return rows
 
 
+def _deferrable(r: dict) -> list[tuple[str, str]]:
+    waits, deferred = r["results"]["submit_waits"], r["results"]["deferred"]
+    setting = f"a {r['days']}-day backfill in YARN cluster mode, all days at once"
+    return [(f"{setting}: worker slot-seconds, spark-submit waiting / deferrable",
+             f"**{r['slot_s_submit_waits_over_deferred']}** ({waits['slot_s']:,} / {deferred['slot_s']:,})"),
+            (f"{setting}: worker memory (MiB-seconds), spark-submit waiting / deferrable",
+             f"**{r['memory_submit_waits_over_deferred']}** "
+             f"({waits['memory_mib_s']:,} / {deferred['memory_mib_s']:,})"),
+            (f"{setting}: wall time, deferrable / spark-submit waiting (goal <= 1)",
+             f"**{r['wall_deferred_over_submit_waits']}** ({deferred['wall_s']} s / {waits['wall_s']} s)")]
+
+
 ROWS: dict[str, Callable[[dict], list[tuple[str, str]]]] = {
     "freshness": _freshness, "upsert_hudi_vs_naive": _upsert, "platform_overhead": _overhead,
     "commit_contention": _contention, "wasted_work": _wasted, "services_idle_tick": _idle, "mor_vs_cow": _mor,
     "clean_planning": _clean, "job_fixed_cost": _fixed_cost, "fleet": _fleet, "fleet_scale": _fleet_scale,
-    "kafka_freshness": _kafka_freshness, "kafka_catch_up": _kafka_freshness}
+    "kafka_freshness": _kafka_freshness, "kafka_catch_up": _kafka_freshness, "deferrable_backfill": _deferrable}
 
 
 def table(results: list[dict]) -> str:
