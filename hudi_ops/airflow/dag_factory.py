@@ -245,13 +245,14 @@ class _Table:
         return {**conf, **off}
 
     def _job_args(self, section: SparkSection | None = None) -> dict[str, Any]:
-        """The arguments every job of the table takes; the DAG `section`'s Spark connection and settings
-        over the table's."""
+        """The arguments every job of the table takes; the DAG `section`'s Spark connection, settings and
+        deferral over the table's."""
         c = self.config
         own = section if section is not None else SparkSection()
         return {"base_path": c.base_path, "table_name": self.name, "zookeeper_conn_id": c.zookeeper_conn_id,
                 "aws_conn_id": c.aws_conn_id, "conn_id": own.spark_conn_id or c.spark_conn_id,
                 "conf": {**c.spark_conf, **own.spark_conf},
+                "deferrable": c.deferrable if own.deferrable is None else own.deferrable,
                 "hive_metastore_conn_id": c.catalog.hive_metastore_conn_id if c.catalog else None}
 
     def _no_backfills(self, what: str) -> str:

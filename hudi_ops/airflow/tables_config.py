@@ -123,6 +123,7 @@ class SparkSection(_Section):
 
     spark_conn_id: Annotated[str | None, Blank] = Field(None, description="none: the table's")
     spark_conf: Options = Field(default_factory=dict, description="over the table's, key by key")
+    deferrable: bool | None = Field(None, description="none: the table's")
 
 
 class IngestConfig(SparkSection):
@@ -348,6 +349,8 @@ class TableConfig(_Section):
         default_factory=RestoreConfig)
     spark_conn_id: str = Field("spark_default", min_length=1)
     spark_conf: Options = Field(default_factory=dict)
+    deferrable: bool = Field(False, description="a YARN cluster-mode job's task waits in Airflow's triggerer while "
+                             "its application runs, holding no worker slot")
     zookeeper_conn_id: str | None = HudiHook.default_conn_name
     aws_conn_id: str | None = Field(None, description="for a table on S3: an Airflow connection of type aws "
                                     "(keys, endpoint_url, region_name, config_kwargs.s3.addressing_style)")

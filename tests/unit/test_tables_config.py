@@ -50,6 +50,22 @@ def test_each_dag_section_may_take_its_own_spark_connection_and_settings():
     assert trips.spark_conf == {"spark.executor.cores": "2"}  # the table's stay for its other DAGs
 
 
+def test_a_table_or_one_of_its_dags_may_defer_its_tasks_while_yarn_runs_their_jobs():
+    from hudi_ops.airflow.dag_factory import dags_from_config
+
+    config = {"tables": {"trips": {**TABLE, "deferrable": True, "ingest": {"source_path": "/in", "deferrable": False},
+                                   "backfill": {}, "services": {"clean": {}}}}}
+    trips = parse_tables_config(config).tables["trips"]
+    assert (trips.deferrable, trips.ingest.deferrable, trips.backfill.deferrable) == (True, False, None)
+    dags = dags_from_config(config)
+    deferrable = {dag_id: {t.task_id: t.deferrable for t in dag.tasks if hasattr(t, "deferrable")}
+                  for dag_id, dag in dags.items()}
+    assert set(deferrable["hudi_ingest__trips"].values()) == {False}  # its own
+    assert set(deferrable["hudi_backfill__trips"].values()) == {True}  # the table's
+    assert set(deferrable["hudi_services__trips"].values()) == {True}
+    assert parse_tables_config({"tables": {"trips": TABLE}}).tables["trips"].deferrable is False
+
+
 @pytest.mark.parametrize("section", ["ingest", "backfill", "services", "restore"])
 def test_a_dag_section_in_the_defaults_is_refused_rather_than_given_to_every_table(section):
     with pytest.raises(ConfigError, match=f"`defaults` in tables.yaml holds {section}: a DAG's section belongs to "
