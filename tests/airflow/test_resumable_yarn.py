@@ -21,6 +21,7 @@ from hudi_ops.airflow.operators import HudiIngestOperator
 from hudi_ops.local.local_airflow import LocalAirflow
 from hudi_ops.local.yarn_cluster import YarnCluster
 from hudi_ops.locks.held_lock import HeldLock
+from hudi_ops.spark.cluster_mode import application_tag
 from tests.airflow.conftest import ZOOKEEPER_CONN_ENV, zookeeper_conn
 from tests.tables import Model, read_hudi_rs, read_spark, trips, write_source
 
@@ -87,9 +88,18 @@ def until(what, timeout_s: float = 300.0, every_s: float = 1.0):
     return value
 
 
-def tagged_applications(yarn: YarnCluster, name: str) -> list[dict]:
-    return [app for app in yarn.applications() if app["name"] == f"hudi-ops-ingest-{name}"
-            or app["name"] == f"hudi-ops-backfill-{name}"]
+def tagged_applications(yarn: YarnCluster, dag_id: str) -> list[dict]:
+    """The applications YARN has of the run's task, by the tag every try of it gives its application."""
+    tag = application_tag(dag_id, "job", "run1", -1)
+    return [app for app in yarn.applications() if tag in app["applicationTags"].split(",")]
+
+
+def assert_one_application_and_the_rows(airflow, yarn, spark, tables, dag_id: str, app_id: str, rows) -> None:
+    """The run succeeded with one application for its task, and the table holds the rows written (hudi-rs, Spark)."""
+    assert airflow.wait_for_runs([(dag_id, "run1")])[(dag_id, "run1")] == "success"
+    assert [(a["id"], a["finalStatus"]) for a in tagged_applications(yarn, dag_id)] == [(app_id, "SUCCEEDED")]
+    path = tables[dag_id]["path"]
+    assert read_hudi_rs(path) == Model().upsert(rows).expected() == read_spark(spark, path)
 
 
 def start_held_run(airflow, tables, dag_id: str, rows: list[dict]) -> HeldLock:
@@ -124,11 +134,7 @@ def test_a_retry_takes_up_the_application_of_a_try_killed_with_kill_9(airflow_on
         assert _app_state(yarn, app["id"]) in ("ACCEPTED", "RUNNING"), retry  # the same one, never ended
     finally:
         lock.__exit__(None, None, None)
-    assert airflow.wait_for_runs([(dag_id, "run1")])[(dag_id, "run1")] == "success"
-    apps = tagged_applications(yarn, dag_id)
-    assert [(a["id"], a["finalStatus"]) for a in apps] == [(app["id"], "SUCCEEDED")]
-    path = tables[dag_id]["path"]
-    assert read_hudi_rs(path) == Model().upsert(rows).expected() == read_spark(spark, path)
+    assert_one_application_and_the_rows(airflow, yarn, spark, tables, dag_id, app["id"], rows)
 
 
 def test_a_retry_after_the_application_ended_takes_its_result_without_a_new_one(
@@ -146,11 +152,8 @@ def test_a_retry_after_the_application_ended_takes_its_result_without_a_new_one(
         lock.__exit__(None, None, None)
     until(lambda: _app_state(yarn, app["id"]) == "FINISHED")  # it committed with no task watching
     airflow.api("PATCH", f"/api/v2/dags/{dag_id}", {"is_paused": False})
-    assert airflow.wait_for_runs([(dag_id, "run1")])[(dag_id, "run1")] == "success"
+    assert_one_application_and_the_rows(airflow, yarn, spark, tables, dag_id, app["id"], rows)
     assert "ended well: this try takes its result" in airflow.task_log(dag_id, "run1", "job", 2)
-    assert [(a["id"], a["finalStatus"]) for a in tagged_applications(yarn, dag_id)] == [(app["id"], "SUCCEEDED")]
-    path = tables[dag_id]["path"]
-    assert read_hudi_rs(path) == Model().upsert(rows).expected() == read_spark(spark, path)
 
 
 def test_a_deferrable_backfill_day_waits_in_the_triggerer_holding_no_worker_slot(
@@ -172,13 +175,9 @@ def test_a_deferrable_backfill_day_waits_in_the_triggerer_holding_no_worker_slot
         assert ti.get("triggerer_job"), ti  # the triggerer holds it
     finally:
         lock.__exit__(None, None, None)
-    assert airflow.wait_for_runs([(dag_id, "run1")])[(dag_id, "run1")] == "success"
-    ti = airflow.task_instance(dag_id, "run1", "job")
-    assert ti["try_number"] == 1, ti
     (app,) = tagged_applications(yarn, dag_id)
-    assert app["finalStatus"] == "SUCCEEDED"
-    path = tables[dag_id]["path"]
-    assert read_hudi_rs(path) == Model().upsert(rows).expected() == read_spark(spark, path)
+    assert_one_application_and_the_rows(airflow, yarn, spark, tables, dag_id, app["id"], rows)
+    assert airflow.task_instance(dag_id, "run1", "job")["try_number"] == 1  # resumed, not retried
 
 
 def _app_state(yarn: YarnCluster, app_id: str) -> str:
