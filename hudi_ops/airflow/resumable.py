@@ -26,6 +26,11 @@ from typing import Any
 
 from hudi_ops.spark.cluster_drivers import ClusterDrivers, Driver
 
+try:
+    from airflow.sdk import NEVER_EXPIRE  # Airflow 3.3's, as is the store
+except ImportError:  # before 3.3 there is no store to keep a record in
+    NEVER_EXPIRE = None
+
 #: the key in the task's state store; renaming it strands the applications of the tries running at the time
 KEY = "hudi-ops-cluster-driver"
 
@@ -87,7 +92,5 @@ class ApplicationRecord:
 
     def save(self, record: SubmittedApplication) -> None:
         if self._store is not None:
-            from airflow.sdk import NEVER_EXPIRE  # Airflow 3.3's, as is the store
-
             # kept for as long as a retry may come: the default retention could expire it under a long job
             self._store.set(KEY, record.to_json(), retention=NEVER_EXPIRE)
