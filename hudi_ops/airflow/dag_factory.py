@@ -42,14 +42,19 @@ budget of jobs at once across its tables, picked each tick by the group's policy
 
 from __future__ import annotations
 
+import copy
+import functools
 import logging
 import os
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
-from airflow.sdk import DAG, AssetOrTimeSchedule, CronTriggerTimetable, Param, task
+import attrs
+from airflow.sdk import DAG, AssetOrTimeSchedule, CronTriggerTimetable, Param, ParamsDict, task
 from airflow.utils.types import DagRunType
 
 from hudi_ops.airflow.backfill_timetable import DailyBackfillTimetable
@@ -142,24 +147,56 @@ def table_entries(config: TablesConfig, *, origin: str = "tables config") -> dic
             for name, t in _tables(config, origin).items()}
 
 
-def dags_from_file(path: str | Path) -> dict[str, DAG]:
-    return dags_from_config(read_tables_config(path), origin=str(path))
+@dataclass(frozen=True)
+class Shard:
+    """The `index`-th of `count` shares of a fleet's tables and services groups: the DAGs of one of several
+    DAG files, which Airflow's DAG processor parses in parallel. A table's share is its name's CRC-32 modulo
+    `count` (a group's, its DAG id's): it stays put as other tables come and go, so no DAG moves to another
+    file."""
+
+    index: int = 0
+    count: int = 1
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.index < self.count:
+            raise ValueError(f"shard {self.index} of {self.count}: give a shard from 0 to shards - 1")
+
+    def holds(self, name: str) -> bool:
+        return self.count == 1 or zlib.crc32(name.encode()) % self.count == self.index
 
 
-def dags_from_config(config: TablesConfig | Mapping[str, Any], *, origin: str = "tables config") -> dict[str, DAG]:
-    """The DAGs of every table the config accepts; `config` is the model or its YAML data (checked here). A
-    refused table gets none, and a warning in the parse's log (hudi_ops.airflow.dag_files makes its
+WHOLE = Shard()
+
+
+def dags_from_file(path: str | Path, *, shard: Shard = WHOLE) -> dict[str, DAG]:
+    return dags_from_config(read_tables_config(path), origin=str(path), shard=shard)
+
+
+def dags_from_config(config: TablesConfig | Mapping[str, Any], *, origin: str = "tables config",
+                     shard: Shard = WHOLE) -> dict[str, DAG]:
+    """The DAGs of every table the config accepts, in `shard`; `config` is the model or its YAML data (checked
+    here). A refused table gets none, and a warning in the parse's log (hudi_ops.airflow.dag_files makes its
     refusal an import error Airflow shows)."""
     model = config if isinstance(config, TablesConfig) else parse_tables_config(config, origin)
-    for reason in model.refused.values():
-        log.warning("no DAGs for %s", reason)
+    for name, reason in model.refused.items():
+        if shard.holds(name):
+            log.warning("no DAGs for %s", reason)
     dags: dict[str, DAG] = {}
-    tables = _tables(model, origin)
+    tables = _tables(model, origin, _airflow_dag_defaults())
     for table in tables.values():
-        for dag in (table.ingest_dag(), table.backfill_dag(), table.services_dag(), table.restore_dag()):
-            if dag is not None:
-                dags[dag.dag_id] = dag
+        if shard.holds(table.name):
+            for dag in (table.ingest_dag(), table.backfill_dag(), table.services_dag(), table.restore_dag()):
+                if dag is not None:
+                    dags[dag.dag_id] = dag
+    return {**dags, **_group_dags(model, tables, origin, shard)}
+
+
+def _group_dags(model: TablesConfig, tables: Mapping[str, _Table], origin: str, shard: Shard) -> dict[str, DAG]:
+    """The services groups' DAGs in `shard`, each with all of its tables, whatever their shards."""
+    dags = {}
     for name, group in model.services_groups.items():
+        if not shard.holds(group_dag_id(name)):
+            continue
         members = {t: tables[t] for t in model.group_members(name)}
         if members:
             dags[group_dag_id(name)] = services_group_dag(name, group, members)
@@ -191,13 +228,51 @@ def services_group_dag(name: str, group: ServicesGroupConfig, members: Mapping[s
     return dag
 
 
-def _tables(config: TablesConfig, origin: str) -> dict[str, _Table]:
-    return {name: _Table(name, table, origin) for name, table in config.tables.items()}
+@functools.cache
+def _backfill_timetable() -> DailyBackfillTimetable:
+    """One for every backfill DAG (it keeps no state): each new one has its cron described, a fifth of the
+    DAG's build."""
+    return DailyBackfillTimetable()
+
+
+def _with_params(dag: DAG, params: Mapping[str, Param]) -> DAG:
+    """`dag` with `params`, given after its tasks were built, and each task its copy of them marked as the
+    DAG's, as Airflow gives a task of a DAG that has params. Built inside such a DAG, an operator copies them
+    once for each of its classes (Airflow's `apply_defaults`), all copies but one thrown away: a third of a
+    backfill DAG's build. The run's `params` (the DAG's, the task's over them) are the same."""
+    dag.params = params
+    for op in dag.tasks:
+        op.params = ParamsDict({name: _task_param(param) for name, param in dag.params.items()})
+    return dag
+
+
+def _task_param(param: Param) -> Param:
+    """A task's own copy of its DAG's `param` (a run's values go into it), marked as the DAG's."""
+    own = copy.copy(param)
+    own.source = "dag"
+    return own
+
+
+#: the DAG arguments whose defaults Airflow's DAG reads from Airflow's config, at every DAG
+_CONFIG_DEFAULTED = ("max_active_tasks", "max_consecutive_failed_dag_runs", "disable_bundle_versioning")
+
+
+def _airflow_dag_defaults() -> dict[str, Any]:
+    """Those defaults as Airflow's DAG makes them (its attrs fields' factories), made once for the DAGs of
+    a parse: made at every DAG, they are a tenth of the DAGs' build."""
+    fields = attrs.fields_dict(DAG)
+    return {name: fields[name].default.factory() for name in _CONFIG_DEFAULTED if name in fields}
+
+
+def _tables(config: TablesConfig, origin: str,
+            dag_defaults: Mapping[str, Any] = MappingProxyType({})) -> dict[str, _Table]:
+    return {name: _Table(name, table, origin, dag_defaults) for name, table in config.tables.items()}
 
 
 class _Table:
-    def __init__(self, name: str, config: TableConfig, origin: str) -> None:
+    def __init__(self, name: str, config: TableConfig, origin: str, dag_defaults: Mapping[str, Any]) -> None:
         self.name, self.config, self.origin = name, config, origin
+        self.dag_defaults = dag_defaults  # _airflow_dag_defaults(), or none: Airflow's DAG reads them itself
         self.services = config.services or ServicesConfig()
 
     @property
@@ -255,6 +330,9 @@ class _Table:
                 "deferrable": c.deferrable if own.deferrable is None else own.deferrable,
                 "hive_metastore_conn_id": c.catalog.hive_metastore_conn_id if c.catalog else None}
 
+    def _dag(self, dag_id: str, **kwargs: Any) -> DAG:
+        return DAG(dag_id, **{**self.dag_defaults, **kwargs})
+
     def _no_backfills(self, what: str) -> str:
         """The description of a DAG that takes no Airflow backfill: where backfills go (Airflow's refusal
         names only the DAG it refuses)."""
@@ -282,7 +360,7 @@ class _Table:
             schedule = AssetOrTimeSchedule(timetable=CronTriggerTimetable(ingest.schedule, timezone="UTC"),
                                            assets=[messages]) if ingest.schedule else [messages]
         goal = self.config.freshness
-        with DAG(
+        with self._dag(
             ingest_dag_id(self.name), schedule=schedule, max_active_runs=1, catchup=False,
             allowed_run_types=NO_BACKFILLS, tags=["hudi", self.name],
             deadline=freshness_deadline(self.name, goal) if goal is not None else None,
@@ -325,10 +403,9 @@ class _Table:
                                  description="shuffle parallelism of the writes (0: Hudi's choice, from the input)"),
         }
         conf = {**hoodie_conf, **dict.fromkeys(PARALLELISM_KEYS, "{{ params.parallelism }}")}
-        with DAG(
-            backfill_dag_id(self.name), schedule=DailyBackfillTimetable(), allowed_run_types=BACKFILL_RUNS,
-            max_active_runs=backfill.max_active_runs, catchup=False, params=params,
-            tags=["hudi", self.name, "backfill"],
+        with self._dag(  # its params once its task is built: _with_params
+            backfill_dag_id(self.name), schedule=_backfill_timetable(), allowed_run_types=BACKFILL_RUNS,
+            max_active_runs=backfill.max_active_runs, catchup=False, tags=["hudi", self.name, "backfill"],
             description=f"Backfills {self.name} from dt=YYYY-MM-DD source folders: an Airflow backfill "
                         "(a run per day), or a manual run with start and end.",
             doc_md=f"Backfills `{self.name}` from dt=YYYY-MM-DD source partitions, one commit per day: "
@@ -343,7 +420,7 @@ class _Table:
                 # Airflow's own backfill runs up to its --max-active-runs (10) at once, past the DAG's
                 max_active_tis_per_dag=backfill.max_active_runs,
             )
-        return dag
+        return _with_params(dag, params)
 
     def services_dag(self) -> DAG | None:
         services = self.services
@@ -355,7 +432,7 @@ class _Table:
         cron = services.schedule
         schedule = AssetOrTimeSchedule(timetable=CronTriggerTimetable(cron, timezone="UTC"), assets=[asset]) \
             if cron else [asset]
-        with DAG(
+        with self._dag(
             # one service job of the table at a time: services never pile up, on a table or on the cluster
             services_dag_id(self.name), schedule=schedule, max_active_runs=1, max_active_tasks=1, catchup=False,
             allowed_run_types=NO_BACKFILLS, tags=["hudi", self.name, "services"],
@@ -400,8 +477,8 @@ class _Table:
         table = {"base_path": self.config.base_path, "aws_conn_id": self.config.aws_conn_id}
         params = {"savepoint": Param(type="string", pattern="^[0-9]{14}([0-9]{3})?$",
                                      description="the savepoint to restore to (`hudi-ops savepoints` lists them)")}
-        with DAG(
-            restore_dag_id(self.name), schedule=None, max_active_runs=1, catchup=False, params=params,
+        with self._dag(  # its params once its tasks are built: _with_params
+            restore_dag_id(self.name), schedule=None, max_active_runs=1, catchup=False,
             allowed_run_types=NO_BACKFILLS, tags=["hudi", self.name, "restore"],
             description=self._no_backfills(f"Restores {self.name} to a savepoint."),
             doc_md=f"Restores `{self.name}` to a savepoint: pauses {', '.join(writers)}, waits for their runs "
@@ -416,4 +493,4 @@ class _Table:
             unpause = UnpauseWritersOperator(task_id="unpause_writers", pause_task_id=pause.task_id,
                                              work_task_id=run.task_id, **api, **table)
             pause >> wait >> run >> unpause
-        return dag
+        return _with_params(dag, params)

@@ -14,6 +14,7 @@ value wins, as a whole. A section's `spark_conn_id` and `spark_conf` go over the
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -98,14 +99,19 @@ Blank = BeforeValidator(_none_if_blank)
 AIRFLOW_ONLY_PRESETS = ("@once", "@continuous")
 
 
+@functools.cache  # a fleet's tables share a few schedules: each is checked once a parse, not once a table
+def _check_cron(value: str) -> None:
+    CronTriggerTimetable(value, timezone="UTC").validate()
+    croniter(value).get_next(dt.datetime)
+
+
 def _airflow_schedule(value: str | None, *, also: tuple[str, ...] = ()) -> str | None:
     """`value` if Airflow takes it as a cron schedule (the timetable Airflow builds from it validates, as the
     DAG processor checks it) and it fires at all; else ValueError naming the fix."""
     if value is None or value in also:
         return value
     try:
-        CronTriggerTimetable(value, timezone="UTC").validate()
-        croniter(value).get_next(dt.datetime)
+        _check_cron(value)
     except Exception as e:  # Airflow's AirflowTimetableInvalid, croniter's errors: the same fix
         presets = ", ".join(["@hourly", "@daily", "@weekly", "@monthly", "@yearly", *also])
         raise ValueError(f"{value!r} is not a schedule Airflow takes ({e}); give a cron expression such as "

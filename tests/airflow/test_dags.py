@@ -94,6 +94,77 @@ def test_a_services_group_is_one_dag_for_its_tables_services_bounded_by_its_budg
         "hudi_ingest__hot", "hudi_services_group__fleet"]
 
 
+def fleet_config(tables: int) -> dict:
+    """`tables` tables with an ingest, a backfill and services, every other one in the `fleet` group."""
+    def table(i: int) -> dict:
+        services = {"clean": {}, **({"group": "fleet"} if i % 2 else {})}
+        return {"base_path": f"/t/t{i}", "record_key": "id", "ingest": {"source_path": f"/in/t{i}"},
+                "backfill": {}, "services": services}
+    return {"services_groups": {"fleet": {}}, "tables": {f"t{i}": table(i) for i in range(tables)}}
+
+
+def test_sharded_dag_files_give_each_dag_once_and_each_tables_dags_together(airflow_db):
+    from hudi_ops.airflow.dag_factory import Shard, dags_from_config, table_of_dag
+
+    config = fleet_config(12)
+    whole = dags_from_config(config)
+    shards = [dags_from_config(config, shard=Shard(i, 3)) for i in range(3)]
+    assert sorted(itertools.chain.from_iterable(shards)) == sorted(whole)  # each DAG in one shard exactly
+    assert all(shards)  # 12 tables spread over the 3
+    for dags in shards:
+        tables = {table_of_dag(d) for d in dags} - {None}
+        assert {d for d in whole if table_of_dag(d) in tables} <= set(dags)  # a table's DAGs stay together
+    (group,) = [dags["hudi_services_group__fleet"] for dags in shards if "hudi_services_group__fleet" in dags]
+    assert set(group.get_task("plan").op_kwargs["tables"]) == {f"t{i}" for i in range(1, 12, 2)}  # every member
+    # a table keeps its shard as others come and go: none of its DAGs moves to another file
+    grown = fleet_config(20)
+    assert all(set(dags) <= set(dags_from_config(grown, shard=Shard(i, 3))) for i, dags in enumerate(shards))
+    with pytest.raises(ValueError, match="shard 3 of 3: give a shard from 0 to shards - 1"):
+        Shard(3, 3)
+
+
+def test_sharded_dag_files_load_the_fleets_dags_in_airflow(airflow_db, tmp_path, monkeypatch):
+    """Three copies of the DAG file, each naming its shard, in place of dags/hudi_ops_tables.py."""
+    from airflow.dag_processing.dagbag import DagBag
+
+    from hudi_ops.airflow.dag_factory import dags_from_config
+
+    config = tmp_path / "tables.yaml"
+    config.write_text(yaml.safe_dump(fleet_config(12)))
+    monkeypatch.setenv("HUDI_OPS_TABLES_CONFIG", str(config))
+    folder = tmp_path / "dags"
+    folder.mkdir()
+    for shard in range(3):
+        (folder / f"hudi_ops_tables_{shard}.py").write_text(
+            "from hudi_ops.airflow.dag_files import tables_dags\n\n"
+            f"globals().update(tables_dags(__file__, shard={shard}, shards=3))\n")
+    bag = DagBag(dag_folder=str(folder))
+    assert bag.import_errors == {} and sorted(bag.dag_ids) == sorted(dags_from_config(fleet_config(12)))
+    assert len({bag.get_dag(d).fileloc for d in bag.dag_ids}) == 3
+
+
+def test_a_dags_params_are_each_tasks_as_airflow_gives_them(airflow_db):
+    """The backfill and restore DAGs get their params once their tasks are built (an operator built in a DAG
+    with params copies them once per class); each task still has its own copy, marked as the DAG's, and a
+    run's values go to the task's, as for any DAG with params."""
+    from airflow.sdk.definitions.param import process_params
+
+    from hudi_ops.airflow.dag_factory import dags_from_config
+
+    dags = dags_from_config({"tables": {"t": {"base_path": "/t", "record_key": "id",
+                                              "backfill": {"source_path": "/history"}}}})
+    for dag in (dags["hudi_backfill__t"], dags["hudi_restore__t"]):
+        assert dag.params and {dag.params.get_param(k).source for k in dag.params} == {None}
+        for task in dag.tasks:
+            assert task.params.dump() == dag.params.dump(), task.task_id
+            assert all(task.params.get_param(k).source == "dag" for k in task.params)
+            assert not any(task.params.get_param(k) is dag.params.get_param(k) for k in dag.params)
+    backfill = dags["hudi_backfill__t"]
+    run = process_params(backfill, backfill.get_task("backfill"), {"start": "2026-01-01"}, suppress_exception=False)
+    assert (run["start"], run["source_path"], run["operation"]) == ("2026-01-01", "/history", "UPSERT")
+    assert backfill.params["start"] is None  # the DAG's own param keeps its default
+
+
 def test_airflow_backfills_go_to_the_backfill_dag_alone_a_run_per_day_and_never_on_its_own(airflow_db):
     from airflow.dag_processing.dagbag import DagBag
     from airflow.timetables.base import TimeRestriction
