@@ -387,7 +387,7 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         try:
             super().execute(context)
         except AirflowException as e:
-            outcome = self._outcome()
+            outcome = self._outcome_seen = self._outcome()  # its failure, for lineage too
             if not isinstance(outcome, JobResult | ServiceResult):  # a job that ended well keeps it for the retry
                 self._remove_result()
             raise self._failed(e, outcome) from e
