@@ -391,8 +391,9 @@ class HudiSparkJobOperator(SparkSubmitOperator):
             if not isinstance(outcome, JobResult | ServiceResult):  # a job that ended well keeps it for the retry
                 self._remove_result()
             raise self._failed(e, outcome) from e
-        if submission is None or not self._tracked:  # spark-submit waited for the job's end
+        if not self._tracked:  # spark-submit waited for the job's end
             return self._concluded(context, None)
+        assert submission is not None  # a followed job's submission is always listed (or the try failed)
         return self._followed(context, self._submitted(submission))
 
     def execute_complete(self, context: Any, event: Mapping[str, Any], submitted_at: float | None = None,

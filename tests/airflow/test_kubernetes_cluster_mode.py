@@ -176,3 +176,7 @@ def test_a_retry_whose_earlier_driver_pod_failed_submits_anew(api_and_retry, tmp
     with pytest.raises(AirflowException, match="Cannot execute: spark-submit"):  # the traced one logs no exit code
         op.execute(context)
     assert called.exists()  # submitted anew
+    # the earlier record looked at (the failed pod found), the live pods ended (none), this try's record kept
+    assert [(r["method"], r["path"]) for r in api.requests] == [("GET", pods)] * 3
+    recorded = SubmittedApplication.from_json(context["task_state_store"].get("hudi-ops-cluster-driver"))
+    assert recorded is not None and recorded.known == ("trips-ingest-1a2b-driver",)
