@@ -18,8 +18,10 @@ Asked in Python (confluent-kafka, the client of Airflow's Kafka provider), witho
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from hudi_ops.config import StreamerConfig
 from hudi_ops.errors import ConfigError, HudiOpsError, InvalidInputError, SourceUnavailableError, TableNotFoundError
@@ -42,6 +44,9 @@ SKIPPED_KEY = "_hudi_ops.kafka.skipped"
 #: the Kafka client's settings among a job's options: `kafka.bootstrap.servers`, ... (Spark's prefix)
 CLIENT_PREFIX = "kafka."
 _TIMEOUT_S = 30.0
+#: the longest one call into librdkafka waits: a C call holds back the driver's signals until it returns, and
+#: the signal that ends a job whose task is gone must not wait for a broker that is down (driver_lifetime)
+_SLICE_S = 0.5
 
 
 def source_id(topic: str) -> str:
@@ -232,7 +237,8 @@ def watermarks(topic: str, client: Mapping[str, str]) -> tuple[dict[int, int], d
     except KafkaException as e:
         raise ConfigError(f"the Kafka client refuses the ingest's settings: {e}; fix the Kafka connection") from None
     try:
-        topics = consumer.list_topics(topic, timeout=_TIMEOUT_S).topics
+        deadline = time.monotonic() + _TIMEOUT_S
+        topics = _answered(lambda timeout: consumer.list_topics(topic, timeout=timeout), deadline).topics
         found = topics.get(topic)
         if found is None or not found.partitions:
             raise InvalidInputError(f"Kafka topic {topic} does not exist at {client.get('bootstrap.servers')}: check "
@@ -242,7 +248,8 @@ def watermarks(topic: str, client: Mapping[str, str]) -> tuple[dict[int, int], d
                                          f"just now: {found.error.str()}; retried")
         earliest, end = {}, {}
         for p in sorted(found.partitions):
-            low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=_TIMEOUT_S)
+            low, high = _answered(lambda timeout, p=p: consumer.get_watermark_offsets(TopicPartition(topic, p),
+                                                                                      timeout=timeout), deadline)
             earliest[p], end[p] = low, high
         return earliest, end
     except KafkaException as e:
@@ -250,6 +257,19 @@ def watermarks(topic: str, client: Mapping[str, str]) -> tuple[dict[int, int], d
                                      f"{e}; retried (if it lasts, check the ingest's Kafka connection)") from None
     finally:
         consumer.close()
+
+
+def _answered(call: Callable[[float], Any], deadline: float) -> Any:
+    """`call(timeout)`'s answer, asked in short calls until the broker answers or `deadline` passes."""
+    from confluent_kafka import KafkaError, KafkaException
+
+    unanswered = (KafkaError._TRANSPORT, KafkaError._TIMED_OUT, KafkaError._ALL_BROKERS_DOWN)
+    while True:
+        try:
+            return call(max(0.01, min(_SLICE_S, deadline - time.monotonic())))
+        except KafkaException as e:
+            if e.args[0].code() not in unanswered or time.monotonic() >= deadline:
+                raise
 
 
 def value_schema_file(options: Mapping[str, str], value_format: str) -> str | None:

@@ -36,7 +36,7 @@ from hudi_ops.job_specs import JOBS, JobSpec, parse_argv
 from hudi_ops.job_specs.results import JobFailure, JobResult, ServiceResult, report
 from hudi_ops.locks.held_lock import lock_waits, reset_lock_waits
 from hudi_ops.locks.job_options import resolve_job_options
-from hudi_ops.spark.driver_lifetime import DriverEnded, end_with_spark_submit_and_task, finished
+from hudi_ops.spark.driver_lifetime import ENDING, DriverEnded, end_with_spark_submit_and_task, report_once
 from hudi_ops.spark.jobs import meta_sync
 
 #: when this driver's Python came up (under spark-submit, after the JVM that started it)
@@ -57,19 +57,22 @@ def main(argv: Sequence[str] | None = None, *, spark: Any | None = None) -> int:
             meta_sync.check_options(spec.JOB, options)
             result = _synced(spec, _run(spec, options, session), options, session)
         started = {"session_start": session.start_ms} if session.start_ms else {}
-        report(dataclasses.replace(result, durations_ms={**result.durations_ms, **lock_waits(), **started}))
-        finished()  # from here the job keeps the outcome it reported, whatever ends it
-        return EXIT_OK
+        done = dataclasses.replace(result, durations_ms={**result.durations_ms, **lock_waits(), **started})
+        # from here the job keeps the outcome it reported, whatever ends it
+        return EXIT_OK if report_once(lambda: report(done)) else EXIT_FAILED
     except (Exception, DriverEnded) as e:  # every failure ends with the JSON line: the operator reads it
         error = _as_error(e)
         code = exit_code(error)
-        report(JobFailure(job, code, type(error).__name__, str(error)))
-        finished()
+        report_once(lambda: _report_failure(job, error))
         if code == EXIT_FAILED and not isinstance(error, JobEndedError):  # the unforeseen: keep the trace
             # (Java's too) for the log
             traceback.print_exception(e.__cause__ or e, file=sys.stderr)
         print(f"hudi_ops.spark: error: {error}", file=sys.stderr, flush=True)
         return code
+
+
+def _report_failure(job: str, error: HudiOpsError) -> None:
+    report(JobFailure(job, exit_code(error), type(error).__name__, str(error)))
 
 
 def _as_error(e: BaseException) -> HudiOpsError:
@@ -166,5 +169,7 @@ class _Session:
 
 
 if __name__ == "__main__":
-    end_with_spark_submit_and_task()
+    # a main thread still in a call past the grace (one no signal reaches) ends without unwinding: this says why
+    end_with_spark_submit_and_task(lambda: _report_failure(sys.argv[1] if len(sys.argv) > 1 else "?",
+                                                           _as_error(DriverEnded(ENDING))))
     sys.exit(main())

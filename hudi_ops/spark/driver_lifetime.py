@@ -22,7 +22,6 @@ import signal
 import socket
 import sys
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -39,6 +38,8 @@ ENDING = "spark-submit or the Airflow task that started it is gone: ending the j
 _END_SIGNAL = signal.SIGUSR1
 #: set once the job has reported its outcome
 _finished = threading.Event()
+#: held while an outcome is reported: the job's own, or the watcher's for a job stuck past GRACE_S
+_reporting = threading.Lock()
 
 
 class DriverEnded(BaseException):
@@ -78,9 +79,10 @@ def _is_alive(named: str) -> bool:
     return True
 
 
-def end_with_spark_submit_and_task() -> None:
+def end_with_spark_submit_and_task(last_word: Callable[[], None]) -> None:
     """End this process soon after spark-submit's JVM is gone (it is handed to another parent), or the
-    Airflow task process named in the environment."""
+    Airflow task process named in the environment. `last_word` reports the job ended, for a main thread
+    that does not unwind within GRACE_S."""
     gone: list[Callable[[], bool]] = []
     if "PYSPARK_GATEWAY_PORT" in os.environ:  # started by spark-submit
         # a JVM that died before this line leaves the reaper as the parent watched: harmless, as the
@@ -106,14 +108,20 @@ def end_with_spark_submit_and_task() -> None:
         with contextlib.suppress(OSError):  # stderr is a pipe into the JVM, which may be gone
             print(f"hudi_ops.spark: {ENDING}", file=sys.stderr, flush=True)
         os.kill(os.getpid(), _END_SIGNAL)  # a real signal: it wakes a main thread that waits
-        time.sleep(GRACE_S)
+        if _finished.wait(GRACE_S) or not report_once(last_word):
+            return  # the job reported its own outcome and ends with it
         os._exit(EXIT_FAILED)  # the main thread is stuck in a call that no interrupt reaches
 
     threading.Thread(target=watch, name="end-with-spark-submit-and-task", daemon=True).start()
 
 
-def finished() -> None:
-    """The job has reported its outcome: from now on it ends on its own (a signal would only turn the
-    outcome it reported into a traceback)."""
-    _finished.set()
+def report_once(report: Callable[[], None]) -> bool:
+    """`report` called, unless the job's outcome was reported already (False); from then on the job ends on
+    its own (a signal would only turn the outcome it reported into a traceback)."""
+    with _reporting:
+        if _finished.is_set():
+            return False
+        report()
+        _finished.set()
+        return True
 

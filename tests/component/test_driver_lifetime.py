@@ -4,6 +4,7 @@ broken pipe anyway; one waiting quietly would not)."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -12,7 +13,9 @@ import time
 
 import psutil
 
-from hudi_ops.spark.driver_lifetime import TASK_PROCESS_ENV
+from hudi_ops.errors import EXIT_FAILED
+from hudi_ops.job_specs.results import RESULT_FILE_ENV
+from hudi_ops.spark.driver_lifetime import GRACE_S, TASK_PROCESS_ENV
 
 #: a parent that starts a silent "driver" and waits; the driver watches its parent, then sleeps
 PARENT = """
@@ -22,7 +25,7 @@ driver = subprocess.Popen([sys.executable, "-c", sys.argv[1]], stdin=subprocess.
 print(driver.pid, flush=True)
 time.sleep(600)
 """
-DRIVER = "from hudi_ops.spark.driver_lifetime import end_with_spark_submit_and_task as end; end(); " \
+DRIVER = "from hudi_ops.spark.driver_lifetime import end_with_spark_submit_and_task as end; end(lambda: None); " \
          "import time; time.sleep(600)"
 
 
@@ -142,3 +145,81 @@ def _start_time_of(pid: int) -> str:
     """Field 22 of /proc/<pid>/stat, read here whatever the process's state (the test's own parse)."""
     with open(f"/proc/{pid}/stat") as stat:
         return stat.read().rsplit(")", 1)[1].split()[19]
+
+
+def _task() -> tuple[subprocess.Popen[str], str]:
+    """An Airflow task process as the operator names it to its job."""
+    task = subprocess.Popen([sys.executable, "-c", TASK], stdout=subprocess.PIPE, text=True)
+    assert task.stdout is not None
+    named = task.stdout.readline().strip()
+    task.stdout.close()
+    return task, named
+
+
+def _free_port() -> int:
+    """A loopback port nothing listens on: a broker that is down."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_a_kafka_ingest_waiting_for_a_broker_that_is_down_ends_with_its_task_saying_so(tmp_path):
+    """librdkafka's calls hold back Python's signals until they return; the offsets lookup asks in short
+    calls, so the job unwinds as its task dies rather than when the broker's 30 s are up (a chaos run found
+    an orphaned attempt stopped dead at the grace's end, exit 1 and no result, while the broker restarted)."""
+    task, named = _task()
+    result = tmp_path / "result.json"
+    job = subprocess.Popen(
+        [sys.executable, "-m", "hudi_ops.spark", "ingest", "--target-base-path", str(tmp_path / "trips"),
+         "--target-table", "trips", "--record-key-field", "id", "--source-ordering-field", "ts",
+         "--source-kind", "kafka", "--kafka-topic", "trips",
+         "--hoodie-conf", f"kafka.bootstrap.servers=127.0.0.1:{_free_port()}"],
+        env={**os.environ, TASK_PROCESS_ENV: named, RESULT_FILE_ENV: str(result)},
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(3.0)  # in the offsets lookup, which waits for the broker
+        assert job.poll() is None
+        task.kill()
+        task.wait()
+        _, log = job.communicate(timeout=GRACE_S + 30)
+        assert job.returncode == EXIT_FAILED
+        outcome = json.loads(result.read_text())
+        assert outcome["error"] == "JobEndedError", outcome
+        # the main thread unwound and said why itself: the watcher's last word would not print this
+        assert "hudi_ops.spark: error: spark-submit or the Airflow task that started it is gone" in log, log
+        assert "Traceback" not in log
+    finally:
+        for process in (task, job):
+            process.kill()
+            process.wait()
+
+
+#: a driver whose main thread is in a call no signal reaches (librdkafka's, for its whole timeout): its
+#: watcher gives the job's last word, then ends it
+STUCK = """
+import json, os, sys
+from confluent_kafka import Consumer
+from hudi_ops.spark.driver_lifetime import end_with_spark_submit_and_task
+end_with_spark_submit_and_task(lambda: open(sys.argv[1], "w").write(json.dumps({"error": "JobEndedError"})))
+Consumer({"bootstrap.servers": sys.argv[2], "group.id": "stuck"}).list_topics("t", timeout=120)
+print("unwound", flush=True)
+"""
+
+
+def test_a_driver_stuck_past_the_grace_ends_with_its_last_word_reported(tmp_path):
+    task, named = _task()
+    result = tmp_path / "result.json"
+    driver = subprocess.Popen([sys.executable, "-c", STUCK, str(result), f"127.0.0.1:{_free_port()}"],
+                              env={**os.environ, TASK_PROCESS_ENV: named}, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True)
+    try:
+        time.sleep(1.0)
+        task.kill()
+        task.wait()
+        out, _ = driver.communicate(timeout=GRACE_S + 30)  # well before the call's 120 s
+        assert driver.returncode == EXIT_FAILED and "unwound" not in out
+        assert json.loads(result.read_text()) == {"error": "JobEndedError"}
+    finally:
+        for process in (task, driver):
+            process.kill()
+            process.wait()
