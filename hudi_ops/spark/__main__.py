@@ -36,7 +36,7 @@ from hudi_ops.job_specs import JOBS, JobSpec, parse_argv
 from hudi_ops.job_specs.results import JobFailure, JobResult, ServiceResult, report
 from hudi_ops.locks.held_lock import lock_waits, reset_lock_waits
 from hudi_ops.locks.job_options import resolve_job_options
-from hudi_ops.spark.driver_lifetime import ENDING, DriverEnded, end_with_spark_submit_and_task, report_once
+from hudi_ops.spark.driver_lifetime import ENDING, DriverEnded, end_with_spark_submit_and_task, report_outcome
 from hudi_ops.spark.jobs import meta_sync
 
 #: when this driver's Python came up (under spark-submit, after the JVM that started it)
@@ -58,12 +58,12 @@ def main(argv: Sequence[str] | None = None, *, spark: Any | None = None) -> int:
             result = _synced(spec, _run(spec, options, session), options, session)
         started = {"session_start": session.start_ms} if session.start_ms else {}
         done = dataclasses.replace(result, durations_ms={**result.durations_ms, **lock_waits(), **started})
-        # from here the job keeps the outcome it reported, whatever ends it
-        return EXIT_OK if report_once(lambda: report(done)) else EXIT_FAILED
+        report_outcome(lambda: report(done))  # from here the job keeps the outcome it reported, whatever ends it
+        return EXIT_OK
     except (Exception, DriverEnded) as e:  # every failure ends with the JSON line: the operator reads it
         error = _as_error(e)
         code = exit_code(error)
-        report_once(lambda: _report_failure(job, error))
+        report_outcome(lambda: _report_failure(job, error))
         if code == EXIT_FAILED and not isinstance(error, JobEndedError):  # the unforeseen: keep the trace
             # (Java's too) for the log
             traceback.print_exception(e.__cause__ or e, file=sys.stderr)

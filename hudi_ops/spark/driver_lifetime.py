@@ -108,20 +108,21 @@ def end_with_spark_submit_and_task(last_word: Callable[[], None]) -> None:
         with contextlib.suppress(OSError):  # stderr is a pipe into the JVM, which may be gone
             print(f"hudi_ops.spark: {ENDING}", file=sys.stderr, flush=True)
         os.kill(os.getpid(), _END_SIGNAL)  # a real signal: it wakes a main thread that waits
-        if _finished.wait(GRACE_S) or not report_once(last_word):
+        if _finished.wait(GRACE_S):
             return  # the job reported its own outcome and ends with it
-        os._exit(EXIT_FAILED)  # the main thread is stuck in a call that no interrupt reaches
+        with _reporting:  # held to the end: an outcome the job gives later would not be the one that holds
+            if _finished.is_set():
+                return
+            last_word()
+            os._exit(EXIT_FAILED)  # the main thread is stuck in a call that no interrupt reaches
 
     threading.Thread(target=watch, name="end-with-spark-submit-and-task", daemon=True).start()
 
 
-def report_once(report: Callable[[], None]) -> bool:
-    """`report` called, unless the job's outcome was reported already (False); from then on the job ends on
-    its own (a signal would only turn the outcome it reported into a traceback)."""
+def report_outcome(report: Callable[[], None]) -> None:
+    """`report` called, the job's outcome: from then on the job ends on its own (a signal would only turn the
+    outcome it reported into a traceback). Never once the watcher has ended the job: it waits for that."""
     with _reporting:
-        if _finished.is_set():
-            return False
         report()
         _finished.set()
-        return True
 
