@@ -23,7 +23,7 @@ $(STAMP): pyproject.toml constraints.txt
 
 # every jar (Hudi's bundle and hudi-ops' classes for it, s3a, ZooKeeper, Kafka, YARN), then the jobs' class-data-sharing
 # archive: hudi_ops/jars.py
-$(JARS): $(STAMP) hudi_ops/jars.py hudi_ops/spark/hudi_bundle.py hudi_ops/spark/hudi_java.py $(wildcard hudi_ops/spark/java/*/*.java) hudi_ops/local/zookeeper_server.py hudi_ops/local/kafka_server.py hudi_ops/spark/kafka_connector.py hudi_ops/local/yarn_cluster.py hudi_ops/spark/s3a.py hudi_ops/spark/driver_jvm.py
+$(JARS): $(STAMP) hudi_ops/jars.py hudi_ops/spark/hudi_bundle.py hudi_ops/spark/hudi_java.py $(wildcard hudi_ops/spark/java/*/*.java) hudi_ops/local/zookeeper_server.py hudi_ops/local/kafka_server.py hudi_ops/spark/kafka_connector.py hudi_ops/local/yarn_cluster.py hudi_ops/spark/s3a.py hudi_ops/spark/driver_jvm.py hudi_ops/spark/class_sharing.py
 	$(PY) -m hudi_ops.jars fetch
 	touch $(JARS)
 

@@ -11,7 +11,7 @@ Parts, in the order they are fetched:
 - `hadoop`: YARN's ResourceManager and NodeManager, for the tests of cluster deploy mode
   (hudi_ops.local.yarn_cluster);
 - `class-sharing`: the jobs' class-data-sharing archive, built by running each kind of job once
-  (hudi_ops.spark.driver_jvm; needs `hudi`).
+  (hudi_ops.spark.class_sharing; needs `hudi`).
 
 The modules named above only look their jars up, and each error for a missing jar names the command
 here. `python -m hudi_ops.jars` prints each part's jars (`PART: jars`); `python -m hudi_ops.jars PART`
@@ -28,7 +28,7 @@ from pathlib import Path
 from hudi_ops.errors import ConfigError
 from hudi_ops.local import kafka_server, yarn_cluster, zookeeper_server
 from hudi_ops.maven import fetch_jar, fetch_with_dependencies, jars_dir
-from hudi_ops.spark import driver_jvm, hudi_bundle, hudi_java, kafka_connector, s3a
+from hudi_ops.spark import class_sharing, driver_jvm, hudi_bundle, hudi_java, kafka_connector, s3a
 
 
 def fetch_hudi() -> Path:
@@ -65,7 +65,7 @@ PARTS: dict[str, tuple[Callable[[], object], Callable[[], str]]] = {
     "zookeeper": (fetch_zookeeper, zookeeper_server.require_zookeeper),
     "kafka": (fetch_kafka, lambda: ",".join(kafka_connector.kafka_jars())),
     "hadoop": (fetch_hadoop, yarn_cluster.require_hadoop),
-    "class-sharing": (driver_jvm.build, lambda: str(driver_jvm.archive_path())),
+    "class-sharing": (class_sharing.build, lambda: str(driver_jvm.archive_path())),
 }
 
 

@@ -3,7 +3,7 @@
 Hudi's archiver moves completed instants out of the active timeline once it holds more than
 `hoodie.keep.max.commits` of them. Each parquet file of the history holds one row per archived
 instant (requested and completion time, action, the completed instant file's bytes); `_version_`
-names the manifest that lists the files of the current version (hudi-v8.md §1.5).
+names the manifest that lists the files of the current version (Hudi's `LSMTimeline`).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""The blocks of a Hudi log file (`HoodieLogFormat`), framed as `../shared/reference/hudi-format.md`
-section 4 describes: `#HUDI#`, the block's length, the log format version, the block type, a header map,
-the content, a footer map and the block's total length.
+"""The blocks of a Hudi log file, framed as Hudi's `HoodieLogFormatWriter` writes them and
+`HoodieLogFileReader` reads them: `#HUDI#`, the block's length, the log format version, the block type, a
+header map, the content, a footer map and the block's total length.
 
 Only the framing and the header are read here; what a block's content holds is its reader's concern
 (the metadata table's records: `metadata_table.py`).

@@ -1,4 +1,4 @@
-"""The contract between Airflow and the Spark jobs (DESIGN.md section 4): one typed spec per job,
+"""The contract between Airflow and the Spark jobs: one typed spec per job,
 which validates its values, turns into the Spark application's arguments (`to_argv()`) and back
 (`from_argv()`), and reads the job's final JSON line (`parse_result()`).
 

@@ -1,11 +1,9 @@
-"""The driver JVM of a hudi-ops job: a class-data-sharing archive of the classes jobs load, and JIT and
-GC settings for small jobs.
+"""The driver JVM of a hudi-ops job: JIT and GC settings for small jobs, and the class-data-sharing
+archive they start with once it is built (hudi_ops.spark.class_sharing trains and writes it).
 
 Most of a small job's time is its JVM, not its data: tens of thousands of Spark, Scala and Hudi classes
 loaded and verified, and the JIT's optimising compiler busy on code that runs a few times. Java's
-class-data sharing (CDS) maps classes from an archive instead; `python -m hudi_ops.jars fetch class-sharing`
-(`make jars` runs it) writes one beside Hudi's bundle by running each kind of hudi-ops job once in a JVM
-that dumps the classes it loaded at exit. The archive is named after what it depends on (the `java`
+class-data sharing (CDS) maps classes from an archive instead. The archive is named after what it depends on (the `java`
 spark-submit starts, Spark's folder and release, Hudi's jars), so a change to any of them means a new
 name, and a job without a matching archive runs as before. A mismatch the name cannot see (a JDK updated
 in place) costs the sharing, not the job: the JVM says so on stdout and loads its classes itself.
@@ -32,9 +30,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 from hudi_ops.errors import ConfigError
@@ -90,30 +86,6 @@ def driver_conf(*, large: bool = False, jobs: JobsPython | None = None) -> dict[
     return {DRIVER_JAVA_OPTIONS: driver_java_options(large=large, jobs=jobs)}
 
 
-def build() -> Path:
-    """The archive for this machine, written unless it is already there."""
-    from hudi_ops.spark.session import LOOPBACK_CONF  # both import this module
-    from hudi_ops.spark.submit import spark_submit_command
-
-    target = archive_path()
-    if target.is_file():
-        return target
-    with tempfile.TemporaryDirectory(prefix="hudi-ops-class-sharing-") as work:
-        dump = Path(work) / target.name
-        options = " ".join([f"-XX:ArchiveClassesAtExit={dump}", *SMALL_JOB_FLAGS])
-        conf = {**LOOPBACK_CONF, DRIVER_JAVA_OPTIONS: options}
-        command = spark_submit_command([work], master="local[1]", spark_submit=_spark_submit(),
-                                       application=__file__, conf=conf)
-        env = {**os.environ, "PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON", sys.executable)}
-        done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
-        if done.returncode != 0 or not dump.is_file():
-            tail = "\n".join((done.stdout + done.stderr).splitlines()[-20:])
-            raise ConfigError(f"building the class-data-sharing archive failed (exit {done.returncode}); jobs run "
-                              f"without it. The training run's last lines:\n{tail}")
-        os.replace(dump, target)
-    return target
-
-
 def _java() -> str:
     """The `java` Spark's launch scripts start: $JAVA_HOME's, else the first on PATH."""
     home = os.environ.get("JAVA_HOME")
@@ -121,52 +93,3 @@ def _java() -> str:
     if not java:
         raise ConfigError("Spark needs Java: install a JDK 17 (Debian: `apt-get install openjdk-17-jdk-headless`)")
     return os.path.realpath(java)
-
-
-def _spark_submit() -> str:
-    """This interpreter's spark-submit (pip's pyspark puts it beside python), else the one on PATH."""
-    here = Path(sys.executable).parent / "spark-submit"
-    return str(here) if here.is_file() else shutil.which("spark-submit") or "spark-submit"
-
-
-def _train(work: Path) -> None:
-    """Each kind of job once, in this JVM, on two small tables: what the archive holds."""
-    from hudi_ops.config import CleanConfig, CompactionConfig
-    from hudi_ops.job_specs import (
-        ArchiveSpec,
-        BackfillSpec,
-        CleanSpec,
-        ClusterSpec,
-        CompactSpec,
-        IngestSpec,
-        JobSpec,
-    )
-    from hudi_ops.spark.__main__ import main
-    from hudi_ops.spark.session import spark_session
-
-    spark = spark_session("hudi-ops-class-sharing")
-    rows = [(f"k{i}", f"2026-01-0{1 + i % 2}", i, float(i)) for i in range(20)]
-    spark.createDataFrame(rows, "id string, dt string, ts long, value double").write.parquet(str(work / "in" / "a"))
-    # a backfill reads dt=YYYY-MM-DD folders
-    spark.createDataFrame(rows[:10], "id string, dt string, ts long, value double").write.partitionBy("dt").parquet(
-        str(work / "days"))
-    table = {"table_name": "t", "record_key_field": "id", "partition_path_field": "dt", "ordering_field": "ts"}
-    jobs: list[JobSpec] = []
-    for kind in ("COPY_ON_WRITE", "MERGE_ON_READ"):
-        base = str(work / kind)
-        jobs += [IngestSpec(base_path=base, source_path=str(work / "in"), table_type=kind, **table),
-                 BackfillSpec(base_path=base, source_path=str(work / "days"), start="2026-01-01", end="2026-01-02",
-                              **table)]
-        if kind == "MERGE_ON_READ":
-            jobs.append(CompactSpec(base_path=base, hoodie_conf={CompactionConfig.MAX_DELTA_COMMITS.name: "1"}))
-        jobs += [ClusterSpec(base_path=base),
-                 CleanSpec(base_path=base, hoodie_conf={CleanConfig.COMMITS_RETAINED.name: "1"}),
-                 ArchiveSpec(base_path=base)]
-    failed = [job.JOB for job in jobs if main(job.to_argv(), spark=spark) != 0]
-    spark.stop()
-    if failed:
-        raise SystemExit(f"training jobs failed: {failed}")
-
-
-if __name__ == "__main__":  # the training run, as build() submits it
-    _train(Path(sys.argv[1]))

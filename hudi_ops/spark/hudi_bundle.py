@@ -1,4 +1,4 @@
-"""Apache Hudi's Spark bundle: which one hudi-ops runs, where its jar is, and fetching it with Maven.
+"""Apache Hudi's Spark bundle: which one hudi-ops runs and where its jars are (hudi_ops.jars fetches them).
 
 Every SparkSession, spark-submit, test and the docker image takes its jars from `hudi_jars()`:
 `$HUDI_OPS_HUDI_JARS` (comma-separated jars, e.g. a cluster's own Hudi) when set, else the bundle of
