@@ -14,17 +14,20 @@ export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
 .PHONY: venv jars system-check demo up test test-long soak chaos contention lint bench clean
 
-# pyproject.toml's ranges, at the versions constraints.txt names (the ones the suite runs)
+# pyproject.toml's ranges, at the versions constraints.txt names (the ones the suite runs), and the checkout on
+# the venv's path: the development side (local_platform, tests, bench), which the wheel leaves out
 $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]' -c constraints.txt
+	$(PY) -c 'import site, sys; open(site.getsitepackages()[0] + "/hudi-ops-checkout.pth", "w").write(sys.argv[1] + "\n")' $(CURDIR)
 	touch $(STAMP)
 
 # every jar (Hudi's bundle and hudi-ops' classes for it, s3a, ZooKeeper, Kafka, YARN), then the jobs' class-data-sharing
-# archive: hudi_ops/jars.py
-$(JARS): $(STAMP) hudi_ops/jars.py hudi_ops/spark/hudi_bundle.py hudi_ops/spark/hudi_java.py $(wildcard hudi_ops/spark/java/*/*.java) hudi_ops/local/zookeeper_server.py hudi_ops/local/kafka_server.py hudi_ops/spark/kafka_connector.py hudi_ops/local/yarn_cluster.py hudi_ops/spark/s3a.py hudi_ops/spark/driver_jvm.py hudi_ops/spark/class_sharing.py
+# archive: hudi_ops/jars.py; the servers the platform and the tests start: local_platform/jars.py
+$(JARS): $(STAMP) hudi_ops/jars.py local_platform/jars.py hudi_ops/spark/hudi_bundle.py hudi_ops/spark/hudi_java.py $(wildcard hudi_ops/spark/java/*/*.java) local_platform/zookeeper_server.py local_platform/kafka_server.py hudi_ops/spark/kafka_connector.py local_platform/yarn_cluster.py hudi_ops/spark/s3a.py hudi_ops/spark/driver_jvm.py hudi_ops/spark/class_sharing.py
 	$(PY) -m hudi_ops.jars fetch
+	$(PY) -m local_platform.jars fetch
 	touch $(JARS)
 
 # what the tests run from Debian: a headless browser and its WebDriver, Compose's validation of
@@ -49,11 +52,11 @@ jars: $(JARS)
 # `make demo UP=1` leaves the demo's Airflow up afterwards, until Ctrl-C; `make demo S3=1` puts the
 # table on a local S3 server (moto's), written through s3a
 demo: $(STAMP) $(JARS)
-	$(PY) -m hudi_ops.demo $(if $(UP),--up) $(if $(S3),--s3)
+	$(PY) -m local_platform.demo $(if $(UP),--up) $(if $(S3),--s3)
 
 # the platform on 127.0.0.1:8080 (PORT=...) with $$HUDI_OPS_TABLES_CONFIG (or an example table), until Ctrl-C
 up: $(STAMP) $(JARS)
-	$(PY) -m hudi_ops.local.platform $(if $(PORT),--port $(PORT))
+	$(PY) -m local_platform.platform $(if $(PORT),--port $(PORT))
 
 # two workers (pytest-xdist), each taking the next test (slow ones first; a module with a module-scoped
 # fixture, like one Airflow stack or one chromium, as a whole: tests/conftest.py); ends with the 30
@@ -83,9 +86,9 @@ chaos: $(STAMP) $(JARS)
 contention: $(STAMP) $(JARS)
 	$(PY) -m tests.chaos --no-kills --zookeeper-restarts 0 --max-tries 3 $(if $(SEED),--seed $(SEED))
 
-# ruff over the package, the tests, the benchmarks and the DAG files (make test runs it first)
+# ruff over the package, the local platform, the tests, the benchmarks and the DAG files (make test runs it first)
 lint: $(STAMP)
-	$(VENV)/bin/ruff check hudi_ops tests bench dags
+	$(VENV)/bin/ruff check hudi_ops local_platform tests bench dags
 
 bench: $(STAMP) $(JARS)
 	$(PY) bench/run.py

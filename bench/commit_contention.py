@@ -21,9 +21,9 @@ from pathlib import Path
 import common  # bench/, the script's folder
 from kazoo.client import KazooClient
 
-from hudi_ops.local.zookeeper_server import ZookeeperServer
 from hudi_ops.locks.zookeeper import lock_node_sort_key
 from hudi_ops.spark.submit import spark_submit_command
+from local_platform.zookeeper_server import ZookeeperServer
 
 HERE = Path(__file__).parent
 COMMITS = 6

@@ -21,7 +21,7 @@ PATIENT = {"hoodie.write.lock.wait_time_ms": "600000"}
 
 def lock_options(zookeeper, table: str, table_options: Mapping[str, str] | None = None) -> dict[str, str]:
     """A table's options with its ZooKeeper lock, as the Airflow hook builds them (`zookeeper`: a
-    hudi_ops.local ZookeeperServer); the jobs put hudi-ops' defaults under them."""
+    local_platform ZookeeperServer); the jobs put hudi-ops' defaults under them."""
     options = {**PATIENT, **(table_options or {})}
     lock = zookeeper_lock_options(zookeeper.host, zookeeper.port, {"base_path": LOCK_BASE_PATH}, table,
                                   options.get(CONCURRENCY_MODE))

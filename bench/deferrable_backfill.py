@@ -1,7 +1,7 @@
 """Worker slots and worker memory a backfill holds while YARN runs its days: three ways of waiting.
 
-One Airflow (scheduler with LocalExecutor, triggerer: hudi_ops.local.local_airflow) on a loopback YARN
-(hudi_ops.local.yarn_cluster, 16 GiB of containers: room for every day's driver and a few executors, as
+One Airflow (scheduler with LocalExecutor, triggerer: local_platform.local_airflow) on a loopback YARN
+(local_platform.yarn_cluster, 16 GiB of containers: room for every day's driver and a few executors, as
 YARN's FIFO scheduler has no cap on drivers and a cluster whose drivers hold all its memory runs no job),
 and a backfill of
 DAYS days (`airflow backfill create`, all runs at once) of a backfill DAG in YARN cluster mode, three
@@ -33,9 +33,9 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from hudi_ops.local.local_airflow import LocalAirflow
-from hudi_ops.local.yarn_cluster import YarnCluster
-from hudi_ops.local.zookeeper_server import ZookeeperServer
+from local_platform.local_airflow import LocalAirflow
+from local_platform.yarn_cluster import YarnCluster
+from local_platform.zookeeper_server import ZookeeperServer
 
 FIRST_DAY = dt.date(2026, 11, 1)
 #: a task's runner: "airflow worker -- <task instance id>" (a LocalExecutor's own worker says "LocalExecutor:")

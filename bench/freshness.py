@@ -40,8 +40,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hudi_ops.job_specs import BackfillSpec, IngestSpec
-from hudi_ops.local.zookeeper_server import ZookeeperServer
 from hudi_ops.spark.submit import spark_submit_command
+from local_platform.zookeeper_server import ZookeeperServer
 
 TODAY = "2026-11-26"
 SCHEMA = pa.schema([("trip_id", pa.string()), ("dt", pa.string()), ("ts", pa.int64()), ("fare", pa.float64()),

@@ -53,14 +53,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hudi_ops.job_specs import BackfillSpec, IngestSpec
-from hudi_ops.local.kafka_server import KafkaServer
-from hudi_ops.local.zookeeper_server import ZookeeperServer
 from hudi_ops.sources.kafka import MAX_EVENTS, kafka_work
 from hudi_ops.spark.driver_jvm import LARGE_EVENTS, driver_conf
 from hudi_ops.spark.hudi_bundle import hudi_jars
 from hudi_ops.spark.kafka_connector import kafka_jars
 from hudi_ops.spark.session import HUDI_SESSION_CONF
 from hudi_ops.spark.submit import spark_submit_command
+from local_platform.kafka_server import KafkaServer
+from local_platform.zookeeper_server import ZookeeperServer
 
 TODAY = "2026-11-26"
 POLL_S = 0.25

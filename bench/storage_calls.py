@@ -45,8 +45,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hudi_ops.job_specs import IngestSpec
-from hudi_ops.local.s3_server import S3Server
 from hudi_ops.s3_settings import S3Settings
+from local_platform.s3_server import S3Server
 
 CACHE = Path(__file__).resolve().parents[1] / ".cache" / "bench"
 BUCKET = "lake"

@@ -33,8 +33,8 @@ import common  # bench/, the script's folder
 
 from hudi_ops.errors import is_write_conflict
 from hudi_ops.job_specs import CompactSpec
-from hudi_ops.local.zookeeper_server import ZookeeperServer
 from hudi_ops.spark.submit import spark_submit_command
+from local_platform.zookeeper_server import ZookeeperServer
 
 HERE = Path(__file__).parent
 COMMITS, KEYS = 4, 2_000

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from hudi_ops.local.s3_server import S3Server
 from hudi_ops.spark.session import LOOPBACK_CONF
+from local_platform.s3_server import S3Server
 from tests.s3_lake import S3Lake
 from tests.shared_data import unzip_fixture
 
@@ -70,7 +70,7 @@ def _uses_a_module_fixture(item: pytest.Item) -> bool:
 
 @pytest.fixture(scope="session")
 def zookeeper_server(tmp_path_factory):
-    from hudi_ops.local.zookeeper_server import ZookeeperServer
+    from local_platform.zookeeper_server import ZookeeperServer
 
     server = ZookeeperServer(tmp_path_factory.mktemp("zookeeper"))
     server.start()
@@ -90,7 +90,7 @@ def zookeeper(zookeeper_server):
 
 @pytest.fixture(scope="session")
 def kafka_server(tmp_path_factory):
-    from hudi_ops.local.kafka_server import KafkaServer
+    from local_platform.kafka_server import KafkaServer
 
     server = KafkaServer(tmp_path_factory.mktemp("kafka"))
     server.start()
@@ -110,7 +110,7 @@ def kafka(kafka_server):
 @pytest.fixture(scope="session")
 def hive_metastore_server(tmp_path_factory):
     """Launched, not yet waited for: the session's Spark starts beside it."""
-    from hudi_ops.local.hive_metastore import HiveMetastoreServer
+    from local_platform.hive_metastore import HiveMetastoreServer
 
     server = HiveMetastoreServer(tmp_path_factory.mktemp("hive_metastore"))
     server.launch()
@@ -121,8 +121,8 @@ def hive_metastore_server(tmp_path_factory):
 @pytest.fixture(scope="session")
 def monitoring(tmp_path_factory):
     """Debian's Prometheus push gateway and the Prometheus that scrapes it every second, on loopback: one
-    per test run (hudi_ops.local.prometheus)."""
-    from hudi_ops.local.prometheus import Monitoring
+    per test run (local_platform.prometheus)."""
+    from local_platform.prometheus import Monitoring
 
     started = Monitoring(tmp_path_factory.mktemp("prometheus"))
     try:

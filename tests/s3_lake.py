@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from hudi_ops.local.s3_server import S3Server
 from hudi_ops.spark.s3a import s3a_conf, s3a_jars
+from local_platform.s3_server import S3Server
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""`make up` (`python -m hudi_ops.local.platform`) as a user starts it: a process of its own, read from its
+"""`make up` (`python -m local_platform.platform`) as a user starts it: a process of its own, read from its
 output, reached through its REST API and CLI, stopped with Ctrl-C (SIGINT)."""
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ import yaml
 
 from hudi_ops.airflow.dag_factory import TABLES_CONFIG_ENV, restore_dag_id
 from hudi_ops.airflow.services_group import group_dag_id
-from hudi_ops.demo.rfc22 import TABLE, Rfc22Demo
-from hudi_ops.local.local_airflow import LocalAirflow
-from hudi_ops.local.ports import free_port
+from local_platform.demo.rfc22 import TABLE, Rfc22Demo
+from local_platform.local_airflow import LocalAirflow
+from local_platform.ports import free_port
 from tests.statsd_listener import StatsdListener
 
 REPO = Path(__file__).resolve().parents[2]
@@ -61,7 +61,7 @@ class MakeUp:
         self.marker = f"HUDI_OPS_TEST_PLATFORM={self.port}"
         env["HUDI_OPS_TEST_PLATFORM"] = str(self.port)  # inherited by every process it starts: found again
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "hudi_ops.local.platform", "--port", str(self.port), "--home", str(home)],
+            [sys.executable, "-m", "local_platform.platform", "--port", str(self.port), "--home", str(home)],
             cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
         self.seen: list[str] = []
         self._lines: queue.Queue[str] = queue.Queue()

@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from hudi_ops.airflow.airflow_api import AirflowApi, AirflowApiError, AirflowApiHook
-from hudi_ops.local.ports import free_port
+from local_platform.ports import free_port
 
 
 class _Server:

@@ -1,5 +1,5 @@
 """The operators in cluster deploy mode on a real YARN cluster: Hadoop's ResourceManager and NodeManager on
-loopback (hudi_ops.local.yarn_cluster), the driver in a YARN container, not in the task.
+loopback (local_platform.yarn_cluster), the driver in a YARN container, not in the task.
 
 The nodes' Python is an interpreter that has hudi-ops' dependencies but not hudi-ops (a venv that
 sees this one's site-packages without running its .pth files, so not the editable install): a job
@@ -23,10 +23,10 @@ from airflow.sdk.exceptions import AirflowException
 from hudi_ops.airflow.operators import HudiBackfillOperator, HudiIngestOperator
 from hudi_ops.airflow.service_operators import HudiCleanOperator, HudiCompactionOperator
 from hudi_ops.job_specs import IngestSpec
-from hudi_ops.local.yarn_cluster import YarnCluster
 from hudi_ops.locks.held_lock import HeldLock
 from hudi_ops.spark.__main__ import main
 from hudi_ops.spark.cluster_mode import RESULTS_FOLDER
+from local_platform.yarn_cluster import YarnCluster
 from tests.integration.test_spark_jobs import trips_args
 from tests.tables import Model, read_hudi_rs, read_spark, trips, write_source
 

@@ -24,7 +24,13 @@ from pathlib import Path
 import pytest
 
 from hudi_ops.airflow.dag_factory import services_dag_id
-from hudi_ops.demo.rfc22 import (
+from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.job_specs import IngestSpec
+from hudi_ops.locks.lock_state import lock_state
+from hudi_ops.locks.occ_options import zookeeper_lock_options
+from hudi_ops.read.table_overview import COMPLETED, PENDING, ROLLED_BACK, TableOverview
+from hudi_ops.spark.kafka_connector import kafka_jars
+from local_platform.demo.rfc22 import (
     BACKFILL_DAG,
     DATABASE,
     INGEST_DAG,
@@ -34,14 +40,8 @@ from hudi_ops.demo.rfc22 import (
     TOPIC,
     produce,
 )
-from hudi_ops.format.meta_client import MetaClient
-from hudi_ops.job_specs import IngestSpec
-from hudi_ops.local.local_airflow import ENV_FILE, PASSWORDS_FILE
-from hudi_ops.local.ports import port_open
-from hudi_ops.locks.lock_state import lock_state
-from hudi_ops.locks.occ_options import zookeeper_lock_options
-from hudi_ops.read.table_overview import COMPLETED, PENDING, ROLLED_BACK, TableOverview
-from hudi_ops.spark.kafka_connector import kafka_jars
+from local_platform.local_airflow import ENV_FILE, PASSWORDS_FILE
+from local_platform.ports import port_open
 from tests.airflow.browser import filled
 from tests.airflow.make_up import (
     FRESHNESS_MINUTES,

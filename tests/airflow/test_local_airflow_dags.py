@@ -17,7 +17,13 @@ import pytest
 from hudi_ops.airflow.airflow_api import AirflowApiError
 from hudi_ops.airflow.dag_factory import services_dag_id
 from hudi_ops.airflow.services_group import state_key
-from hudi_ops.demo.rfc22 import (
+from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.job_specs import IngestSpec, SavepointSpec
+from hudi_ops.locks.job_options import INLINE_SERVICE_OFF
+from hudi_ops.read.table_need import measure
+from hudi_ops.read.table_overview import COMPLETED, ROLLED_BACK, TableOverview
+from hudi_ops.spark.__main__ import main
+from local_platform.demo.rfc22 import (
     BACKFILL_DAG,
     INGEST_DAG,
     OLD_DAYS,
@@ -26,12 +32,6 @@ from hudi_ops.demo.rfc22 import (
     TABLE,
     produce,
 )
-from hudi_ops.format.meta_client import MetaClient
-from hudi_ops.job_specs import IngestSpec, SavepointSpec
-from hudi_ops.locks.job_options import INLINE_SERVICE_OFF
-from hudi_ops.read.table_need import measure
-from hudi_ops.read.table_overview import COMPLETED, ROLLED_BACK, TableOverview
-from hudi_ops.spark.__main__ import main
 from tests.airflow.browser import filled
 from tests.airflow.make_up import (
     GROUP,

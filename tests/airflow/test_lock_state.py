@@ -9,8 +9,8 @@ import time
 from hudi_ops.airflow.hook import HudiHook
 from hudi_ops.airflow.lock_state import table_lock_state as lock_state
 from hudi_ops.config import HoodieConfig
-from hudi_ops.local.ports import free_port
 from hudi_ops.locks.zookeeper import ZookeeperBasedLockProvider
+from local_platform.ports import free_port
 
 
 def _provider(table: str) -> ZookeeperBasedLockProvider:

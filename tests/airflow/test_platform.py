@@ -6,15 +6,15 @@ from __future__ import annotations
 
 from hudi_ops.airflow.dag_factory import TABLES_CONFIG_ENV, dags_from_file
 from hudi_ops.airflow.tables_config import read_tables_config
-from hudi_ops.local.platform import (
+from local_platform.platform import (
     EXAMPLE_INGEST_SCHEDULE,
     EXAMPLE_TOPIC,
     Platform,
     chosen_tables_config,
     example_tables_config,
 )
-from hudi_ops.local.sample_stream import TRIPS_PER_BURST, SampleStream
-from hudi_ops.local.sample_trips import TRIPS_PER_FILE, SampleFeed
+from local_platform.sample_stream import TRIPS_PER_BURST, SampleStream
+from local_platform.sample_trips import TRIPS_PER_FILE, SampleFeed
 
 
 def test_without_a_tables_config_make_up_makes_example_tables_with_their_folders(tmp_path, monkeypatch):

@@ -16,9 +16,9 @@ import pytest
 
 from hudi_ops.airflow.airflow_api import AirflowApi, AirflowApiError
 from hudi_ops.format.meta_client import MetaClient
-from hudi_ops.local.ports import free_port
 from hudi_ops.read.savepoints import savepointed
 from hudi_ops.spark.__main__ import main
+from local_platform.ports import free_port
 from tests.airflow.conftest import HOME, SPARK_CONF, dag_in_folder, repo_dags, run_states
 from tests.integration.test_spark_jobs import ingest_args
 from tests.tables import Model, read_hudi_rs, trips, write_source

@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 
 from hudi_ops.airflow.operators import HudiIngestOperator
-from hudi_ops.local.local_airflow import LocalAirflow
-from hudi_ops.local.yarn_cluster import YarnCluster
 from hudi_ops.locks.held_lock import HeldLock
 from hudi_ops.spark.cluster_mode import application_tag
+from local_platform.local_airflow import LocalAirflow
+from local_platform.yarn_cluster import YarnCluster
 from tests.airflow.conftest import ZOOKEEPER_CONN_ENV, zookeeper_conn
 from tests.tables import Model, read_hudi_rs, read_spark, trips, write_source
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from hudi_ops.local.ports import free_port
+from local_platform.ports import free_port
 from tests.airflow.conftest import SPARK_CONF
 from tests.tables import Model, read_hudi_rs, trips, write_source
 

@@ -15,8 +15,8 @@ import traceback
 from dataclasses import replace
 from pathlib import Path
 
-from hudi_ops.local.kafka_server import KafkaServer
-from hudi_ops.local.zookeeper_server import ZookeeperServer
+from local_platform.kafka_server import KafkaServer
+from local_platform.zookeeper_server import ZookeeperServer
 from tests.chaos.run import DURING_COMMIT, ChaosFailure, ChaosRun, ChaosSize
 
 

@@ -7,7 +7,7 @@ import pyarrow as pa
 import pytest
 
 from hudi_ops.job_specs import BackfillSpec, ClusterSpec, RestoreSpec, SavepointSpec
-from hudi_ops.local.ports import free_port
+from local_platform.ports import free_port
 from tests.integration.processes import Job
 from tests.integration.test_concurrent_writers import Table
 from tests.integration.test_spark_jobs import DAY1, DAY2, ingest_args, run

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from hudi_ops.local.yarn_cluster import YarnCluster
+from local_platform.yarn_cluster import YarnCluster
 
 
 def test_a_resourcemanager_and_a_nodemanager_serve_on_loopback_until_stopped(tmp_path):

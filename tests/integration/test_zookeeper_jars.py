@@ -7,9 +7,9 @@ import pytest
 from kazoo.client import KazooClient
 
 from hudi_ops.errors import ConfigError
-from hudi_ops.local import zookeeper_server
-from hudi_ops.local.zookeeper_server import CLASSPATH_ENV, ZookeeperServer, maven_jars_dir, zookeeper_classpath
 from hudi_ops.maven import CACHE_ENV
+from local_platform import zookeeper_server
+from local_platform.zookeeper_server import CLASSPATH_ENV, ZookeeperServer, maven_jars_dir, zookeeper_classpath
 
 
 def test_a_server_from_the_maven_jars_serves_with_no_debian_jars(tmp_path, monkeypatch):
@@ -52,5 +52,5 @@ def test_no_jars_at_all_names_the_fetch(tmp_path, monkeypatch):
     monkeypatch.delenv(CLASSPATH_ENV, raising=False)
     monkeypatch.setenv(CACHE_ENV, str(tmp_path / "empty-cache"))
     monkeypatch.setattr(zookeeper_server, "DEBIAN_JARS", tmp_path / "no-debian")
-    with pytest.raises(ConfigError, match=r"python -m hudi_ops\.jars fetch zookeeper"):
+    with pytest.raises(ConfigError, match=r"python -m local_platform\.jars fetch zookeeper"):
         ZookeeperServer(tmp_path / "zk")

@@ -20,7 +20,6 @@ from kazoo.client import KazooClient
 
 from hudi_ops.config import HoodieConfig
 from hudi_ops.errors import ConfigError, LockAcquisitionError
-from hudi_ops.local.ports import free_port
 from hudi_ops.locks.held_lock import HeldLock
 from hudi_ops.locks.zookeeper import (
     LOCK_NUM_RETRIES,
@@ -36,6 +35,7 @@ from hudi_ops.locks.zookeeper import (
     connect_string,
     lock_node_sort_key,
 )
+from local_platform.ports import free_port
 
 CURATOR_NODE = re.compile(r"^_c_[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-lock-\d{10}$")
 #: short timeouts for tests; the retry backoff (100-400 ms) keeps reconnects after a restart quick

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from hudi_ops.local.airflow_sqlite import CONNECT_ARGS
+from local_platform.airflow_sqlite import CONNECT_ARGS
 
 
 def _database(path):

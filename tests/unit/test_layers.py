@@ -8,7 +8,7 @@ from pathlib import Path
 import hudi_ops
 
 PACKAGE = Path(hudi_ops.__file__).parent
-# lowest first; modules not listed sit on top (the CLI, the demo)
+# lowest first; modules not listed sit on top (the CLI)
 LAYERS = [
     {"errors", "config", "storage", "s3_settings", "maven"},
     {"job_specs"},  # the contract between Airflow and the Spark jobs
@@ -54,8 +54,20 @@ def test_every_package_is_placed():
     """A new top-level package must be given a layer here (only single modules like cli.py sit on top)."""
     placed = set().union(*LAYERS)
     packages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
-    assert packages - placed == {"demo", "local"}  # on top: what runs on this machine, and the demo
+    assert packages - placed == set()
     assert placed <= packages | {p.stem for p in PACKAGE.glob("*.py")}
+
+
+def test_the_product_never_imports_the_development_side():
+    """local_platform (make up, the demo, the tests' servers), tests and bench are not in the wheel."""
+    wrong = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+            wrong += [f"{path.relative_to(PACKAGE)} imports {n}" for n in names
+                      if n.split(".")[0] in ("local_platform", "tests", "bench")]
+    assert wrong == []
 
 
 def _module_imports() -> dict[str, set[str]]:

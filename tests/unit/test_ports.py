@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import socket
 
-from hudi_ops.local.ports import LOWEST, _ephemeral_start, free_port
+from local_platform.ports import LOWEST, _ephemeral_start, free_port
 
 
 def test_free_ports_are_below_the_outgoing_range_distinct_and_bindable():

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from hudi_ops.local.yarn_cluster import _write_site
 from hudi_ops.spark.yarn_applications import kill_tagged, resource_managers
+from local_platform.yarn_cluster import _write_site
 
 
 def test_the_resource_managers_web_address_comes_from_yarn_site(tmp_path):

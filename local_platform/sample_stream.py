@@ -7,9 +7,9 @@ from __future__ import annotations
 import datetime as dt
 import random
 
-from hudi_ops.local.kafka_server import produce_json
-from hudi_ops.local.repeating import Repeating
-from hudi_ops.local.sample_trips import CITIES
+from local_platform.kafka_server import produce_json
+from local_platform.repeating import Repeating
+from local_platform.sample_trips import CITIES
 
 EVERY_S = 60.0
 TRIPS_PER_BURST = 50

@@ -1,7 +1,7 @@
 """RFC-22 on one machine: a Kafka stream's ingestion and two backfills write one Hudi table at once, through Airflow.
 
-`python -m hudi_ops.demo` (`make demo`) starts a local ZooKeeper, a Kafka broker, a Hive Metastore and Airflow (loopback
-only), produces trips to the topic `trips` and writes the backfills' source files, and runs the repo's
+`python -m local_platform.demo` (`make demo`) starts a local ZooKeeper, a Kafka broker, a Hive Metastore and
+Airflow (loopback only), produces trips to the topic `trips` and writes the backfills' source files, and runs the repo's
 DAGs for a `trips` table partitioned by day. RFC-22's first writer "is continuously ingesting new data",
 Kafka's here:
 
@@ -51,18 +51,18 @@ from hudi_ops.airflow.kafka_connection import DEFAULT_CONN_ID as DEFAULT_KAFKA_C
 from hudi_ops.errors import ConfigError
 from hudi_ops.format.instant import Action
 from hudi_ops.format.meta_client import MetaClient
-from hudi_ops.local.hive_metastore import HiveMetastoreServer, pyspark_jars
-from hudi_ops.local.kafka_server import KafkaServer, produce_json, require_kafka
-from hudi_ops.local.local_airflow import LocalAirflow
-from hudi_ops.local.platform import stop_signals
-from hudi_ops.local.s3_server import S3Server
-from hudi_ops.local.zookeeper_server import ZookeeperServer, require_zookeeper
 from hudi_ops.locks.held_lock import HeldLock
 from hudi_ops.locks.occ_options import zookeeper_lock_options
 from hudi_ops.read.service_history import CleanSummary, cleans
 from hudi_ops.read.table_overview import COMPLETED, PENDING, TableOverview
 from hudi_ops.s3_settings import S3Settings
 from hudi_ops.spark.session import LOOPBACK_CONF
+from local_platform.hive_metastore import HiveMetastoreServer, pyspark_jars
+from local_platform.kafka_server import KafkaServer, produce_json, require_kafka
+from local_platform.local_airflow import LocalAirflow
+from local_platform.platform import stop_signals
+from local_platform.s3_server import S3Server
+from local_platform.zookeeper_server import ZookeeperServer, require_zookeeper
 
 REPO = Path(__file__).resolve().parents[2]
 TABLE = TOPIC = "trips"
@@ -377,7 +377,7 @@ def print_report(report: Report, say: Callable[[str], None] = print) -> None:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m hudi_ops.demo", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m local_platform.demo", description=__doc__.split("\n")[0])
     parser.add_argument("--keep", action="store_true", help="keep the demo's folder (table, logs) at the end")
     parser.add_argument("--up", action="store_true", help="leave Airflow up after the demo, until Ctrl-C")
     parser.add_argument("--s3", action="store_true", help="the table on a local S3 server (moto's), through s3a")

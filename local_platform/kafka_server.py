@@ -2,7 +2,7 @@
 one process) on loopback, its log in a tmp folder.
 
 Its jars: Apache Kafka's server and what it needs at run time, fetched from Maven into hudi-ops' jar
-cache (`python -m hudi_ops.jars fetch kafka`, which make runs). `stop()` ends the process (SIGTERM, or
+cache (`python -m local_platform.jars fetch kafka-broker`, which make runs). `stop()` ends the process (SIGTERM, or
 SIGKILL with `hard=True`) and `start()` brings it back on the same ports and log folder, with its topics
 and their messages, as a restarted broker keeps them.
 """
@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from hudi_ops.errors import ConfigError
-from hudi_ops.local.ports import free_port, port_open
-from hudi_ops.local.server_process import ServerProcess
 from hudi_ops.maven import MavenArtifact, fetched, jars_dir
+from local_platform.ports import free_port, port_open
+from local_platform.server_process import ServerProcess
 
 RELEASE = "4.1.1"
 #: the broker logs through SLF4J 1.7 (Kafka's own API release) to stderr, that is its log file
@@ -40,7 +40,8 @@ def require_kafka() -> str:
     if shutil.which("java") is None:
         raise ConfigError("starting Kafka needs `java` (17) on PATH")
     if not fetched(maven_jars_dir()):
-        raise ConfigError("Kafka's jars are not fetched: run `python -m hudi_ops.jars fetch kafka` (make does)")
+        raise ConfigError("Kafka's jars are not fetched: run `python -m local_platform.jars fetch kafka-broker` "
+                          "(make does)")
     return f"{maven_jars_dir()}/*"
 
 

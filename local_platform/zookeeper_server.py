@@ -1,7 +1,7 @@
 """A real ZooKeeper server for the tests and the demo: loopback only, a tmp data dir.
 
 Its jars: `$HUDI_OPS_ZOOKEEPER_CLASSPATH` when set; else ZooKeeper's server and what it needs at run time,
-fetched from Maven into hudi-ops' jar cache (`python -m hudi_ops.jars fetch zookeeper`, which
+fetched from Maven into hudi-ops' jar cache (`python -m local_platform.jars fetch zookeeper`, which
 make runs); else Debian's `zookeeper` package.
 
 `stop()` ends the process (SIGTERM, then SIGKILL) and `start()` brings it back on the same port and data
@@ -18,9 +18,9 @@ from pathlib import Path
 from kazoo.client import KazooClient
 
 from hudi_ops.errors import ConfigError
-from hudi_ops.local.ports import free_port
-from hudi_ops.local.server_process import ServerProcess
 from hudi_ops.maven import MavenArtifact, fetched, jars_dir
+from local_platform.ports import free_port
+from local_platform.server_process import ServerProcess
 
 CLASSPATH_ENV = "HUDI_OPS_ZOOKEEPER_CLASSPATH"
 MAIN_CLASS = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
@@ -59,7 +59,7 @@ def require_zookeeper() -> str:
         raise ConfigError("starting ZooKeeper needs `java` (17) on PATH")
     classpath = zookeeper_classpath()
     if classpath is None:
-        raise ConfigError("ZooKeeper's jars are not fetched: run `python -m hudi_ops.jars fetch zookeeper` "
+        raise ConfigError("ZooKeeper's jars are not fetched: run `python -m local_platform.jars fetch zookeeper` "
                           f"(make does), install Debian's `zookeeper`, or set {CLASSPATH_ENV}")
     return classpath
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from hudi_ops.local.repeating import Repeating
+from local_platform.repeating import Repeating
 
 #: how often a file lands, and how many trips it holds
 EVERY_S = 120.0

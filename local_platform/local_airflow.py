@@ -41,8 +41,8 @@ from typing import Any
 
 from hudi_ops.airflow.airflow_api import DEFAULT_CONN_ID as AIRFLOW_API_CONN_ID
 from hudi_ops.airflow.airflow_api import AirflowApi, AirflowApiError
-from hudi_ops.local import airflow_sqlite
-from hudi_ops.local.ports import free_port
+from local_platform import airflow_sqlite
+from local_platform.ports import free_port
 
 TERMINAL_RUN_STATES = frozenset({"success", "failed"})
 #: in the home: the settings another shell needs to run `airflow` on this instance

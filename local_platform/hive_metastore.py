@@ -14,8 +14,8 @@ from pathlib import Path
 from xml.sax.saxutils import escape
 
 from hudi_ops.errors import ConfigError
-from hudi_ops.local.ports import free_port, port_open
-from hudi_ops.local.server_process import ServerProcess
+from local_platform.ports import free_port, port_open
+from local_platform.server_process import ServerProcess
 
 MAIN_CLASS = "org.apache.hadoop.hive.metastore.HiveMetaStore"
 

@@ -1,4 +1,4 @@
-"""`make up` (`python -m hudi_ops.local.platform`): the platform on one machine, up until Ctrl-C.
+"""`make up` (`python -m local_platform.platform`): the platform on one machine, up until Ctrl-C.
 
 A ZooKeeper server, a Kafka broker (KRaft) when a table reads one and a Hive Metastore when a table is
 synced to one, then Airflow (api-server, scheduler, dag-processor,
@@ -31,20 +31,20 @@ from hudi_ops.airflow.hive_metastore_connection import DEFAULT_CONN_ID as METAST
 from hudi_ops.airflow.kafka_connection import DEFAULT_CONN_ID as DEFAULT_KAFKA_CONN_ID
 from hudi_ops.airflow.tables_config import read_tables_config
 from hudi_ops.errors import ConfigError
-from hudi_ops.local.hive_metastore import HiveMetastoreServer
-from hudi_ops.local.kafka_server import KafkaServer
-from hudi_ops.local.local_airflow import LocalAirflow
-from hudi_ops.local.sample_stream import SampleStream
-from hudi_ops.local.sample_trips import SampleFeed
-from hudi_ops.local.zookeeper_server import ZookeeperServer, require_zookeeper
+from local_platform.hive_metastore import HiveMetastoreServer
+from local_platform.kafka_server import KafkaServer
+from local_platform.local_airflow import LocalAirflow
+from local_platform.sample_stream import SampleStream
+from local_platform.sample_trips import SampleFeed
+from local_platform.zookeeper_server import ZookeeperServer, require_zookeeper
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 LOCK_BASE_PATH = "/hudi/locks"
 DEFAULT_PORT = 8080
 _CHECK_EVERY_S = 2.0
-#: the example table's ingest: each tick takes the sample files landed since the last (hudi_ops.local.sample_trips)
+#: the example table's ingest: each tick takes the sample files landed since the last (local_platform.sample_trips)
 EXAMPLE_INGEST_SCHEDULE = "*/5 * * * *"
-#: the example stream's topic, its ingest run by new messages (hudi_ops.local.sample_stream) and at
+#: the example stream's topic, its ingest run by new messages (local_platform.sample_stream) and at
 #: least this often
 EXAMPLE_TOPIC, EXAMPLE_STREAM_SCHEDULE = "trips", "*/15 * * * *"
 #: the trigger's consumer group, of the Kafka provider's message-queue trigger (hudi-ops' jobs use none);
@@ -186,7 +186,7 @@ class Platform:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m hudi_ops.local.platform", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m local_platform.platform", description=__doc__.split("\n")[0])
     parser.add_argument("--port", type=int, default=int(os.environ.get("HUDI_OPS_AIRFLOW_PORT", DEFAULT_PORT)),
                         help=f"the api-server's port on 127.0.0.1 (default {DEFAULT_PORT})")
     parser.add_argument("--home", type=Path, default=Path(".demo/up"),

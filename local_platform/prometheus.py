@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from hudi_ops.errors import ConfigError
-from hudi_ops.local.ports import free_port
-from hudi_ops.local.server_process import ServerProcess
+from local_platform.ports import free_port
+from local_platform.server_process import ServerProcess
 
 SCRAPE_INTERVAL_S = 1
 

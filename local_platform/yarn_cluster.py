@@ -3,7 +3,7 @@ NodeManager, each in a JVM of its own started from their main classes, on loopba
 configuration folder a spark-submit takes as `HADOOP_CONF_DIR`.
 
 Their jars are Hadoop 3.3.4's (the Hadoop client pip's pyspark 3.5 ships), fetched from Maven into
-hudi-ops' jar cache by `python -m hudi_ops.jars fetch hadoop` (make does). The scheduler is YARN's FIFO
+hudi-ops' jar cache by `python -m local_platform.jars fetch hadoop` (make does). The scheduler is YARN's FIFO
 one (no queues to configure); the NodeManager offers `memory_mb` and runs containers as this user with
 YARN's default executor; a container's logs stay in the NodeManager's log folder (no aggregation).
 """
@@ -25,8 +25,8 @@ from typing import Any
 from xml.sax.saxutils import escape
 
 from hudi_ops.errors import ConfigError
-from hudi_ops.local.ports import free_port
 from hudi_ops.maven import MavenArtifact, fetched, jars_dir
+from local_platform.ports import free_port
 
 HADOOP_RELEASE = "3.3.4"
 #: the ResourceManager's web services reach into the timeline service's classes, whatever its settings
@@ -49,7 +49,7 @@ def hadoop_jars_dir() -> Path:
 def require_hadoop() -> str:
     """The daemons' classpath, or a ConfigError that names the fix."""
     if not fetched(hadoop_jars_dir()):
-        raise ConfigError("YARN's jars are not fetched: run `python -m hudi_ops.jars fetch hadoop` (make does)")
+        raise ConfigError("YARN's jars are not fetched: run `python -m local_platform.jars fetch hadoop` (make does)")
     return f"{hadoop_jars_dir()}/*"
 
 

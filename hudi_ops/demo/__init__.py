@@ -1,1 +1,0 @@
-"""The demo (`make demo`): the RFC-22 scenario through Airflow, on the local platform of hudi_ops.local."""
