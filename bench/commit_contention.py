@@ -22,7 +22,7 @@ import common  # bench/, the script's folder
 from kazoo.client import KazooClient
 
 from hudi_ops.locks.zookeeper import lock_node_sort_key
-from hudi_ops.spark.submit import spark_submit_command
+from hudi_ops.spark.launch import spark_submit_command
 from local_platform.zookeeper_server import ZookeeperServer
 
 HERE = Path(__file__).parent

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from hudi_ops.locks.occ_options import CONCURRENCY_MODE, zookeeper_lock_options
-from hudi_ops.spark.session import LOOPBACK_CONF
+from hudi_ops.spark.launch import LOOPBACK_CONF
 
 SPARK_SUBMIT = str(Path(sys.executable).parent / "spark-submit")
 CONF = {**LOOPBACK_CONF, "spark.sql.shuffle.partitions": "2"}

@@ -51,7 +51,7 @@ from hudi_ops.job_specs import CleanSpec, ClusterSpec, CompactSpec, IngestSpec
 from hudi_ops.locks.job_options import INLINE_SERVICE_OFF
 from hudi_ops.read.service_work import ServiceWork
 from hudi_ops.read.table_need import TableNeed
-from hudi_ops.spark.submit import spark_submit_command
+from hudi_ops.spark.launch import spark_submit_command
 
 TABLES, BUDGET, SIM_TICKS, TICK_MINUTES = 24, 4, 96, 5
 SEEDS = 10  # write schedules: each policy's figures are over all of them

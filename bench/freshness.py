@@ -40,7 +40,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hudi_ops.job_specs import BackfillSpec, IngestSpec
-from hudi_ops.spark.submit import spark_submit_command
+from hudi_ops.spark.launch import spark_submit_command
 from local_platform.zookeeper_server import ZookeeperServer
 
 TODAY = "2026-11-26"

@@ -33,8 +33,7 @@ import pyarrow.parquet as pq
 from hudi_ops.job_specs import CompactSpec, IngestSpec
 from hudi_ops.spark.driver_jvm import SMALL_JOB_FLAGS, archive_path
 from hudi_ops.spark.hudi_bundle import hudi_jars
-from hudi_ops.spark.session import HUDI_SESSION_CONF
-from hudi_ops.spark.submit import spark_submit_command
+from hudi_ops.spark.launch import HUDI_SESSION_CONF, spark_submit_command
 
 ROUNDS = 5
 ROWS = 1000

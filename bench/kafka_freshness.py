@@ -57,8 +57,7 @@ from hudi_ops.sources.kafka import MAX_EVENTS, kafka_work
 from hudi_ops.spark.driver_jvm import LARGE_EVENTS, driver_conf
 from hudi_ops.spark.hudi_bundle import hudi_jars
 from hudi_ops.spark.kafka_connector import kafka_jars
-from hudi_ops.spark.session import HUDI_SESSION_CONF
-from hudi_ops.spark.submit import spark_submit_command
+from hudi_ops.spark.launch import HUDI_SESSION_CONF, spark_submit_command
 from local_platform.kafka_server import KafkaServer
 from local_platform.zookeeper_server import ZookeeperServer
 

@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 
 from hudi_ops.job_specs import IngestSpec
 from hudi_ops.sources.files import ingest_work
-from hudi_ops.spark.submit import spark_submit_command
+from hudi_ops.spark.launch import spark_submit_command
 from hudi_ops.storage import Storage
 
 HERE = Path(__file__).parent

@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import CleanSpec, ClusterSpec, CompactSpec, IngestSpec
 from hudi_ops.read.service_work import clean_work, clustering_schedule_work, compaction_schedule_work
-from hudi_ops.spark.submit import spark_submit_command
+from hudi_ops.spark.launch import spark_submit_command
 
 ROUNDS = 3
 OPTIONS = {"hoodie.clustering.plan.strategy.single.group.clustering.enabled": "false"}

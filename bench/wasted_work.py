@@ -33,7 +33,7 @@ import common  # bench/, the script's folder
 
 from hudi_ops.errors import is_write_conflict
 from hudi_ops.job_specs import CompactSpec
-from hudi_ops.spark.submit import spark_submit_command
+from hudi_ops.spark.launch import spark_submit_command
 from local_platform.zookeeper_server import ZookeeperServer
 
 HERE = Path(__file__).parent

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from hudi_ops.spark.session import LOOPBACK_CONF
+from hudi_ops.spark.launch import LOOPBACK_CONF
 from local_platform.s3_server import S3Server
 from tests.s3_lake import S3Lake
 from tests.shared_data import unzip_fixture

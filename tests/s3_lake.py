@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from hudi_ops.spark.s3a import s3a_conf, s3a_jars
+from hudi_ops.spark.s3a import s3a_conf
 from local_platform.s3_server import S3Server
 
 
@@ -21,8 +21,8 @@ class S3Lake:
         return f"s3a://{self.bucket}/{name}"
 
     def job_kwargs(self) -> dict[str, Any]:
-        """`Job.start`'s extra jars, Spark settings and environment."""
-        return {"jars": s3a_jars(), "conf": s3a_conf(self.server.settings()), "env": self.server.env()}
+        """`Job.start`'s S3 (the launch adds s3a's jars and settings, as the operators' does) and environment."""
+        return {"s3": self.server.settings(), "env": self.server.env()}
 
     def configure(self, spark: Any) -> None:
         """Point the shared session's s3a at this server. A bucket of its own per test keeps Hadoop's file

@@ -104,15 +104,12 @@ from hudi_ops.spark.cluster_mode import (
     result_uri,
 )
 from hudi_ops.spark.driver_lifetime import TASK_PROCESS_ENV, task_process
-from hudi_ops.spark.hudi_bundle import hudi_jars
 from hudi_ops.spark.jobs.meta_sync import SYNCED_AFTER
 from hudi_ops.spark.jobs_python import CONNECTION_EXTRA as JOBS_PYTHON_EXTRA
 from hudi_ops.spark.jobs_python import JobsPython, jobs_python, named_jobs_python
 from hudi_ops.spark.kafka_connector import kafka_jars
 from hudi_ops.spark.kubernetes_pods import NO_CREDENTIALS, KubernetesTarget
-from hudi_ops.spark.s3a import s3a_conf, s3a_jars
-from hudi_ops.spark.session import HUDI_SESSION_CONF
-from hudi_ops.spark.submit import APPLICATION
+from hudi_ops.spark.launch import APPLICATION, job_launch
 from hudi_ops.spark.yarn_applications import YarnApplication, resource_managers
 from hudi_ops.storage import Storage
 
@@ -303,8 +300,10 @@ class HudiSparkJobOperator(SparkSubmitOperator):
                 self._tag = self._task_tag(context)
                 on_cluster_conf = cluster_conf(self.deployment, self._tag, self.conf or {}, tracked=self._tracked)
             jobs = None if self.deployment.is_cluster else self.jobs_python
-            jars = [*hudi_jars(), *(s3a_jars() if self.s3 else ()), *self.extra_jars()]
             found = self.find_work(context, spec)
+            launch = job_launch(on_cluster_conf if self.deployment.is_cluster else self.conf, jars=self.extra_jars(),
+                                s3=self.s3, client_mode=not self.deployment.is_cluster, large=bool(found.large),
+                                jobs=jobs)
         except InvalidInputError as e:
             raise AirflowFailException(f"bad job arguments, not retried: {e}") from e
         except HudiOpsError as e:  # the table or the source could not be read just now: try again
@@ -320,13 +319,11 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         props = self._folder / PROPS_NAME
         props.touch(mode=0o600)
         props.write_text(options_file)
-        conf = {**HUDI_SESSION_CONF, **(s3a_conf(self.s3) if self.s3 else {})}
         env = self.s3.env() if self.s3 else {}
         if on_cluster:  # everything the driver needs travels with the job (hudi_ops.spark.cluster_mode)
             self._result_file = result_uri(self.base_path)
             self.files = _joined(str(props), self.files)
             self.py_files = _joined(str(package_zip(self._folder)), self.py_files)
-            conf = {**conf, **on_cluster_conf}
             props_arg = PROPS_NAME  # in the driver's working directory
         else:
             self._result_file = str(self._folder / "result.json")
@@ -338,15 +335,14 @@ class HudiSparkJobOperator(SparkSubmitOperator):
             if found.large and driver_jvm.DRIVER_JAVA_OPTIONS not in (self.conf or {}):
                 self.log.info("%s: the driver's JVM runs for throughput (its full compiler, the parallel "
                               "collector)", found.large)
-            conf = {**conf, **driver_jvm.driver_conf(large=bool(found.large), jobs=jobs), **(self.conf or {})}
             props_arg = str(props)
         if self.deferrable and not self._tracked:
             self.log.warning("deferrable is for a YARN cluster-mode job whose ResourceManager yarn-site.xml names; "
                              "this one (%s) runs without deferring", self.deployment)
         self.application_args = dataclasses.replace(spec, props=props_arg, hoodie_conf={}).to_argv()
         self.env_vars = {**env, **(self.env_vars or {}), RESULT_FILE_ENV: self._result_file}
-        self.jars = _joined(",".join(jars), self.jars)
-        self.conf = conf
+        self.jars = _joined(",".join(launch.jars), self.jars)
+        self.conf = launch.conf
 
     def execute(self, context: Any) -> dict[str, Any] | None:
         self._tags = metrics.job_tags(self.table_name, self.dag_id, self.job)

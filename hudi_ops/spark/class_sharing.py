@@ -16,8 +16,8 @@ from hudi_ops.errors import ConfigError
 from hudi_ops.job_specs import ArchiveSpec, BackfillSpec, CleanSpec, ClusterSpec, CompactSpec, IngestSpec, JobSpec
 from hudi_ops.spark.__main__ import main
 from hudi_ops.spark.driver_jvm import DRIVER_JAVA_OPTIONS, SMALL_JOB_FLAGS, archive_path
-from hudi_ops.spark.session import LOOPBACK_CONF, spark_session
-from hudi_ops.spark.submit import spark_submit_command
+from hudi_ops.spark.launch import LOOPBACK_CONF, spark_submit_command
+from hudi_ops.spark.session import spark_session
 
 
 def build() -> Path:

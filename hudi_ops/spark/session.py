@@ -8,19 +8,10 @@ from typing import Any
 
 from hudi_ops.errors import ConfigError
 from hudi_ops.spark import driver_jvm
-from hudi_ops.spark.hudi_bundle import JARS_ENV, hudi_jars
+from hudi_ops.spark.hudi_bundle import JARS_ENV
 from hudi_ops.spark.hudi_java import with_hudi_ops_classes
+from hudi_ops.spark.launch import HUDI_SESSION_CONF, LOOPBACK_CONF, job_launch
 
-#: What Hudi's quick start sets on every session: the `CALL` procedures need the extension.
-HUDI_SESSION_CONF = {
-    "spark.serializer": "org.apache.spark.serializer.KryoSerializer",
-    "spark.sql.extensions": "org.apache.spark.sql.hudi.HoodieSparkSessionExtension",
-    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.hudi.catalog.HoodieCatalog",
-    "spark.kryo.registrator": "org.apache.spark.HoodieSparkKryoRegistrar",
-}
-#: a driver that talks to no one but itself (local mode, tests, the demo): nothing on other interfaces,
-#: and no web UI (it would listen on all of them)
-LOOPBACK_CONF = {"spark.driver.bindAddress": "127.0.0.1", "spark.driver.host": "127.0.0.1", "spark.ui.enabled": "false"}
 _HUDI_DATASOURCE = "org.apache.hudi.DefaultSource"
 #: Initialised before anything touches the metadata table. Hudi 1.2.0's metadata-table appends take a
 #: fast path only when the write schema is the very object this class interned when it was loaded
@@ -43,16 +34,17 @@ def session_builder(app_name: str, *, master: str = "local[2]") -> Any:
     if "PYSPARK_GATEWAY_PORT" in os.environ:  # spark-submit started this driver and its JVM
         SparkContext._ensure_initialized()  # joins that JVM, whose settings SparkConf() then reads
         submitted = SparkConf()
-    else:  # local mode: nothing needs more than loopback
+        for key, value in HUDI_SESSION_CONF.items():  # a spark-submit of the user's own, without them
+            if not submitted.contains(key):
+                builder = builder.config(key, value)
+    else:  # local mode, launched here: nothing needs more than loopback
         submitted = SparkConf(loadDefaults=False)
-        builder = builder.master(master).config("spark.jars", ",".join(hudi_jars()))
-        for key, value in {**LOOPBACK_CONF, **driver_jvm.driver_conf()}.items():
+        launch = job_launch(LOOPBACK_CONF)
+        builder = builder.master(master).config("spark.jars", ",".join(launch.jars))
+        for key, value in launch.conf.items():
             builder = builder.config(key, value)
     if not submitted.contains("spark.app.name"):
         builder = builder.appName(app_name)
-    for key, value in HUDI_SESSION_CONF.items():
-        if not submitted.contains(key):
-            builder = builder.config(key, value)
     return builder
 
 

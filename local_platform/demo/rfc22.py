@@ -56,7 +56,7 @@ from hudi_ops.locks.occ_options import zookeeper_lock_options
 from hudi_ops.read.service_history import CleanSummary, cleans
 from hudi_ops.read.table_overview import COMPLETED, PENDING, TableOverview
 from hudi_ops.s3_settings import S3Settings
-from hudi_ops.spark.session import LOOPBACK_CONF
+from hudi_ops.spark.launch import LOOPBACK_CONF
 from local_platform.hive_metastore import HiveMetastoreServer, pyspark_jars
 from local_platform.kafka_server import KafkaServer, produce_json, require_kafka
 from local_platform.local_airflow import LocalAirflow

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import yaml
 
-from hudi_ops.spark.session import LOOPBACK_CONF
+from hudi_ops.spark.launch import LOOPBACK_CONF
 
 REPO_DAGS = Path(__file__).resolve().parents[2] / "dags"
 #: kept after the run, for people to look at (the browser tests' screenshots)

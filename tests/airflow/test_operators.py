@@ -108,8 +108,7 @@ def test_a_backfill_operator_submits_the_hudi_ops_application_with_hudis_jars_an
     from hudi_ops.airflow.operators import HudiBackfillOperator
     from hudi_ops.spark.driver_jvm import DRIVER_JAVA_OPTIONS, driver_java_options
     from hudi_ops.spark.hudi_bundle import hudi_jars
-    from hudi_ops.spark.session import HUDI_SESSION_CONF
-    from hudi_ops.spark.submit import APPLICATION
+    from hudi_ops.spark.launch import APPLICATION, HUDI_SESSION_CONF
 
     op = HudiBackfillOperator(
         task_id="backfill", base_path="/data/trips", table_name="trips", record_key_field="id",
@@ -144,6 +143,33 @@ def test_a_backfill_operator_submits_the_hudi_ops_application_with_hudis_jars_an
 def ingest_dag(airflow_db):
     with dag_in_folder(DAG_ID, DAG_FILE) as dag:
         yield dag
+
+
+def test_the_tests_and_benchmarks_launch_a_job_as_the_operator_does():
+    """spark_submit_command (tests, benchmarks) and the operator take one recipe: the same jars and settings,
+    in the same order, for a table on S3 too."""
+    from hudi_ops.airflow.operators import FoundWork, HudiIngestOperator
+    from hudi_ops.s3_settings import S3Settings
+    from hudi_ops.spark.launch import APPLICATION, spark_submit_command
+
+    s3 = S3Settings(endpoint="http://127.0.0.1:9000", region="us-east-1", path_style=True)
+    op = HudiIngestOperator(task_id="ingest", base_path="s3a://lake/trips", table_name="trips", record_key_field="id",
+                            source_path="s3a://lake/landing", zookeeper_conn_id=None,
+                            conf={"spark.ui.enabled": "false"})
+    op.__dict__["s3"] = s3  # the connection's S3, as the operator reads it from aws_default
+    op.find_work = lambda context, spec: FoundWork()  # no S3 server here: the launch is what is compared
+    op.prepare({})
+    shutil.rmtree(op._folder)
+    operator = op._get_hook()._build_spark_submit_command(op.application)
+    ours = spark_submit_command(op.application_args, master="local[1]", conf={"spark.ui.enabled": "false"}, s3=s3)
+
+    def launch(cmd: list[str]) -> tuple[str, list[str]]:
+        return cmd[cmd.index("--jars") + 1], [cmd[i + 1] for i, arg in enumerate(cmd) if arg == "--conf"]
+
+    assert launch(operator) == launch(ours)
+    assert "hadoop-aws-3.3.4.jar" in launch(ours)[0] and "spark.hadoop.fs.s3a.path.style.access=true" in launch(ours)[1]
+    assert operator[-len(op.application_args) - 1:] == ours[-len(op.application_args) - 1:] == [
+        APPLICATION, *op.application_args]
 
 
 def _task(run, task_id="ingest"):

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from hudi_ops.job_specs.results import RESULT_FILE_ENV
-from hudi_ops.spark.submit import APPLICATION, spark_submit_command
+from hudi_ops.s3_settings import S3Settings
+from hudi_ops.spark.launch import APPLICATION, spark_submit_command
 from tests.conftest import SPARK_TEST_CONF
 
 SPARK_SUBMIT = str(Path(sys.executable).parent / "spark-submit")
@@ -34,15 +35,15 @@ class Job:
     @classmethod
     def start(cls, job_args: Sequence[str], log: Path, *, master: str = "local[1]", jars: Sequence[str] = (),
               conf: Mapping[str, str] | None = None, env: Mapping[str, str] | None = None,
-              application: str = APPLICATION) -> Job:
-        """`jars`, `conf` and `env`: beyond Hudi's jars, the tests' Spark settings and this environment;
-        `application`: another PySpark application than hudi-ops' jobs."""
+              s3: S3Settings | None = None, application: str = APPLICATION) -> Job:
+        """`jars`, `conf` and `env`: beyond Hudi's jars, the tests' Spark settings and this environment; `s3`:
+        the S3 its table is on; `application`: another PySpark application than hudi-ops' jobs."""
         result_file = _result_file(log)
         result_file.unlink(missing_ok=True)
         env = {**os.environ, **(env or {}), "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable,
                RESULT_FILE_ENV: str(result_file)}
         command = spark_submit_command(job_args, master=master, conf={**JOB_CONF, **(conf or {})},
-                                       spark_submit=SPARK_SUBMIT, jars=jars, application=application)
+                                       spark_submit=SPARK_SUBMIT, jars=jars, s3=s3, application=application)
         out = log.open("w")
         # its own process group, so the harness's kill reaches the JVM and the Python driver at once
         process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, text=True, env=env,

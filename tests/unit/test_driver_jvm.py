@@ -5,7 +5,7 @@ from __future__ import annotations
 from hudi_ops.maven import CACHE_ENV
 from hudi_ops.spark import driver_jvm
 from hudi_ops.spark.hudi_bundle import JARS_ENV
-from hudi_ops.spark.submit import spark_submit_command
+from hudi_ops.spark.launch import spark_submit_command
 
 
 def _machine(tmp_path, monkeypatch, *, bundle=b"hudi", java="jdk-a"):
