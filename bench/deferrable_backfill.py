@@ -45,8 +45,8 @@ VARIANTS = {"submit_waits": {"conf": {"spark.yarn.submit.waitAppCompletion": "tr
 DAGS = '''
 import datetime as dt, json
 from airflow.sdk import DAG
-from hudi_ops.airflow.backfill_timetable import DailyBackfillTimetable
-from hudi_ops.airflow.operators import HudiBackfillOperator
+from hudi_ops.airflow.timetables.daily_backfill import DailyBackfillTimetable
+from hudi_ops.airflow.operators.spark_jobs import HudiBackfillOperator
 
 SETTINGS = json.loads({settings!r})
 for name, variant in SETTINGS["variants"].items():

@@ -88,7 +88,7 @@ def tick(paths: list[str], how: str) -> float:
 
 
 #: a DAG file of a sharded fleet (docs/fleet-layout.md)
-SHARD_FILE = """from hudi_ops.airflow.dag_files import tables_dags
+SHARD_FILE = """from hudi_ops.airflow.dag_factory.dag_files import tables_dags
 
 globals().update(tables_dags(__file__, shard={shard}, shards={shards}))
 """

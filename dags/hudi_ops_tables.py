@@ -1,4 +1,4 @@
-"""hudi-ops' DAGs: each table's ingest, backfill, services and restore DAGs (hudi_ops.airflow.dag_files)."""
-from hudi_ops.airflow.dag_files import tables_dags
+"""hudi-ops' DAGs: each table's ingest, backfill, services and restore DAGs (hudi_ops.airflow.dag_factory.dag_files)."""
+from hudi_ops.airflow.dag_factory.dag_files import tables_dags
 
 globals().update(tables_dags(__file__))

@@ -39,8 +39,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from hudi_ops.airflow.airflow_api import DEFAULT_CONN_ID as AIRFLOW_API_CONN_ID
-from hudi_ops.airflow.airflow_api import AirflowApi, AirflowApiError
+from hudi_ops.airflow.hooks.airflow_api import DEFAULT_CONN_ID as AIRFLOW_API_CONN_ID
+from hudi_ops.airflow.hooks.airflow_api import AirflowApi, AirflowApiError
 from local_platform import airflow_sqlite
 from local_platform.ports import free_port
 

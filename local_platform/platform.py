@@ -26,10 +26,10 @@ from pathlib import Path
 
 import yaml
 
-from hudi_ops.airflow.dag_factory import TABLES_CONFIG_ENV, table_entries
-from hudi_ops.airflow.hive_metastore_connection import DEFAULT_CONN_ID as METASTORE_CONN_ID
-from hudi_ops.airflow.kafka_connection import DEFAULT_CONN_ID as DEFAULT_KAFKA_CONN_ID
-from hudi_ops.airflow.tables_config import read_tables_config
+from hudi_ops.airflow.dag_factory.tables_config import TABLES_CONFIG_ENV, read_tables_config
+from hudi_ops.airflow.hooks.hive_metastore import DEFAULT_CONN_ID as METASTORE_CONN_ID
+from hudi_ops.airflow.hooks.kafka import DEFAULT_CONN_ID as DEFAULT_KAFKA_CONN_ID
+from hudi_ops.airflow.ui.view_model import table_entries
 from hudi_ops.errors import ConfigError
 from local_platform.hive_metastore import HiveMetastoreServer
 from local_platform.kafka_server import KafkaServer
@@ -123,7 +123,7 @@ class Platform:
         self.airflow = LocalAirflow(self.home / "airflow", dags_folder=REPO / "dags",
                                     port=port, triggerer=True, env={
                                         TABLES_CONFIG_ENV: str(self.tables_config),
-                                        # the connection form's Test button (HudiHook.test_connection)
+                                        # the connection form's Test button (ZookeeperLockHook.test_connection)
                                         "AIRFLOW__CORE__TEST_CONNECTION": "Enabled",
                                         "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps(
                                             {"conn_type": "spark", "host": "local[2]"}),

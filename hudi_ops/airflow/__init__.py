@@ -27,11 +27,11 @@ def get_provider_info() -> dict[str, Any]:
     except PackageNotFoundError:
         installed = "0.0.0"
     modules = {
-        "hooks": ["hudi_ops.airflow.hook"],
-        "operators": ["hudi_ops.airflow.operators", "hudi_ops.airflow.service_operators",
-                      "hudi_ops.airflow.writer_pause"],
-        "sensors": ["hudi_ops.airflow.sensors", "hudi_ops.airflow.writer_pause"],
-        "triggers": ["hudi_ops.airflow.triggers"],
+        "hooks": ["hudi_ops.airflow.hooks.zookeeper_lock"],
+        "operators": ["hudi_ops.airflow.operators.spark_jobs", "hudi_ops.airflow.operators.table_services",
+                      "hudi_ops.airflow.operators.writer_pause"],
+        "sensors": ["hudi_ops.airflow.sensors.commit", "hudi_ops.airflow.operators.writer_pause"],
+        "triggers": ["hudi_ops.airflow.triggers.yarn_application"],
     }
     return {
         "package-name": "hudi-ops",
@@ -42,7 +42,7 @@ def get_provider_info() -> dict[str, Any]:
                           "tags": ["software"]}],
         **{kind: [{"integration-name": INTEGRATION, "python-modules": names}] for kind, names in modules.items()},
         "connection-types": [{
-            "hook-class-name": "hudi_ops.airflow.hook.HudiHook",
+            "hook-class-name": "hudi_ops.airflow.hooks.zookeeper_lock.ZookeeperLockHook",
             "connection-type": "hudi_zookeeper",
             "hook-name": HOOK_NAME,
             "ui-field-behaviour": {

@@ -27,7 +27,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 PREFIX = "hudi_ops."
 
-# a task's run (hudi_ops.airflow.operators), tags table, pipeline, job
+# a task's run (hudi_ops.airflow.operators.spark_jobs), tags table, pipeline, job
 COMMITS = PREFIX + "job_commits"  # counter: commits the run made
 ROWS = PREFIX + "job_rows"  # counter: records it inserted, updated or deleted
 CONFLICTS = PREFIX + "job_conflicts"  # counter, tag error: exit 3, which Airflow retries
@@ -47,7 +47,7 @@ LOG_FILES_P99 = PREFIX + "table_log_files_p99"  # gauge: ..., 99th percentile
 SMALL_FILE_SHARE = PREFIX + "table_small_file_share"  # gauge, 0..1: latest slices with a small base file
 PENDING_PLANS = PREFIX + "table_pending_plans"  # gauge: compaction and clustering plans not executed
 PENDING_PLAN_AGE = PREFIX + "table_pending_plan_age"  # gauge, seconds: the oldest pending plan's
-# a services group's tick (hudi_ops.airflow.services_group), tag group (and table, service)
+# a services group's tick (hudi_ops.airflow.dag_factory.services_group), tag group (and table, service)
 GROUP_WAITING = PREFIX + "group_waiting"  # gauge, tags table, service: ticks a due service has waited
 GROUP_PICKED = PREFIX + "group_picked"  # counter, tags table, service: services the tick runs
 GROUP_UNMEASURED = PREFIX + "group_unmeasured"  # gauge: tables the tick could not read

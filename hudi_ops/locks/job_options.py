@@ -7,10 +7,10 @@ Lowest first:
    repeat but never contradict (hudi_ops.spark.jobs.target refuses them);
 3. hudi-ops' defaults (`hudi_ops_defaults`), which depend on the job and on the options alone;
 4. the tables config: its `defaults`, the table's `hoodie_conf`, then the service's own section (merged
-   by hudi_ops.airflow.tables_config and the DAG factory);
+   by hudi_ops.airflow.dag_factory.tables_config and the DAG factory);
 5. the job's flags: `--props`, then `--hoodie-conf` (hudi_ops.job_specs).
 Under Airflow the lock's keys from the table's ZooKeeper connection win over 4 and 5: every pipeline
-of the table shares them (hudi_ops.airflow.hook).
+of the table shares them (hudi_ops.airflow.hooks.zookeeper_lock).
 
 The caller merges 4 and 5 into `options`; `resolve_job_options` puts 3 under them, and Hudi's writer
 and client apply 1 and 2. Resolving twice changes nothing, so the operator resolves (its `--props`

@@ -29,7 +29,7 @@ from hudi_ops.read.service_work import (
     plan_execution_work,
 )
 
-#: the services a fleet schedules, in the order a table's tick runs them (hudi_ops.airflow.dag_factory's)
+#: the services a fleet schedules, in the order a table's tick runs them (hudi_ops.airflow.dag_factory.factory's)
 SERVICES = ("compaction", "clustering", "clean", "archive")
 
 

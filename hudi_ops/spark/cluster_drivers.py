@@ -3,7 +3,7 @@
 
 A task finds the drivers its tag names (every try of a task has the same tag), asks how one is, follows it
 to its end, and ends the live ones: what its `on_kill`, a retry that takes up an earlier try's driver
-(hudi_ops.airflow.resumable) and a retry that submits anew need, whatever the cluster.
+(hudi_ops.airflow.operators.resumable) and a retry that submits anew need, whatever the cluster.
 """
 
 from __future__ import annotations

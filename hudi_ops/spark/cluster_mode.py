@@ -12,7 +12,7 @@ site-packages. So, the way Spark documents for Python applications:
 - one attempt (`spark.yarn.maxAppAttempts=1`; a driver pod is never restarted): Airflow's retries decide
   what runs again, as in client mode; a tag names the task's drivers (a YARN tag, a Kubernetes label,
   `TAG_LABEL`), so that its `on_kill` ends them, and a retry finds one an earlier try left running (a worker
-  lost with its task): it follows it and takes its result (hudi_ops.airflow.resumable, Airflow 3.3) or ends
+  lost with its task): it follows it and takes its result (hudi_ops.airflow.operators.resumable, Airflow 3.3) or ends
   it (what hudi_ops.spark.driver_lifetime does in client mode);
 - on YARN, spark-submit returns once YARN accepts the job and the task follows the application through
   the ResourceManager's REST API, unless yarn-site.xml names none or the job's conf says

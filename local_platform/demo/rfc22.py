@@ -44,10 +44,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
-from hudi_ops.airflow.aws_connection import aws_connection
-from hudi_ops.airflow.dag_factory import backfill_dag_id, ingest_dag_id, services_dag_id
-from hudi_ops.airflow.hive_metastore_connection import DEFAULT_CONN_ID as METASTORE_CONN_ID
-from hudi_ops.airflow.kafka_connection import DEFAULT_CONN_ID as DEFAULT_KAFKA_CONN_ID
+from hudi_ops.airflow.dag_factory.factory import backfill_dag_id, ingest_dag_id, services_dag_id
+from hudi_ops.airflow.hooks.aws import aws_connection
+from hudi_ops.airflow.hooks.hive_metastore import DEFAULT_CONN_ID as METASTORE_CONN_ID
+from hudi_ops.airflow.hooks.kafka import DEFAULT_CONN_ID as DEFAULT_KAFKA_CONN_ID
 from hudi_ops.errors import ConfigError
 from hudi_ops.format.instant import Action
 from hudi_ops.format.meta_client import MetaClient

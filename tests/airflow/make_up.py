@@ -17,8 +17,9 @@ from pathlib import Path
 
 import yaml
 
-from hudi_ops.airflow.dag_factory import TABLES_CONFIG_ENV, restore_dag_id
-from hudi_ops.airflow.services_group import group_dag_id
+from hudi_ops.airflow.dag_factory.factory import restore_dag_id
+from hudi_ops.airflow.dag_factory.services_group import group_dag_id
+from hudi_ops.airflow.dag_factory.tables_config import TABLES_CONFIG_ENV
 from local_platform.demo.rfc22 import TABLE, Rfc22Demo
 from local_platform.local_airflow import LocalAirflow
 from local_platform.ports import free_port

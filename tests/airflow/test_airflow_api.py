@@ -10,7 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from hudi_ops.airflow.airflow_api import AirflowApi, AirflowApiError, AirflowApiHook
+from hudi_ops.airflow.hooks.airflow_api import AirflowApi, AirflowApiError, AirflowApiHook
 from local_platform.ports import free_port
 
 

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 from airflow.sdk.exceptions import AirflowException
 
-from hudi_ops.airflow.operators import HudiBackfillOperator, HudiIngestOperator
-from hudi_ops.airflow.service_operators import HudiCleanOperator, HudiCompactionOperator
+from hudi_ops.airflow.operators.spark_jobs import HudiBackfillOperator, HudiIngestOperator
+from hudi_ops.airflow.operators.table_services import HudiCleanOperator, HudiCompactionOperator
 from hudi_ops.job_specs import IngestSpec
 from hudi_ops.locks.held_lock import HeldLock
 from hudi_ops.spark.__main__ import main

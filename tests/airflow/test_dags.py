@@ -61,7 +61,7 @@ def test_a_table_with_services_gets_a_services_dag_and_its_writers_leave_those_s
 def test_a_services_group_is_one_dag_for_its_tables_services_bounded_by_its_budget(airflow_db):
     from airflow.sdk import CronTriggerTimetable
 
-    from hudi_ops.airflow.dag_factory import dags_from_config
+    from hudi_ops.airflow.dag_factory.factory import dags_from_config
 
     table = {"record_key": "id", "table_type": "MERGE_ON_READ", "hoodie_conf": {"hoodie.metadata.enable": "true"}}
     dags = dags_from_config({
@@ -104,7 +104,7 @@ def fleet_config(tables: int) -> dict:
 
 
 def test_sharded_dag_files_give_each_dag_once_and_each_tables_dags_together(airflow_db):
-    from hudi_ops.airflow.dag_factory import Shard, dags_from_config, table_of_dag
+    from hudi_ops.airflow.dag_factory.factory import Shard, dags_from_config, table_of_dag
 
     config = fleet_config(12)
     whole = dags_from_config(config)
@@ -127,7 +127,7 @@ def test_sharded_dag_files_load_the_fleets_dags_in_airflow(airflow_db, tmp_path,
     """Three copies of the DAG file, each naming its shard, in place of dags/hudi_ops_tables.py."""
     from airflow.dag_processing.dagbag import DagBag
 
-    from hudi_ops.airflow.dag_factory import dags_from_config
+    from hudi_ops.airflow.dag_factory.factory import dags_from_config
 
     config = tmp_path / "tables.yaml"
     config.write_text(yaml.safe_dump(fleet_config(12)))
@@ -136,7 +136,7 @@ def test_sharded_dag_files_load_the_fleets_dags_in_airflow(airflow_db, tmp_path,
     folder.mkdir()
     for shard in range(3):
         (folder / f"hudi_ops_tables_{shard}.py").write_text(
-            "from hudi_ops.airflow.dag_files import tables_dags\n\n"
+            "from hudi_ops.airflow.dag_factory.dag_files import tables_dags\n\n"
             f"globals().update(tables_dags(__file__, shard={shard}, shards=3))\n")
     bag = DagBag(dag_folder=str(folder))
     assert bag.import_errors == {} and sorted(bag.dag_ids) == sorted(dags_from_config(fleet_config(12)))
@@ -149,7 +149,7 @@ def test_a_dags_params_are_each_tasks_as_airflow_gives_them(airflow_db):
     run's values go to the task's, as for any DAG with params."""
     from airflow.sdk.definitions.param import process_params
 
-    from hudi_ops.airflow.dag_factory import dags_from_config
+    from hudi_ops.airflow.dag_factory.factory import dags_from_config
 
     dags = dags_from_config({"tables": {"t": {"base_path": "/t", "record_key": "id",
                                               "backfill": {"source_path": "/history"}}}})
@@ -170,7 +170,7 @@ def test_airflow_backfills_go_to_the_backfill_dag_alone_a_run_per_day_and_never_
     from airflow.timetables.base import TimeRestriction
     from pendulum import datetime
 
-    from hudi_ops.airflow.backfill_timetable import DailyBackfillTimetable
+    from hudi_ops.airflow.timetables.daily_backfill import DailyBackfillTimetable
 
     bag = DagBag(dag_folder=str(REPO_DAGS))
     backfill = bag.get_dag("hudi_backfill__trips")
@@ -226,7 +226,7 @@ def test_each_table_gets_a_restore_dag_that_stops_its_writers_around_the_restore
 ])
 def test_a_broken_services_section_names_the_fix_and_costs_only_its_tables_dags(
         airflow_db, services, hoodie_conf, reason, caplog):  # Airflow's logging set up before caplog's
-    from hudi_ops.airflow.dag_factory import dags_from_config
+    from hudi_ops.airflow.dag_factory.factory import dags_from_config
 
     table = {"base_path": "/t", "record_key": "id", "services": services, "hoodie_conf": hoodie_conf,
              "ingest": {"source_path": "/in"}}
@@ -351,14 +351,14 @@ def test_params_that_break_the_schema_are_refused_before_any_run(backfill_dag, c
     ({"trips": {"record_key": "id"}}, "no DAGs for table 'trips' in tables.yaml: `base_path` is missing; add it"),
 ])
 def test_a_broken_table_names_the_table_and_the_fix(airflow_db, tables, reason, caplog):
-    from hudi_ops.airflow.dag_factory import dags_from_config
+    from hudi_ops.airflow.dag_factory.factory import dags_from_config
 
     assert dags_from_config({"tables": tables}, origin="tables.yaml") == {}
     assert reason in caplog.text
 
 
 def test_a_config_with_no_tables_fails_as_a_whole():
-    from hudi_ops.airflow.dag_factory import dags_from_config
+    from hudi_ops.airflow.dag_factory.factory import dags_from_config
     from hudi_ops.errors import ConfigError
 
     with pytest.raises(ConfigError, match=re.escape("tables.yaml has no `tables:` mapping")):
@@ -366,7 +366,7 @@ def test_a_config_with_no_tables_fails_as_a_whole():
 
 
 def test_generated_dag_ids_name_their_table():
-    from hudi_ops.airflow.dag_factory import (
+    from hudi_ops.airflow.dag_factory.factory import (
         backfill_dag_id,
         ingest_dag_id,
         restore_dag_id,
@@ -425,7 +425,7 @@ def test_under_airflows_dag_processor_a_bad_table_is_an_import_error_and_the_oth
 
 
 def test_an_ingests_bound_per_commit_and_its_run_reach_its_job(airflow_db):
-    from hudi_ops.airflow.dag_factory import dags_from_config
+    from hudi_ops.airflow.dag_factory.factory import dags_from_config
 
     dags = dags_from_config({"tables": {"t": {
         "base_path": "/data/t", "record_key": "id", "zookeeper_conn_id": None,
@@ -439,7 +439,7 @@ def test_an_ingests_bound_per_commit_and_its_run_reach_its_job(airflow_db):
 def test_backfill_runs_at_once_are_bounded_for_airflows_own_backfills_too(airflow_db):
     """`airflow backfill create` runs up to its own --max-active-runs (10 by default), whatever the DAG's;
     the task's bound holds across them, so a table without a lock keeps its one writer."""
-    from hudi_ops.airflow.dag_factory import dags_from_config
+    from hudi_ops.airflow.dag_factory.factory import dags_from_config
 
     dags = dags_from_config({"tables": {"t": {
         "base_path": "/data/t", "record_key": "id", "zookeeper_conn_id": None,
@@ -453,8 +453,8 @@ def test_a_kafka_ingest_on_new_messages_is_scheduled_on_its_topics_watcher_and_a
     from airflow.providers.apache.kafka.triggers.msg_queue import KafkaMessageQueueTrigger
     from airflow.sdk import AssetOrTimeSchedule
 
-    from hudi_ops.airflow.dag_factory import dags_from_config
-    from hudi_ops.airflow.tables_config import parse_tables_config
+    from hudi_ops.airflow.dag_factory.factory import dags_from_config
+    from hudi_ops.airflow.dag_factory.tables_config import parse_tables_config
     from hudi_ops.config import StreamerConfig
 
     def config(**ingest):
@@ -469,7 +469,7 @@ def test_a_kafka_ingest_on_new_messages_is_scheduled_on_its_topics_watcher_and_a
     assert isinstance(watcher.trigger, KafkaMessageQueueTrigger)
     _, kwargs = watcher.trigger.serialize()
     assert (kwargs["topics"], kwargs["kafka_config_id"]) == (["trips"], "brokers")
-    assert kwargs["apply_function"] == "hudi_ops.airflow.kafka_events.new_message"
+    assert kwargs["apply_function"] == "hudi_ops.airflow.dag_factory.kafka_events.new_message"
     only = dags_from_config(config(on_new_messages=True))["hudi_ingest__t"]  # no schedule: messages alone
     assert [a.name for a in only.timetable.asset_condition.objects] == [asset.name]
     assert [t.kafka_topic for t in only.tasks] == ["trips"] and only.tasks[0].task_id == "ingest"
@@ -534,7 +534,7 @@ def test_a_tables_catalog_makes_each_job_sync_it_to_the_metastore_its_connection
 
 
 def test_a_catalog_without_its_connection_fails_the_task_naming_the_connection_to_add(monkeypatch):
-    from hudi_ops.airflow.operators import HudiIngestOperator
+    from hudi_ops.airflow.operators.spark_jobs import HudiIngestOperator
 
     monkeypatch.delenv("AIRFLOW_CONN_NOWHERE", raising=False)
     task = HudiIngestOperator(task_id="ingest", base_path="/t", table_name="trips", record_key_field="id",
@@ -568,7 +568,7 @@ def test_a_tables_validators_run_on_its_writers_and_not_its_services(airflow_db,
 
 def test_a_tables_metrics_turn_hudis_reporter_on_for_every_job_of_it_or_of_every_table(airflow_db, zookeeper_connection,
                                                                                      tmp_path, monkeypatch):
-    from hudi_ops.airflow import tables_config
+    from hudi_ops.airflow.dag_factory import tables_config
 
     gateway = {"hoodie.metrics.reporter.type": "PROMETHEUS_PUSHGATEWAY", "hoodie.metrics.pushgateway.port": 9091}
     config = {"defaults": {"metrics": gateway},  # every table's, but the one that says otherwise
@@ -610,9 +610,9 @@ def test_a_tables_freshness_goal_is_its_ingest_dags_deadline_alert():
 
     from airflow.sdk import AsyncCallback, DeadlineReference
 
-    from hudi_ops.airflow import tables_config
-    from hudi_ops.airflow.dag_factory import dags_from_config
-    from hudi_ops.airflow.freshness import table_late
+    from hudi_ops.airflow.dag_factory import tables_config
+    from hudi_ops.airflow.dag_factory.factory import dags_from_config
+    from hudi_ops.airflow.dag_factory.freshness import table_late
 
     config = {"tables": {"trips": {"base_path": "/data/trips", "record_key": "id", "freshness": 30,
                                    "ingest": {"source_path": "/landing"}, "backfill": {}}}}

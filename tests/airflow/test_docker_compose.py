@@ -185,10 +185,10 @@ def test_the_zookeeper_connection_names_the_zookeeper_service(config, monkeypatc
     assert (conn["conn_type"], conn["host"], conn["port"]) == ("hudi_zookeeper", "zookeeper", 2181)
     assert "zookeeper" in config["services"]
 
-    from hudi_ops.airflow.hook import HudiHook
+    from hudi_ops.airflow.hooks.zookeeper_lock import ZookeeperLockHook
 
     monkeypatch.setenv("AIRFLOW_CONN_HUDI_ZOOKEEPER_DEFAULT", raw)
-    options = HudiHook("trips").lock_options()
+    options = ZookeeperLockHook("trips").lock_options()
     assert options["hoodie.write.lock.zookeeper.url"] == "zookeeper:2181"
     assert options["hoodie.write.lock.zookeeper.base_path"] == "/hudi/locks"
 
@@ -247,7 +247,7 @@ def test_config_rejects_a_broken_file(tmp_path, original, broken, named):
 def test_the_example_table_on_s3_reaches_the_s3_service_with_the_same_keys_everywhere(config, monkeypatch):
     """The connection the S3 table names points at the s3 service by path; the bucket of its base path is
     the one airflow-init makes; the Spark executors hold the connection's keys (they read no connection)."""
-    from hudi_ops.airflow.aws_connection import s3_settings
+    from hudi_ops.airflow.hooks.aws import s3_settings
 
     (table,) = [t for t in yaml.safe_load((REPO / "dags" / "tables.yaml").read_text())["tables"].values()
                 if t["base_path"].startswith("s3a://")]

@@ -172,7 +172,7 @@ def test_with_the_oldest_airflow_it_supports_the_dags_parse_the_plugin_loads_and
                             "hudi_services__trips"]
     assert seen["timetable"] == "DailyBackfillTimetable"  # from the plugin, which the DAG needs to parse
     assert {"fastapi_apps", "external_views", "timetables"} <= set(seen["plugin"])
-    assert "hudi_ops.airflow.plugin" in (seen["plugin_source"] or ""), seen["plugin_source"]
+    assert "hudi_ops.airflow.ui.plugin" in (seen["plugin_source"] or ""), seen["plugin_source"]
     assert seen["fields"] == [f"extra__hudi_zookeeper__{f}" for f in
                               ("base_path", "connection_timeout_ms", "lock_key", "session_timeout_ms")]
     assert seen["behaviour"]["hidden_fields"] == ["schema", "login", "password"]

@@ -22,7 +22,7 @@ DAG_ID = "hudi_ops_test_kafka_ingest"
 DAG_FILE = f'''
 from airflow.sdk import DAG, Param
 
-from hudi_ops.airflow.operators import HudiIngestOperator
+from hudi_ops.airflow.operators.spark_jobs import HudiIngestOperator
 
 with DAG("{DAG_ID}", schedule=None,
          params={{"base_path": Param(""), "topic": Param(""), "driver_memory": Param("1g")}}):
@@ -81,7 +81,7 @@ def test_a_catch_up_runs_its_driver_for_throughput_and_a_few_messages_for_a_quic
                                                                                         monkeypatch):
     """What the task found before spark-submit decides the driver's JVM: LARGE_EVENTS messages or more (3
     here) get the optimising compiler and the parallel collector, fewer the small-job flags."""
-    from hudi_ops.airflow.operators import HudiIngestOperator
+    from hudi_ops.airflow.operators.spark_jobs import HudiIngestOperator
     from hudi_ops.spark import driver_jvm
 
     monkeypatch.setattr(driver_jvm, "LARGE_EVENTS", 3)
@@ -116,7 +116,7 @@ def test_an_avro_ingest_in_cluster_mode_names_its_schema_file_for_the_driver_to_
     without one fails at once, not retried."""
     from airflow.sdk.exceptions import AirflowFailException
 
-    from hudi_ops.airflow.operators import HudiIngestOperator
+    from hudi_ops.airflow.operators.spark_jobs import HudiIngestOperator
     from hudi_ops.config import StreamerConfig
     from hudi_ops.spark.cluster_mode import PROPS_NAME
 

@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 import pytest
 from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
-from hudi_ops.airflow.resumable import SubmittedApplication
+from hudi_ops.airflow.operators.resumable import SubmittedApplication
 from hudi_ops.config import parse_props_file
 from hudi_ops.errors import ConfigError
 from hudi_ops.job_specs import JobResult
@@ -41,7 +41,7 @@ def k8s_connection(monkeypatch):
 
 
 def _ingest(tmp_path: Path, conf: dict[str, str], conn_id: str = CONN_ID) -> Any:
-    from hudi_ops.airflow.operators import HudiIngestOperator
+    from hudi_ops.airflow.operators.spark_jobs import HudiIngestOperator
 
     source = tmp_path / "in"
     source.mkdir()

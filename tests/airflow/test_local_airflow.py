@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from hudi_ops.airflow.dag_factory import services_dag_id
+from hudi_ops.airflow.dag_factory.factory import services_dag_id
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import IngestSpec
 from hudi_ops.locks.lock_state import lock_state
@@ -309,7 +309,7 @@ def test_the_timeline_view_needs_an_airflow_login(scenario):
 
 def test_the_timeline_tab_shows_inside_airflows_ui(scenario, browser, artifacts):
     """The "Hudi timeline" tab of a table's DAG, in Airflow's own UI (the view in its iframe)."""
-    from hudi_ops.airflow.timeline_chart import ACTION_COLOURS
+    from hudi_ops.airflow.ui.timeline_chart import ACTION_COLOURS
 
     demo, airflow, _ = scenario
     spans = TableOverview.load(demo.table_path).instants
@@ -326,7 +326,7 @@ def test_the_timeline_view_shows_the_table_in_a_browser(scenario, platform, brow
     """Chromium opens the table's page with the UI's session cookie: the chart draws a bar per commit in
     the commit colour, the rollback, the rolled-back write and the pending one. Without the cookie the same
     page shows no chart."""
-    from hudi_ops.airflow.timeline_chart import ACTION_COLOURS, ROLLED_BACK_COLOUR
+    from hudi_ops.airflow.ui.timeline_chart import ACTION_COLOURS, ROLLED_BACK_COLOUR
 
     demo, airflow, report = scenario
     (failed,) = [s.requested_time for s in report.overview.instants if s.status != COMPLETED]

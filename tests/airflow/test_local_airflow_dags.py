@@ -14,9 +14,9 @@ import time
 
 import pytest
 
-from hudi_ops.airflow.airflow_api import AirflowApiError
-from hudi_ops.airflow.dag_factory import services_dag_id
-from hudi_ops.airflow.services_group import state_key
+from hudi_ops.airflow.dag_factory.factory import services_dag_id
+from hudi_ops.airflow.dag_factory.services_group import state_key
+from hudi_ops.airflow.hooks.airflow_api import AirflowApiError
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import IngestSpec, SavepointSpec
 from hudi_ops.locks.job_options import INLINE_SERVICE_OFF
@@ -119,7 +119,7 @@ def test_a_newcomer_signs_in_triggers_a_backfill_from_its_form_and_sees_its_comm
     the login form, the DAG list, the backfill's trigger form and its Params (the window optional: an
     Airflow backfill's runs need none), a window that ends before it starts, a window that runs, and the
     table's timeline with the commits it made."""
-    from hudi_ops.airflow.timeline_chart import ACTION_COLOURS
+    from hudi_ops.airflow.ui.timeline_chart import ACTION_COLOURS
 
     demo, airflow = seeded
     assert not airflow.client.is_paused(BACKFILL_DAG)  # the restore test before this one paused it, then gave it back

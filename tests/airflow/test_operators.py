@@ -26,7 +26,7 @@ import datetime as dt
 
 from airflow.sdk import DAG, Param
 
-from hudi_ops.airflow.operators import HudiIngestOperator
+from hudi_ops.airflow.operators.spark_jobs import HudiIngestOperator
 
 with DAG("{DAG_ID}", schedule=None,
          params={{"base_path": Param(""), "source_path": Param(""), "driver_memory": Param("1g")}}):
@@ -50,10 +50,11 @@ def test_the_package_registers_its_connection_type_with_its_form_and_its_hooks_o
     info = ep.load()()
     kinds = ("hooks", "operators", "sensors", "triggers")
     assert {m for kind in kinds for entry in info[kind] for m in entry["python-modules"]} \
-        == {"hudi_ops.airflow.hook", "hudi_ops.airflow.operators", "hudi_ops.airflow.service_operators",
-            "hudi_ops.airflow.writer_pause", "hudi_ops.airflow.sensors", "hudi_ops.airflow.triggers"}
+        == {"hudi_ops.airflow.hooks.zookeeper_lock", "hudi_ops.airflow.operators.spark_jobs",
+            "hudi_ops.airflow.operators.table_services", "hudi_ops.airflow.operators.writer_pause",
+            "hudi_ops.airflow.sensors.commit", "hudi_ops.airflow.triggers.yarn_application"}
     # the form as Airflow 3.2+ reads it from the provider's info, without the hook's deprecated methods
-    from hudi_ops.airflow.hook import HudiHook
+    from hudi_ops.airflow.hooks.zookeeper_lock import ZookeeperLockHook
 
     manager = ProvidersManager()
     assert "hudi-ops" in manager.providers
@@ -64,12 +65,12 @@ def test_the_package_registers_its_connection_type_with_its_form_and_its_hooks_o
               if k.startswith("extra__hudi_zookeeper__")}
     assert set(fields) == {"base_path", "lock_key", "session_timeout_ms", "connection_timeout_ms"}
     assert (fields["base_path"]["schema"]["title"], fields["base_path"]["value"]) == ("Lock base path", "/hudi/locks")
-    assert "get_ui_field_behaviour" not in vars(HudiHook)  # deprecated since Airflow 3.2
+    assert "get_ui_field_behaviour" not in vars(ZookeeperLockHook)  # deprecated since Airflow 3.2
 
 
 def test_the_zookeeper_connection_becomes_the_lock_options_of_every_pipeline_of_the_table(monkeypatch):
-    from hudi_ops.airflow.hook import HudiHook
-    from hudi_ops.airflow.operators import HudiIngestOperator
+    from hudi_ops.airflow.hooks.zookeeper_lock import ZookeeperLockHook
+    from hudi_ops.airflow.operators.spark_jobs import HudiIngestOperator
 
     monkeypatch.setenv("AIRFLOW_CONN_HUDI_ZOOKEEPER_DEFAULT", json.dumps(
         {"conn_type": "hudi_zookeeper", "host": "zk1,zk2:2182", "port": 2181, "extra": {"lock_key": "trips-lock"}}
@@ -94,18 +95,18 @@ def test_the_zookeeper_connection_becomes_the_lock_options_of_every_pipeline_of_
     bucket = job_options({"hoodie.index.type": "BUCKET"})
     assert "hoodie.write.lock.conflict.resolution.strategy" not in bucket
     # a table may choose Hudi's other multi-writer mode, which takes the same lock
-    non_blocking = HudiHook("trips", table_options={"hoodie.index.type": "BUCKET", "hoodie.write.concurrency.mode":
-                                                    "NON_BLOCKING_CONCURRENCY_CONTROL"}).write_options()
+    nbcc = {"hoodie.index.type": "BUCKET", "hoodie.write.concurrency.mode": "NON_BLOCKING_CONCURRENCY_CONTROL"}
+    non_blocking = ZookeeperLockHook("trips", table_options=nbcc).write_options()
     assert non_blocking["hoodie.write.concurrency.mode"] == "NON_BLOCKING_CONCURRENCY_CONTROL"
     assert non_blocking["hoodie.write.lock.provider"].endswith("ZookeeperBasedLockProvider")
     single = {"hoodie.write.concurrency.mode": "SINGLE_WRITER"}
     with pytest.raises(ConfigError, match="use OPTIMISTIC_CONCURRENCY_CONTROL"):
-        HudiHook("trips", table_options=single).write_options()
-    assert HudiHook("trips", zookeeper_conn_id=None).write_options() == {}
+        ZookeeperLockHook("trips", table_options=single).write_options()
+    assert ZookeeperLockHook("trips", zookeeper_conn_id=None).write_options() == {}
 
 
 def test_a_backfill_operator_submits_the_hudi_ops_application_with_hudis_jars_and_its_rendered_window():
-    from hudi_ops.airflow.operators import HudiBackfillOperator
+    from hudi_ops.airflow.operators.spark_jobs import HudiBackfillOperator
     from hudi_ops.spark.driver_jvm import DRIVER_JAVA_OPTIONS, driver_java_options
     from hudi_ops.spark.hudi_bundle import hudi_jars
     from hudi_ops.spark.launch import APPLICATION, HUDI_SESSION_CONF
@@ -148,7 +149,7 @@ def ingest_dag(airflow_db):
 def test_the_tests_and_benchmarks_launch_a_job_as_the_operator_does():
     """spark_submit_command (tests, benchmarks) and the operator take one recipe: the same jars and settings,
     in the same order, for a table on S3 too."""
-    from hudi_ops.airflow.operators import FoundWork, HudiIngestOperator
+    from hudi_ops.airflow.operators.spark_jobs import FoundWork, HudiIngestOperator
     from hudi_ops.s3_settings import S3Settings
     from hudi_ops.spark.launch import APPLICATION, spark_submit_command
 
@@ -278,7 +279,7 @@ def test_killing_the_task_ends_spark_submit_and_its_python_driver(zookeeper_conn
 def test_the_jobs_reported_exit_code_decides_whether_airflow_retries(code, error, retried, said):
     from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
-    from hudi_ops.airflow.operators import HudiSparkJobOperator
+    from hudi_ops.airflow.operators.spark_jobs import HudiSparkJobOperator
     from hudi_ops.job_specs import JobFailure
 
     raised = AirflowException("Cannot execute: spark-submit ... Error code is: 1.")
@@ -290,7 +291,7 @@ def test_the_jobs_reported_exit_code_decides_whether_airflow_retries(code, error
 def test_a_job_that_reported_nothing_or_failed_otherwise_fails_as_the_provider_says():
     from airflow.sdk.exceptions import AirflowException
 
-    from hudi_ops.airflow.operators import HudiSparkJobOperator
+    from hudi_ops.airflow.operators.spark_jobs import HudiSparkJobOperator
     from hudi_ops.job_specs import JobFailure
 
     raised = AirflowException("Cannot execute: spark-submit ... Error code is: 137.")
@@ -325,8 +326,8 @@ def _cmdline(process) -> list[str]:
 def _ingest_behind_a_held_lock(tmp_path: Path, table: str, *, lock_wait_ms: int):
     """An ingest task of a one-row source, and a holder that has taken the table's ZooKeeper lock
     (each test its own table, hence its own lock: a killed job's queued lock node may outlive it a while)."""
-    from hudi_ops.airflow.hook import HudiHook
-    from hudi_ops.airflow.operators import HudiIngestOperator
+    from hudi_ops.airflow.hooks.zookeeper_lock import ZookeeperLockHook
+    from hudi_ops.airflow.operators.spark_jobs import HudiIngestOperator
     from hudi_ops.config import HoodieConfig
     from hudi_ops.locks.zookeeper import ZookeeperBasedLockProvider
 
@@ -336,7 +337,8 @@ def _ingest_behind_a_held_lock(tmp_path: Path, table: str, *, lock_wait_ms: int)
     op = HudiIngestOperator(task_id="ingest", base_path=str(tmp_path / "t"), table_name=table, record_key_field="id",
                             source_path=str(source), conf=SPARK_CONF,
                             hoodie_conf={"hoodie.write.lock.wait_time_ms": str(lock_wait_ms)})
-    holder = ZookeeperBasedLockProvider.from_config(HoodieConfig(HudiHook(table).write_options()), table_name=table)
+    holder = ZookeeperBasedLockProvider.from_config(HoodieConfig(ZookeeperLockHook(table).write_options()),
+                                                    table_name=table)
     holder.acquire(10)
     return op, holder
 
@@ -345,7 +347,7 @@ S3_DAG_ID = "hudi_ops_test_ingest_s3"
 S3_DAG_FILE = f'''
 from airflow.sdk import DAG, Param
 
-from hudi_ops.airflow.operators import HudiIngestOperator
+from hudi_ops.airflow.operators.spark_jobs import HudiIngestOperator
 
 with DAG("{S3_DAG_ID}", schedule=None, params={{"base_path": Param(""), "source_path": Param("")}}):
     HudiIngestOperator(
@@ -406,7 +408,7 @@ def test_in_cluster_mode_the_options_package_and_result_travel_with_the_job_neve
     (not run here: no cluster): what spark-submit is given."""
     import zipfile
 
-    from hudi_ops.airflow.operators import HudiBackfillOperator
+    from hudi_ops.airflow.operators.spark_jobs import HudiBackfillOperator
     from hudi_ops.config import parse_props_file
     from hudi_ops.job_specs.results import RESULT_FILE_ENV
     from hudi_ops.spark.cluster_mode import PROPS_NAME, RESULTS_FOLDER
@@ -455,7 +457,7 @@ def test_s3_keys_are_refused_where_the_spark_provider_would_put_them_on_the_comm
     the cluster's nodes there, and the task fails at once saying so."""
     from airflow.sdk.exceptions import AirflowFailException
 
-    from hudi_ops.airflow.service_operators import HudiCompactionOperator
+    from hudi_ops.airflow.operators.table_services import HudiCompactionOperator
 
     monkeypatch.setenv("AIRFLOW_CONN_SPARK_YARN", json.dumps({"conn_type": "spark", "host": "yarn"}))
     monkeypatch.setenv("AIRFLOW_CONN_LAKE", json.dumps(

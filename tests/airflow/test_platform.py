@@ -4,8 +4,8 @@ it and stopped with Ctrl-C, is tests/airflow/test_local_airflow.py's stack."""
 
 from __future__ import annotations
 
-from hudi_ops.airflow.dag_factory import TABLES_CONFIG_ENV, dags_from_file
-from hudi_ops.airflow.tables_config import read_tables_config
+from hudi_ops.airflow.dag_factory.factory import dags_from_file
+from hudi_ops.airflow.dag_factory.tables_config import TABLES_CONFIG_ENV, read_tables_config
 from local_platform.platform import (
     EXAMPLE_INGEST_SCHEDULE,
     EXAMPLE_TOPIC,

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from hudi_ops.airflow.airflow_api import AirflowApi, AirflowApiError
+from hudi_ops.airflow.hooks.airflow_api import AirflowApi, AirflowApiError
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.read.savepoints import savepointed
 from hudi_ops.spark.__main__ import main
@@ -29,7 +29,7 @@ SAVEPOINT_DAG = "hudi_ops_test_savepoint"
 SAVEPOINT_DAG_FILE = f'''
 from airflow.sdk import DAG, Param
 
-from hudi_ops.airflow.service_operators import HudiSavepointOperator
+from hudi_ops.airflow.operators.table_services import HudiSavepointOperator
 
 with DAG("{SAVEPOINT_DAG}", schedule=None, params={{"base_path": Param("")}}):
     HudiSavepointOperator(task_id="savepoint", base_path="{{{{ params.base_path }}}}", table_name="trips",

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from hudi_ops.airflow.operators import HudiIngestOperator
+from hudi_ops.airflow.operators.spark_jobs import HudiIngestOperator
 from hudi_ops.locks.held_lock import HeldLock
 from hudi_ops.spark.cluster_mode import application_tag
 from local_platform.local_airflow import LocalAirflow
@@ -34,7 +34,7 @@ HOODIE_CONF = {"hoodie.write.lock.wait_time_ms": "600000"}
 DAGS = '''
 import datetime as dt, json
 from airflow.sdk import DAG
-from hudi_ops.airflow.operators import HudiBackfillOperator, HudiIngestOperator
+from hudi_ops.airflow.operators.spark_jobs import HudiBackfillOperator, HudiIngestOperator
 
 SETTINGS = json.loads({settings!r})
 for dag_id, table in SETTINGS["tables"].items():

@@ -17,7 +17,7 @@ V8_FIRST, V8_SECOND = "20250713010535797_20250713010536200.commit", "20250713010
 
 
 def sensor(base: Path, after: str | None = None):
-    from hudi_ops.airflow.sensors import HudiCommitSensor
+    from hudi_ops.airflow.sensors.commit import HudiCommitSensor
 
     return HudiCommitSensor(task_id="wait", base_path=str(base), after=after, poke_interval=1)
 

@@ -17,7 +17,7 @@ DAG_ID = "hudi_ops_test_services"
 DAG_FILE = f'''
 from airflow.sdk import DAG, Param
 
-from hudi_ops.airflow.service_operators import (
+from hudi_ops.airflow.operators.table_services import (
     HudiArchiveOperator, HudiCleanOperator, HudiClusteringOperator, HudiCompactionOperator)
 
 common = dict(base_path="{{{{ params.base_path }}}}", table_name="trips", conf={SPARK_CONF!r},
@@ -43,7 +43,7 @@ SHORT_ARCHIVAL = {"hoodie.keep.min.commits": "2", "hoodie.keep.max.commits": "3"
 REWRITE_DAG_FILE = f'''
 from airflow.sdk import DAG, Param
 
-from hudi_ops.airflow.service_operators import HudiArchiveOperator, HudiClusteringOperator
+from hudi_ops.airflow.operators.table_services import HudiArchiveOperator, HudiClusteringOperator
 
 common = dict(base_path="{{{{ params.base_path }}}}", table_name="trips", conf={SPARK_CONF!r},
               hoodie_conf={SHORT_ARCHIVAL!r})
@@ -131,7 +131,7 @@ def test_services_with_nothing_due_are_skipped_without_starting_spark(
 
 
 def test_a_clean_task_given_a_plan_argument_is_refused_when_the_dag_is_built():
-    from hudi_ops.airflow.service_operators import HudiCleanOperator
+    from hudi_ops.airflow.operators.table_services import HudiCleanOperator
     from hudi_ops.errors import InvalidInputError
 
     with pytest.raises(InvalidInputError, match="a clean plans and executes its own"):
@@ -139,7 +139,7 @@ def test_a_clean_task_given_a_plan_argument_is_refused_when_the_dag_is_built():
 
 
 def test_savepoint_and_restore_tasks_pass_their_instants_to_the_jobs():
-    from hudi_ops.airflow.service_operators import HudiRestoreOperator, HudiSavepointOperator
+    from hudi_ops.airflow.operators.table_services import HudiRestoreOperator, HudiSavepointOperator
     from hudi_ops.errors import InvalidInputError
     from hudi_ops.job_specs import RestoreSpec, SavepointSpec
 

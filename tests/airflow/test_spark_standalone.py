@@ -62,7 +62,7 @@ def standalone(tmp_path_factory):
 
 
 def test_the_ingest_task_runs_on_a_standalone_cluster_in_client_mode(standalone, monkeypatch, tmp_path):
-    from hudi_ops.airflow.operators import HudiIngestOperator
+    from hudi_ops.airflow.operators.spark_jobs import HudiIngestOperator
 
     master, ui = standalone
     host, port = master.removeprefix("spark://").rsplit(":", 1)

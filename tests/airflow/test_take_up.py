@@ -1,7 +1,7 @@
-"""What a retry does with the driver its earlier try recorded (hudi_ops.airflow.resumable), case by case, against a
-cluster whose answers the test sets (hudi_ops.spark.cluster_drivers' interface): follow it, take its result,
-or submit anew. A real YARN under a real Airflow runs the main cases in test_resumable_yarn.py; the Kubernetes
-API's recorded answers in test_kubernetes_cluster_mode.py."""
+"""What a retry does with the driver its earlier try recorded (hudi_ops.airflow.operators.resumable), case by
+case, against a cluster whose answers the test sets (hudi_ops.spark.cluster_drivers' interface): follow it,
+take its result, or submit anew. A real YARN under a real Airflow runs the main cases in test_resumable_yarn.py;
+the Kubernetes API's recorded answers in test_kubernetes_cluster_mode.py."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ import pytest
 from airflow.sdk.exceptions import AirflowException
 
 from hudi_ops.airflow import metrics
-from hudi_ops.airflow.operators import HudiIngestOperator
-from hudi_ops.airflow.resumable import KEY, SubmittedApplication
+from hudi_ops.airflow.operators.resumable import KEY, SubmittedApplication
+from hudi_ops.airflow.operators.spark_jobs import HudiIngestOperator
 from hudi_ops.job_specs import JobResult
 from tests.airflow.test_kubernetes_cluster_mode import _traced_spark_submit
 from tests.airflow.test_operators import _trips

@@ -42,7 +42,7 @@ def test_the_wheel_holds_the_product_and_no_development_module(wheel):
     assert [n for n in wheel if n.startswith(DEVELOPMENT) or Path(n).name in PLATFORM_MODULES] == []
     assert {n.split("/")[0] for n in wheel} == {"hudi_ops", "hudi_ops-0.1.0.dist-info"}
     # what the product runs from the wheel: the jobs' application, the operators, hudi-ops' Java sources
-    assert {"hudi_ops/spark/__main__.py", "hudi_ops/airflow/operators.py", "hudi_ops/jars.py"} <= set(wheel)
+    assert {"hudi_ops/spark/__main__.py", "hudi_ops/airflow/operators/spark_jobs.py", "hudi_ops/jars.py"} <= set(wheel)
     assert any(n.startswith("hudi_ops/spark/java/") and n.endswith(".java") for n in wheel)
 
 

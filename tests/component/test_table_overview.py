@@ -18,7 +18,7 @@ from pathlib import Path
 import hudi
 import pytest
 
-from hudi_ops.airflow.timeline_chart import ACTION_COLOURS, ROLLED_BACK_COLOUR, timeline_svg
+from hudi_ops.airflow.ui.timeline_chart import ACTION_COLOURS, ROLLED_BACK_COLOUR, timeline_svg
 from hudi_ops.read.table_overview import COMPLETED, PENDING, ROLLED_BACK, InstantSpan, TableOverview
 from tests.shared_data import unzip_fixture
 

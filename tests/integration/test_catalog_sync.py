@@ -19,7 +19,7 @@ DAY3 = "2026-11-22"
 
 
 def catalog_options(uri: str, database: str, **more: str) -> dict[str, str]:
-    """What the tables config's `catalog:` becomes (hudi_ops.airflow.tables_config)."""
+    """What the tables config's `catalog:` becomes (hudi_ops.airflow.dag_factory.tables_config)."""
     return {"hoodie.datasource.meta.sync.enable": "true", "hoodie.datasource.hive_sync.mode": "hms",
             "hoodie.datasource.hive_sync.metastore.uris": uri, "hoodie.datasource.hive_sync.database": database,
             **more}

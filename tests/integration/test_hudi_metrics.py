@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 import uuid
 
-from hudi_ops.airflow.tables_config import TableConfig
+from hudi_ops.airflow.dag_factory.tables_config import TableConfig
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.locks.job_options import resolve_job_options
 from tests.integration.test_spark_jobs import DAY1, DAY2, ingest_args, run

@@ -5,7 +5,7 @@ their base files: COPY_ON_WRITE tables (the tables config refuses them on MERGE_
 
 from __future__ import annotations
 
-from hudi_ops.airflow.tables_config import ValidatorsConfig
+from hudi_ops.airflow.dag_factory.tables_config import ValidatorsConfig
 from hudi_ops.format.meta_client import MetaClient
 from tests.integration.test_spark_jobs import DAY1, DAY2, ingest_args, run
 from tests.tables import Model, read_hudi_rs, read_spark, trips, write_source

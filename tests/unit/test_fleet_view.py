@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 
-from hudi_ops.airflow.fleet_view import FleetRow, fleet_page, sorted_rows
-from hudi_ops.airflow.freshness import late
+from hudi_ops.airflow.dag_factory.freshness import late
+from hudi_ops.airflow.ui.fleet_view import FleetRow, fleet_page, sorted_rows
 
 ROWS = [FleetRow("a", "/a", lag_s=30.0, goal_min=1, late=False, failed_writes=0),
         FleetRow("b", "/b", lag_s=900.0, goal_min=10, late=True, failed_writes=2),

@@ -62,7 +62,7 @@ def test_the_java_clients_sasl_login_becomes_librdkafkas():
 
 
 def test_an_airflow_kafka_connection_becomes_the_java_clients_settings_and_back():
-    from hudi_ops.airflow.kafka_connection import java_client_settings
+    from hudi_ops.airflow.hooks.kafka import java_client_settings
 
     extra = {"bootstrap.servers": "127.0.0.1:9092", "security.protocol": "SASL_SSL", "sasl.mechanisms": "SCRAM-SHA-512",
              "sasl.username": "reader", "sasl.password": "s3cret", "ssl.ca.location": "/etc/ca.pem",
@@ -86,7 +86,7 @@ def test_an_airflow_kafka_connection_becomes_the_java_clients_settings_and_back(
     ({"bootstrap.servers": "b:9092", "sasl.mechanism": "GSSAPI", "sasl.username": "u"}, "SASL GSSAPI"),
 ])
 def test_a_kafka_connection_hudi_ops_cannot_pass_on_is_refused_naming_why(extra, said):
-    from hudi_ops.airflow.kafka_connection import java_client_settings
+    from hudi_ops.airflow.hooks.kafka import java_client_settings
 
     with pytest.raises(ConfigError, match=re.escape(said)):
         java_client_settings(extra, "kafka_default")

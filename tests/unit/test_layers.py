@@ -110,3 +110,22 @@ def test_no_module_reaches_itself_through_its_imports():
 def test_the_circle_check_sees_a_lazy_import():
     assert "hudi_ops.spark.driver_jvm" in _module_imports()["hudi_ops.spark.class_sharing"]
     assert "hudi_ops.spark.jobs.ingest" in _module_imports()["hudi_ops.spark.__main__"]  # inside _run()
+
+
+#: hudi_ops.airflow's rooms, lowest first: the provider (hooks, operators, sensors, triggers, timetables,
+#: lineage, metrics), the DAG factory built on it, the UI that shows what the factory's config holds
+AIRFLOW_ROOMS = [{"hooks", "operators", "sensors", "triggers", "timetables", "lineage", "metrics", "__init__"},
+                 {"dag_factory"}, {"ui"}]
+
+
+def test_the_provider_comes_apart_from_the_dag_factory_and_the_ui():
+    def room(module: str) -> int:
+        part = module.split(".")[2] if module.count(".") >= 2 else "__init__"
+        return next(i for i, names in enumerate(AIRFLOW_ROOMS) if part in names)
+
+    airflow = {m: deps for m, deps in _module_imports().items() if m.startswith("hudi_ops.airflow")}
+    wrong = [f"{m} imports {d}" for m, deps in airflow.items() for d in deps
+             if d.startswith("hudi_ops.airflow.") and room(d) > room(m)]
+    assert wrong == []
+    assert room("hudi_ops.airflow.operators.spark_jobs") < room("hudi_ops.airflow.dag_factory.factory") \
+        < room("hudi_ops.airflow.ui.plugin")

@@ -1,11 +1,11 @@
-"""The record a try keeps of its YARN application (hudi_ops.airflow.resumable): which record a retry takes up.
+"""The record a try keeps of its YARN application (hudi_ops.airflow.operators.resumable): which record a retry takes up.
 What a retry then does with the application runs on a real YARN under a real Airflow (test_resumable_yarn.py)."""
 
 from __future__ import annotations
 
 import types
 
-from hudi_ops.airflow.resumable import KEY, ApplicationRecord, SubmittedApplication
+from hudi_ops.airflow.operators.resumable import KEY, ApplicationRecord, SubmittedApplication
 
 
 class Store:

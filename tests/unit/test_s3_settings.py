@@ -18,7 +18,7 @@ def connection(monkeypatch: pytest.MonkeyPatch, conn_id: str, **fields: object) 
 
 
 def test_an_aws_connection_becomes_the_settings_of_its_store(monkeypatch):
-    from hudi_ops.airflow.aws_connection import aws_connection, s3_settings, table_s3
+    from hudi_ops.airflow.hooks.aws import aws_connection, s3_settings, table_s3
 
     connection(monkeypatch, "lake", conn_type="aws", login="AKIDEXAMPLE", password=SECRET,
                extra={"endpoint_url": "http://127.0.0.1:9000", "region_name": "eu-west-1",
@@ -44,7 +44,7 @@ def test_an_aws_connection_becomes_the_settings_of_its_store(monkeypatch):
     ({"conn_type": "aws", "login": "AKIDEXAMPLE"}, "an access key id without its secret"),
 ])
 def test_a_connection_that_cannot_serve_s3_is_refused_naming_the_fix(monkeypatch, fields, named):
-    from hudi_ops.airflow.aws_connection import s3_settings
+    from hudi_ops.airflow.hooks.aws import s3_settings
 
     connection(monkeypatch, "lake", **fields)
     with pytest.raises(ConfigError, match=named):
@@ -52,7 +52,7 @@ def test_a_connection_that_cannot_serve_s3_is_refused_naming_the_fix(monkeypatch
 
 
 def test_a_missing_connection_is_named_with_the_fix():
-    from hudi_ops.airflow.aws_connection import s3_settings
+    from hudi_ops.airflow.hooks.aws import s3_settings
 
     with pytest.raises(ConfigError, match=r"no Airflow connection 'nowhere': add one of type 'aws'"):
         s3_settings("nowhere")

@@ -8,7 +8,7 @@ import datetime as dt
 
 import pytest
 
-from hudi_ops.airflow.services_group import _mode, cron_fired, kept_state
+from hudi_ops.airflow.dag_factory.services_group import _mode, cron_fired, kept_state
 from hudi_ops.fleet.scheduler import GroupState, service_need
 from hudi_ops.read.service_work import ServiceWork
 from hudi_ops.read.table_need import TableNeed

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from hudi_ops.airflow.tables_config import parse_tables_config, read_tables_config
+from hudi_ops.airflow.dag_factory.tables_config import parse_tables_config, read_tables_config
 from hudi_ops.errors import ConfigError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -51,7 +51,7 @@ def test_each_dag_section_may_take_its_own_spark_connection_and_settings():
 
 
 def test_a_table_or_one_of_its_dags_may_defer_its_tasks_while_yarn_runs_their_jobs():
-    from hudi_ops.airflow.dag_factory import dags_from_config
+    from hudi_ops.airflow.dag_factory.factory import dags_from_config
 
     config = {"tables": {"trips": {**TABLE, "deferrable": True, "ingest": {"source_path": "/in", "deferrable": False},
                                    "backfill": {}, "services": {"clean": {}}}}}
@@ -208,7 +208,7 @@ def test_what_users_write_loosely_means_what_they_meant():
 def test_the_config_reference_names_every_key_of_the_model_and_no_other():
     from pydantic import BaseModel
 
-    from hudi_ops.airflow.tables_config import TableConfig
+    from hudi_ops.airflow.dag_factory.tables_config import TableConfig
 
     def keys(model: type[BaseModel], prefix: str = "") -> set[str]:
         out = set()

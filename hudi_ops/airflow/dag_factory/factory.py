@@ -1,4 +1,4 @@
-"""DAGs from a tables config (YAML, hudi_ops.airflow.tables_config): per table an ingest DAG, a
+"""DAGs from a tables config (YAML, hudi_ops.airflow.dag_factory.tables_config): per table an ingest DAG, a
 parameterised backfill DAG, a services DAG and a restore DAG, as its sections ask.
 
     tables:
@@ -36,7 +36,7 @@ DAGs through Airflow's REST API (connection `airflow_api_conn_id`), waits for th
 to end, restores, and unpauses them.
 
 A table whose `services.group` names one of `services_groups` has no services DAG: its services run in
-the group's `hudi_services_group__<group>` DAG (hudi_ops.airflow.services_group), at most the group's
+the group's `hudi_services_group__<group>` DAG (hudi_ops.airflow.dag_factory.services_group), at most the group's
 budget of jobs at once across its tables, picked each tick by the group's policy.
 """
 
@@ -45,7 +45,6 @@ from __future__ import annotations
 import copy
 import functools
 import logging
-import os
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -57,20 +56,9 @@ import attrs
 from airflow.sdk import DAG, AssetOrTimeSchedule, CronTriggerTimetable, Param, ParamsDict, task
 from airflow.utils.types import DagRunType
 
-from hudi_ops.airflow.backfill_timetable import DailyBackfillTimetable
-from hudi_ops.airflow.freshness import freshness_deadline
-from hudi_ops.airflow.operators import RETRY_DEFAULTS, HudiBackfillOperator, HudiIngestOperator, table_asset
-from hudi_ops.airflow.service_operators import (
-    SERVICE_RETRIES,
-    HudiArchiveOperator,
-    HudiCleanOperator,
-    HudiClusteringOperator,
-    HudiCompactionOperator,
-    HudiRestoreOperator,
-    HudiServiceOperator,
-)
-from hudi_ops.airflow.services_group import group_dag_id, plan_group_tick
-from hudi_ops.airflow.tables_config import (
+from hudi_ops.airflow.dag_factory.freshness import freshness_deadline
+from hudi_ops.airflow.dag_factory.services_group import group_dag_id, plan_group_tick
+from hudi_ops.airflow.dag_factory.tables_config import (
     ServicesConfig,
     ServicesGroupConfig,
     SparkSection,
@@ -79,21 +67,24 @@ from hudi_ops.airflow.tables_config import (
     parse_tables_config,
     read_tables_config,
 )
-from hudi_ops.airflow.writer_pause import PauseWritersOperator, UnpauseWritersOperator, WritersIdleSensor
+from hudi_ops.airflow.operators.spark_jobs import RETRY_DEFAULTS, HudiBackfillOperator, HudiIngestOperator, table_asset
+from hudi_ops.airflow.operators.table_services import (
+    SERVICE_RETRIES,
+    HudiArchiveOperator,
+    HudiCleanOperator,
+    HudiClusteringOperator,
+    HudiCompactionOperator,
+    HudiRestoreOperator,
+    HudiServiceOperator,
+)
+from hudi_ops.airflow.operators.writer_pause import PauseWritersOperator, UnpauseWritersOperator, WritersIdleSensor
+from hudi_ops.airflow.timetables.daily_backfill import DailyBackfillTimetable
 from hudi_ops.job_specs.writes import BACKFILL_OPERATIONS, SOURCE_FORMATS
 from hudi_ops.locks.job_options import INLINE_SERVICE_OFF
 
 log = logging.getLogger(__name__)
 PARALLELISM_KEYS = ("hoodie.upsert.shuffle.parallelism", "hoodie.insert.shuffle.parallelism",
                     "hoodie.bulkinsert.shuffle.parallelism", "hoodie.delete.shuffle.parallelism")
-
-
-TABLES_CONFIG_ENV = "HUDI_OPS_TABLES_CONFIG"
-
-
-def tables_config_path(dags_folder: str | Path) -> Path:
-    """`$HUDI_OPS_TABLES_CONFIG`, else `tables.yaml` in the dags folder: where the DAGs and the view look."""
-    return Path(os.environ.get(TABLES_CONFIG_ENV) or Path(dags_folder) / "tables.yaml")
 
 
 INGEST_DAG_PREFIX, BACKFILL_DAG_PREFIX, SERVICES_DAG_PREFIX, RESTORE_DAG_PREFIX = (
@@ -129,25 +120,6 @@ def table_of_dag(dag_id: str) -> str | None:
 
 
 @dataclass(frozen=True)
-class TableEntry:
-    """What the timeline view needs of a table of the config."""
-
-    name: str
-    base_path: str
-    zookeeper_conn_id: str | None
-    aws_conn_id: str | None  # a table on S3
-    clean_conf: Mapping[str, str]  # the options its cleans run with: what the next one removes
-    freshness: float | None = None  # its goal, in minutes
-    ingests: bool = False  # it has an ingest DAG
-
-
-def table_entries(config: TablesConfig, *, origin: str = "tables config") -> dict[str, TableEntry]:
-    return {name: TableEntry(name, t.config.base_path, t.config.zookeeper_conn_id, t.config.aws_conn_id,
-                             t.clean_conf(), t.config.freshness, t.config.ingest is not None)
-            for name, t in _tables(config, origin).items()}
-
-
-@dataclass(frozen=True)
 class Shard:
     """The `index`-th of `count` shares of a fleet's tables and services groups: the DAGs of one of several
     DAG files, which Airflow's DAG processor parses in parallel. A table's share is its name's CRC-32 modulo
@@ -175,14 +147,14 @@ def dags_from_file(path: str | Path, *, shard: Shard = WHOLE) -> dict[str, DAG]:
 def dags_from_config(config: TablesConfig | Mapping[str, Any], *, origin: str = "tables config",
                      shard: Shard = WHOLE) -> dict[str, DAG]:
     """The DAGs of every table the config accepts, in `shard`; `config` is the model or its YAML data (checked
-    here). A refused table gets none, and a warning in the parse's log (hudi_ops.airflow.dag_files makes its
+    here). A refused table gets none, and a warning in the parse's log (hudi_ops.airflow.dag_factory.dag_files makes its
     refusal an import error Airflow shows)."""
     model = config if isinstance(config, TablesConfig) else parse_tables_config(config, origin)
     for name, reason in model.refused.items():
         if shard.holds(name):
             log.warning("no DAGs for %s", reason)
     dags: dict[str, DAG] = {}
-    tables = _tables(model, origin, _airflow_dag_defaults())
+    tables = configured_tables(model, origin, _airflow_dag_defaults())
     for table in tables.values():
         if shard.holds(table.name):
             for dag in (table.ingest_dag(), table.backfill_dag(), table.services_dag(), table.restore_dag()):
@@ -191,7 +163,7 @@ def dags_from_config(config: TablesConfig | Mapping[str, Any], *, origin: str = 
     return {**dags, **_group_dags(model, tables, origin, shard)}
 
 
-def _group_dags(model: TablesConfig, tables: Mapping[str, _Table], origin: str, shard: Shard) -> dict[str, DAG]:
+def _group_dags(model: TablesConfig, tables: Mapping[str, Table], origin: str, shard: Shard) -> dict[str, DAG]:
     """The services groups' DAGs in `shard`, each with all of its tables, whatever their shards."""
     dags = {}
     for name, group in model.services_groups.items():
@@ -205,8 +177,8 @@ def _group_dags(model: TablesConfig, tables: Mapping[str, _Table], origin: str, 
     return dags
 
 
-def services_group_dag(name: str, group: ServicesGroupConfig, members: Mapping[str, _Table]) -> DAG:
-    """The `hudi_services_group__<name>` DAG (hudi_ops.airflow.services_group): a `plan` task per tick, then
+def services_group_dag(name: str, group: ServicesGroupConfig, members: Mapping[str, Table]) -> DAG:
+    """The `hudi_services_group__<name>` DAG (hudi_ops.airflow.dag_factory.services_group): a `plan` task per tick, then
     the services it picked as one mapped task, at most `budget` at once."""
     with DAG(
         group_dag_id(name), schedule=CronTriggerTimetable(group.schedule, timezone="UTC"), max_active_runs=1,
@@ -264,12 +236,13 @@ def _airflow_dag_defaults() -> dict[str, Any]:
     return {name: fields[name].default.factory() for name in _CONFIG_DEFAULTED if name in fields}
 
 
-def _tables(config: TablesConfig, origin: str,
-            dag_defaults: Mapping[str, Any] = MappingProxyType({})) -> dict[str, _Table]:
-    return {name: _Table(name, table, origin, dag_defaults) for name, table in config.tables.items()}
+def configured_tables(config: TablesConfig, origin: str,
+                      dag_defaults: Mapping[str, Any] = MappingProxyType({})) -> dict[str, Table]:
+    """Each table of the config as its DAGs are built: with the options each of its jobs runs with."""
+    return {name: Table(name, table, origin, dag_defaults) for name, table in config.tables.items()}
 
 
-class _Table:
+class Table:
     def __init__(self, name: str, config: TableConfig, origin: str, dag_defaults: Mapping[str, Any]) -> None:
         self.name, self.config, self.origin = name, config, origin
         self.dag_defaults = dag_defaults  # _airflow_dag_defaults(), or none: Airflow's DAG reads them itself
@@ -296,7 +269,7 @@ class _Table:
         return confs
 
     def group_member(self) -> dict[str, Any]:
-        """What its services group's tick needs of the table (hudi_ops.airflow.services_group)."""
+        """What its services group's tick needs of the table (hudi_ops.airflow.dag_factory.services_group)."""
         args = self._job_args(self.services)
         return {"base_path": self.config.base_path, "aws_conn_id": self.config.aws_conn_id,
                 "priority": self.services.priority, "quota": self.services.quota, "schedule": self.services.schedule,
@@ -354,7 +327,7 @@ class _Table:
             return None
         schedule: Any = ingest.schedule
         if ingest.on_new_messages:
-            from hudi_ops.airflow.kafka_events import new_messages_asset
+            from hudi_ops.airflow.dag_factory.kafka_events import new_messages_asset
 
             messages = new_messages_asset(self.name, ingest.topics, ingest.kafka_conn_id)
             schedule = AssetOrTimeSchedule(timetable=CronTriggerTimetable(ingest.schedule, timezone="UTC"),

@@ -17,8 +17,8 @@ from typing import Any
 from airflow.sdk import BaseOperator, BaseSensorOperator
 from airflow.sdk.exceptions import AirflowFailException
 
-from hudi_ops.airflow.airflow_api import DEFAULT_CONN_ID, AirflowApiHook
-from hudi_ops.airflow.aws_connection import table_s3
+from hudi_ops.airflow.hooks.airflow_api import DEFAULT_CONN_ID, AirflowApiHook
+from hudi_ops.airflow.hooks.aws import table_s3
 from hudi_ops.config import HoodieConfig
 from hudi_ops.errors import TableNotFoundError
 from hudi_ops.format.meta_client import MetaClient

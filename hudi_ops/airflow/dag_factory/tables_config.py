@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
+import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -33,10 +34,10 @@ from pydantic import (
     model_validator,
 )
 
-from hudi_ops.airflow.airflow_api import DEFAULT_CONN_ID as AIRFLOW_API_CONN_ID
-from hudi_ops.airflow.hive_metastore_connection import DEFAULT_CONN_ID as METASTORE_CONN_ID
-from hudi_ops.airflow.hook import HudiHook
-from hudi_ops.airflow.kafka_connection import DEFAULT_CONN_ID as DEFAULT_KAFKA_CONN_ID
+from hudi_ops.airflow.hooks.airflow_api import DEFAULT_CONN_ID as AIRFLOW_API_CONN_ID
+from hudi_ops.airflow.hooks.hive_metastore import DEFAULT_CONN_ID as METASTORE_CONN_ID
+from hudi_ops.airflow.hooks.kafka import DEFAULT_CONN_ID as DEFAULT_KAFKA_CONN_ID
+from hudi_ops.airflow.hooks.zookeeper_lock import ZookeeperLockHook
 from hudi_ops.config import HoodieConfig, MetaSyncConfig, MetricsConfig, PreCommitValidatorConfig, StreamerConfig
 from hudi_ops.errors import ConfigError
 from hudi_ops.fleet.policies import POLICIES
@@ -301,7 +302,7 @@ class CatalogConfig(_Section):
 
     def hoodie_conf(self, table_name: str) -> dict[str, str]:
         """Hudi's sync options for the table (the metastore's address comes from the connection when a
-        job runs: hudi_ops.airflow.hive_metastore_connection)."""
+        job runs: hudi_ops.airflow.hooks.hive_metastore)."""
         return {MetaSyncConfig.ENABLED.name: "true", MetaSyncConfig.MODE.name: "hms",
                 MetaSyncConfig.DATABASE.name: self.database, MetaSyncConfig.TABLE.name: self.table or table_name}
 
@@ -357,7 +358,7 @@ class TableConfig(_Section):
     spark_conf: Options = Field(default_factory=dict)
     deferrable: bool = Field(False, description="a YARN cluster-mode job's task waits in Airflow's triggerer while "
                              "its application runs, holding no worker slot")
-    zookeeper_conn_id: str | None = HudiHook.default_conn_name
+    zookeeper_conn_id: str | None = ZookeeperLockHook.default_conn_name
     aws_conn_id: str | None = Field(None, description="for a table on S3: an Airflow connection of type aws "
                                     "(keys, endpoint_url, region_name, config_kwargs.s3.addressing_style)")
     airflow_api_conn_id: str = AIRFLOW_API_CONN_ID
@@ -604,3 +605,11 @@ def _describe(error: ValidationError) -> str:
             message = e["msg"].removeprefix("Value error, ")
             out.append(f"`{where}`: {message}{given}" if where else message)
     return "; ".join(out)
+
+
+TABLES_CONFIG_ENV = "HUDI_OPS_TABLES_CONFIG"
+
+
+def tables_config_path(dags_folder: str | Path) -> Path:
+    """`$HUDI_OPS_TABLES_CONFIG`, else `tables.yaml` in the dags folder: where the DAGs and the view look."""
+    return Path(os.environ.get(TABLES_CONFIG_ENV) or Path(dags_folder) / "tables.yaml")

@@ -16,14 +16,14 @@ from pathlib import Path
 
 from airflow.sdk import DAG
 
-from hudi_ops.airflow.dag_factory import Shard, dags_from_file, tables_config_path
-from hudi_ops.airflow.tables_config import read_tables_config
+from hudi_ops.airflow.dag_factory.factory import Shard, dags_from_file
+from hudi_ops.airflow.dag_factory.tables_config import read_tables_config, tables_config_path
 from hudi_ops.errors import ConfigError
 
 
 def tables_dags(dag_file: str, *, shard: int = 0, shards: int = 1) -> dict[str, DAG]:
     """The DAGs of the tables the config accepts, of those in shard `shard` of `shards` (each table's DAGs
-    always in the same one: hudi_ops.airflow.dag_factory.Shard)."""
+    always in the same one: hudi_ops.airflow.dag_factory.factory.Shard)."""
     return dags_from_file(tables_config_path(Path(dag_file).parent), shard=Shard(shard, shards))
 
 

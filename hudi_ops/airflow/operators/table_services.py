@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from hudi_ops.airflow import metrics
-from hudi_ops.airflow.operators import FoundWork, HudiSparkJobOperator
+from hudi_ops.airflow.operators.spark_jobs import FoundWork, HudiSparkJobOperator
 from hudi_ops.errors import InvalidInputError, TableNotFoundError
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import (
@@ -237,7 +237,7 @@ SERVICE_OPERATORS: Mapping[str, type[HudiTableServiceOperator]] = {
 
 class HudiServiceOperator(_PlanServiceOperator):
     """Any of compaction, clustering, clean and archive, named by `service`: one class, so that a services
-    group maps one task over the (table, service) pairs its tick picks (hudi_ops.airflow.services_group).
+    group maps one task over the (table, service) pairs its tick picks (hudi_ops.airflow.dag_factory.services_group).
     Each behaves as its own operator above: the same job, the same check for work. A compaction or
     clustering runs in `scheduleAndExecute` mode, or `execute` for a plan left pending."""
 

@@ -1,4 +1,4 @@
-"""`HudiHook`: one table's settings and the ZooKeeper connection every pipeline of it locks with.
+"""`ZookeeperLockHook`: one table's settings and the ZooKeeper connection every pipeline of it locks with.
 
 The connection type `hudi_zookeeper` holds the ensemble: host (a name, or several separated by
 commas) and port become `hoodie.write.lock.zookeeper.url`; the extras `base_path` and `lock_key`
@@ -21,7 +21,7 @@ from hudi_ops.locks.occ_options import CONCURRENCY_MODE, zookeeper_lock_options
 _TEST_LOCK_KEY = "connection-test"
 
 
-class HudiHook(BaseHook):
+class ZookeeperLockHook(BaseHook):
     conn_name_attr = "zookeeper_conn_id"
     default_conn_name = "hudi_zookeeper_default"
     conn_type = "hudi_zookeeper"
@@ -55,7 +55,7 @@ class HudiHook(BaseHook):
         lock's znode can be read (Airflow makes the hook with the connection id alone)."""
         table = self.table_name or _TEST_LOCK_KEY
         try:
-            options = HudiHook(table, zookeeper_conn_id=self.zookeeper_conn_id).lock_options()
+            options = ZookeeperLockHook(table, zookeeper_conn_id=self.zookeeper_conn_id).lock_options()
         except Exception as e:
             return False, str(e)
         if not options:

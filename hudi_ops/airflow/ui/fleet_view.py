@@ -17,9 +17,10 @@ from dataclasses import asdict, dataclass, replace
 from html import escape
 from urllib.parse import quote
 
-from hudi_ops.airflow.aws_connection import table_s3
-from hudi_ops.airflow.dag_factory import TableEntry, ingest_dag_id
-from hudi_ops.airflow.freshness import late
+from hudi_ops.airflow.dag_factory.factory import ingest_dag_id
+from hudi_ops.airflow.dag_factory.freshness import late
+from hudi_ops.airflow.hooks.aws import table_s3
+from hudi_ops.airflow.ui.view_model import TableEntry
 from hudi_ops.errors import TableNotFoundError
 from hudi_ops.read.table_status import RECENT, TableStatus
 

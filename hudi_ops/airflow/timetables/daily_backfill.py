@@ -6,7 +6,7 @@ midnight UTC, so each backfill run writes its day's `dt=` folder. The scheduler 
 run by itself, and Airflow 3.3 offers no switch for that: a DAG with a schedule must allow SCHEDULED runs.
 So this timetable answers the scheduler's question, the next run of a DAG with no end date, with none,
 and a bounded window (a backfill's) with its days. Airflow reads a custom timetable only through a
-plugin: hudi_ops.airflow.plugin registers it.
+plugin: hudi_ops.airflow.ui.plugin registers it.
 """
 
 from __future__ import annotations

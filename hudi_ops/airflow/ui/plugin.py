@@ -1,6 +1,6 @@
 """hudi-ops' Airflow plugin, registered by the package's `airflow.plugins` entry point (nothing to copy into
-a plugins folder): the "Hudi tables" view in Airflow's UI (hudi_ops.airflow.timeline_view) and the
-backfill DAGs' timetable (hudi_ops.airflow.backfill_timetable), which Airflow's dag-processor, scheduler
+a plugins folder): the "Hudi tables" view in Airflow's UI (hudi_ops.airflow.ui.timeline_view) and the
+backfill DAGs' timetable (hudi_ops.airflow.timetables.daily_backfill), which Airflow's dag-processor, scheduler
 and api-server read those DAGs with (a custom timetable must come from a plugin).
 """
 
@@ -10,8 +10,8 @@ from typing import ClassVar
 
 from airflow.plugins_manager import AirflowPlugin
 
-from hudi_ops.airflow.backfill_timetable import DailyBackfillTimetable
-from hudi_ops.airflow.timeline_view import plugin_entries
+from hudi_ops.airflow.timetables.daily_backfill import DailyBackfillTimetable
+from hudi_ops.airflow.ui.timeline_view import plugin_entries
 
 _ENTRIES = plugin_entries()
 

@@ -10,7 +10,7 @@ the job, the application's id. A retry of the same clear of the run that finds t
 - ended well reads its final line, if it is there (a try that read it removes it);
 - otherwise submits anew, as the first try did.
 The store outlives a cleared run (Airflow 3.3 deletes no key on a clear), and a cleared run writes anew
-(hudi_ops.airflow.operators.run_identity), so a record of another clear number is not taken up. A try
+(hudi_ops.airflow.operators.spark_jobs.run_identity), so a record of another clear number is not taken up. A try
 that died before the record of its driver's id (on Kubernetes there is none: spark-submit waits for the
 driver's end) finds it by its tag: the newest driver tagged so that the record did not know before.
 

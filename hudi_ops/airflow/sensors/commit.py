@@ -7,7 +7,7 @@ from typing import Any
 
 from airflow.sdk import BaseSensorOperator, PokeReturnValue
 
-from hudi_ops.airflow.aws_connection import table_s3
+from hudi_ops.airflow.hooks.aws import table_s3
 from hudi_ops.errors import TableNotFoundError
 from hudi_ops.format.meta_client import MetaClient
 

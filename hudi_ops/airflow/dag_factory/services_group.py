@@ -1,4 +1,4 @@
-"""A services group's tick, as its DAG's `plan` task runs it (hudi_ops.airflow.dag_factory builds the DAG).
+"""A services group's tick, as its DAG's `plan` task runs it (hudi_ops.airflow.dag_factory.factory builds the DAG).
 
 Each run of `hudi_services_group__<group>` is a tick: `plan` measures every member table once, without
 a JVM and concurrently (hudi_ops.read.table_need), ranks the due (table, service) pairs by the group's
@@ -22,7 +22,7 @@ from typing import Any
 from croniter import croniter  # Airflow's own cron library, installed with it
 
 from hudi_ops.airflow import metrics
-from hudi_ops.airflow.aws_connection import table_s3
+from hudi_ops.airflow.hooks.aws import table_s3
 from hudi_ops.errors import HudiOpsError
 from hudi_ops.fleet.scheduler import GroupState, Member, measure_all, plan_tick
 from hudi_ops.read.pending_plans import CLUSTERING, COMPACTION

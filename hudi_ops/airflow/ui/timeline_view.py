@@ -2,11 +2,11 @@
 groups and table services (pending plans with their file groups, cleans, savepoints, and the slices
 the next clean removes under the table's cleaner settings).
 
-A FastAPI app that Airflow's api-server mounts (through hudi_ops.airflow.plugin). Every route needs
+A FastAPI app that Airflow's api-server mounts (through hudi_ops.airflow.ui.plugin). Every route needs
 an Airflow login: a Bearer token or the UI's session cookie, so the page works inside the UI's iframe.
 A table is shown to users who may read one of its DAGs (`hudi_ingest__<t>`, `hudi_backfill__<t>`):
 a page opened without a login sends the browser to Airflow's sign-in and back (the JSON API answers
-401), 403 without that permission. The index is the fleet page (hudi_ops.airflow.fleet_view).
+401), 403 without that permission. The index is the fleet page (hudi_ops.airflow.ui.fleet_view).
 """
 
 from __future__ import annotations
@@ -23,20 +23,14 @@ from fastapi.exception_handlers import http_exception_handler
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from hudi_ops.airflow.aws_connection import table_s3
-from hudi_ops.airflow.dag_factory import (
-    TableEntry,
-    backfill_dag_id,
-    ingest_dag_id,
-    table_entries,
-    table_of_dag,
-    tables_config_path,
-)
-from hudi_ops.airflow.fleet_view import SORTS, fleet_page, fleet_rows
-from hudi_ops.airflow.freshness import late
-from hudi_ops.airflow.lock_state import table_lock_state
-from hudi_ops.airflow.tables_config import read_tables_config
-from hudi_ops.airflow.timeline_chart import timeline_svg
+from hudi_ops.airflow.dag_factory.factory import backfill_dag_id, ingest_dag_id, table_of_dag
+from hudi_ops.airflow.dag_factory.freshness import late
+from hudi_ops.airflow.dag_factory.tables_config import read_tables_config, tables_config_path
+from hudi_ops.airflow.hooks.aws import table_s3
+from hudi_ops.airflow.ui.fleet_view import SORTS, fleet_page, fleet_rows
+from hudi_ops.airflow.ui.lock_line import table_lock_state
+from hudi_ops.airflow.ui.timeline_chart import timeline_svg
+from hudi_ops.airflow.ui.view_model import TableEntry, table_entries
 from hudi_ops.errors import HudiOpsError, TableBeingCreatedError, TableNotFoundError
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.locks.lock_state import LockState

@@ -23,7 +23,7 @@ the operator's `deploy_mode`) the options, the package and the result travel wit
 (hudi_ops.spark.cluster_mode), and the task reaches the driver through its cluster
 (hudi_ops.spark.cluster_drivers): on YARN spark-submit returns once the application is accepted and the
 task follows it through the ResourceManager's REST API (`deferrable`: in the triggerer); on Airflow 3.3 a
-retry takes up the driver of a try that died (hudi_ops.airflow.resumable); `on_kill` and each try that
+retry takes up the driver of a try that died (hudi_ops.airflow.operators.resumable); `on_kill` and each try that
 submits end the task's live drivers.
 """
 
@@ -53,13 +53,13 @@ from airflow.sdk.exceptions import (
 )
 
 from hudi_ops.airflow import metrics
-from hudi_ops.airflow.aws_connection import table_s3
-from hudi_ops.airflow.hive_metastore_connection import metastore_options
-from hudi_ops.airflow.hook import HudiHook
-from hudi_ops.airflow.kafka_connection import DEFAULT_CONN_ID as DEFAULT_KAFKA_CONN_ID
-from hudi_ops.airflow.kafka_connection import kafka_options
-from hudi_ops.airflow.resumable import ApplicationRecord, SubmittedApplication
-from hudi_ops.airflow.triggers import YarnApplicationTrigger
+from hudi_ops.airflow.hooks.aws import table_s3
+from hudi_ops.airflow.hooks.hive_metastore import metastore_options
+from hudi_ops.airflow.hooks.kafka import DEFAULT_CONN_ID as DEFAULT_KAFKA_CONN_ID
+from hudi_ops.airflow.hooks.kafka import kafka_options
+from hudi_ops.airflow.hooks.zookeeper_lock import ZookeeperLockHook
+from hudi_ops.airflow.operators.resumable import ApplicationRecord, SubmittedApplication
+from hudi_ops.airflow.triggers.yarn_application import YarnApplicationTrigger
 from hudi_ops.config import MetaSyncConfig, props_file_text
 from hudi_ops.errors import (
     EXIT_BAD_INPUT,
@@ -151,7 +151,7 @@ class HudiSparkJobOperator(SparkSubmitOperator):
 
     def __init__(
         self, *, base_path: str, table_name: str, hoodie_conf: Mapping[str, str] | None = None,
-        zookeeper_conn_id: str | None = HudiHook.default_conn_name, aws_conn_id: str | None = None,
+        zookeeper_conn_id: str | None = ZookeeperLockHook.default_conn_name, aws_conn_id: str | None = None,
         hive_metastore_conn_id: str | None = None, deferrable: bool = False, poll_interval: float = 10.0,
         **kwargs: Any,
     ) -> None:
@@ -234,7 +234,7 @@ class HudiSparkJobOperator(SparkSubmitOperator):
     def job_options(self) -> dict[str, str]:
         """What the job runs with (hudi_ops.locks.job_options), resolved here too, so that the `--props`
         file and the look for work see the options the job will."""
-        options = HudiHook(self.table_name, zookeeper_conn_id=self.zookeeper_conn_id,
+        options = ZookeeperLockHook(self.table_name, zookeeper_conn_id=self.zookeeper_conn_id,
                            table_options=self.hoodie_conf).write_options()
         # the jobs that sync (hudi_ops.spark.jobs.meta_sync), unless the table's options name the metastore
         if self.hive_metastore_conn_id and self.job in SYNCED_AFTER and MetaSyncConfig.enabled(options) and \
@@ -406,9 +406,9 @@ class HudiSparkJobOperator(SparkSubmitOperator):
         return self._concluded(context, YarnApplication(**reported) if reported else Gone(event["application_id"]))
 
     def _earlier_application(self, context: Any) -> dict[str, Any] | None:
-        """An earlier try's driver taken up (hudi_ops.airflow.resumable): followed while it runs, its result taken
-        once it ended well (or, gone from the cluster, when its result says so); None: there is none to take up,
-        and this try submits the job."""
+        """An earlier try's driver taken up (hudi_ops.airflow.operators.resumable): followed while it runs, its
+        result taken once it ended well (or, gone from the cluster, when its result says so); None: there is none
+        to take up, and this try submits the job."""
         assert self._record is not None
         if not (self._record.kept and self.cluster):
             return None
@@ -686,7 +686,7 @@ class HudiIngestOperator(HudiWriteOperator):
                  source_limit_events: int = 0, kafka_value_format: str = "json", freshness: float | None = None,
                  **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self.freshness = freshness  # the table's goal, minutes (hudi_ops.airflow.freshness)
+        self.freshness = freshness  # the table's goal, minutes (hudi_ops.airflow.dag_factory.freshness)
         self.source_limit, self.source_limit_files = source_limit, source_limit_files
         self.source_kind, self.kafka_topic, self.kafka_conn_id = source_kind, kafka_topic, kafka_conn_id
         self.source_limit_events, self.kafka_value_format = source_limit_events, kafka_value_format

@@ -1,0 +1,1 @@
+"""hudi-ops' timetables (registered by its plugin, as Airflow requires of a custom timetable)."""

@@ -1,0 +1,1 @@
+"""What deferred hudi-ops tasks wait on in Airflow's triggerer."""
