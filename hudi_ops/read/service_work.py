@@ -39,6 +39,12 @@ def plan_execution_work(meta: MetaClient, service: str) -> ServiceWork:
     return ServiceWork(True, f"{len(plans)} pending {service} plan(s), oldest {plans[0].instant}")
 
 
+def clean_execution_work(meta: MetaClient) -> ServiceWork:
+    """An executor of cleans has work when a clean plan is pending."""
+    pending = pending_cleans(meta.timeline())
+    return ServiceWork(bool(pending), f"{len(pending)} pending clean plan(s)")
+
+
 def compaction_schedule_work(meta: MetaClient, options: Mapping[str, str]) -> ServiceWork:
     """Hudi's NUM_COMMITS trigger: due after `hoodie.compact.inline.max.delta.commits` deltacommits
     (in any state) since the last completed compaction. The other trigger strategies are not
