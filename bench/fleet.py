@@ -48,10 +48,10 @@ import pyarrow.parquet as pq
 from hudi_ops.fleet.policies import POLICIES
 from hudi_ops.fleet.scheduler import LOG_FILES_GOAL, GroupState, Member, measure_all, plan_tick
 from hudi_ops.job_specs import CleanSpec, ClusterSpec, CompactSpec, IngestSpec
-from hudi_ops.locks.job_options import INLINE_SERVICE_OFF
 from hudi_ops.read.service_work import ServiceWork
 from hudi_ops.read.table_need import TableNeed
 from hudi_ops.spark.launch import spark_submit_command
+from hudi_ops.table_services import inline_off
 
 TABLES, BUDGET, SIM_TICKS, TICK_MINUTES = 24, 4, 96, 5
 SEEDS = 10  # write schedules: each policy's figures are over all of them
@@ -70,7 +70,7 @@ OPTIONS = {
 }
 #: every write: each new key in a new file group (no bin-packing into small files), services left to the group
 WRITE_OPTIONS = {"hoodie.parquet.small.file.limit": "0",
-                 **{k: v for s in ("compaction", "clustering", "clean") for k, v in INLINE_SERVICE_OFF[s].items()}}
+                 **inline_off(("compaction", "clustering", "clean"))}
 
 
 @dataclass

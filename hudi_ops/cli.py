@@ -41,12 +41,13 @@ from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.format.timeline import Timeline
 from hudi_ops.read.clean_planner import next_clean
 from hudi_ops.read.duplicate_keys import duplicate_keys
-from hudi_ops.read.pending_plans import CLUSTERING, COMPACTION, SERVICES, pending_plans
+from hudi_ops.read.pending_plans import every_pending_plan
 from hudi_ops.read.savepoints import savepointed, savepoints
 from hudi_ops.read.service_history import cleans
 from hudi_ops.read.service_runs import service_runs
 from hudi_ops.read.table_description import TableDescription
 from hudi_ops.read.table_overview import archived_commit_stats, commit_stats, file_group_summaries
+from hudi_ops.table_services import CLUSTERING, COMPACTION
 
 FILTER_OPS = ("not in", "in", "<=", ">=", "!=", "=", "<", ">")
 EXIT_CLOSED_PIPE = 128 + signal.SIGPIPE
@@ -280,11 +281,11 @@ def _archived_column(args: argparse.Namespace) -> list[str]:
 
 
 def _compactions(args: argparse.Namespace) -> int:
-    return _service_runs(args, COMPACTION)
+    return _service_runs(args, COMPACTION.name)
 
 
 def _clusterings(args: argparse.Namespace) -> int:
-    return _service_runs(args, CLUSTERING)
+    return _service_runs(args, CLUSTERING.name)
 
 
 def _service_runs(args: argparse.Namespace, service: str) -> int:
@@ -341,7 +342,7 @@ def _cleans(args: argparse.Namespace) -> int:
 
 def _plans(args: argparse.Namespace) -> int:
     timeline = MetaClient.open(args.path).timeline()
-    rows = [p.to_dict() for service in SERVICES for p in pending_plans(timeline, service)]
+    rows = [p.to_dict() for p in every_pending_plan(timeline)]
     if not args.json:
         rows = [{**r, "file_groups": len(r["file_groups"])} for r in rows]  # type: ignore[arg-type]
     _table_out(rows, args.json, ["service", "instant", "state", "file_groups"])

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from hudi_ops.read.table_need import SERVICES
+from hudi_ops.table_services import SERVICES
 
 POLICIES = ("cron", "balanced", "quota", "need")
 #: how much a tick of waiting adds to a due pair's need, per unit of need: a pair waiting 1 / AGING
@@ -73,7 +73,7 @@ def urgency(c: Candidate) -> float:
 
 RANKS: dict[str, Callable[[Candidate], tuple]] = {
     # the longest-waiting turn first; a table's services in a services DAG's order: compaction first
-    "cron": lambda c: (-c.waited, c.table, SERVICES.index(c.service)),
+    "cron": lambda c: (-c.waited, c.table, list(SERVICES).index(c.service)),
     "balanced": lambda c: (-c.since_serviced, -c.need, c.table),
     "quota": lambda c: (c.recent_runs / c.quota if c.quota > 0 else float("inf"), -c.need, c.table),
     "need": lambda c: (c.waited < WAIT_BOUND, -urgency(c), c.table),

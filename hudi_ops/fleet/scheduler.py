@@ -16,6 +16,7 @@ from typing import Any
 from hudi_ops.fleet.policies import Candidate, pick
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.read.table_need import TableNeed, measure
+from hudi_ops.table_services import ARCHIVE, CLEAN, CLUSTERING, COMPACTION
 
 #: the fleet's goal for a MERGE_ON_READ read: at most this many log files to merge per file slice
 LOG_FILES_GOAL = 5
@@ -24,7 +25,7 @@ SMALL_FILES_GOAL = 0.5
 #: the quota policy counts a table's runs over this many ticks
 QUOTA_WINDOW = 12
 #: what archival and a clean weigh when due (they keep the timeline and storage lean; reads do not wait on them)
-_FLAT_NEED = {"clean": 0.5, "archive": 0.25}
+_FLAT_NEED = {CLEAN.name: 0.5, ARCHIVE.name: 0.25}
 _DUE_AT_LEAST = 0.1
 
 
@@ -67,9 +68,9 @@ class GroupState:
 def service_need(need: TableNeed, service: str) -> float:
     """How far toward the fleet's goal a due service's table is (1.0: at the goal). A plan waiting for its
     execution counts as at the goal at least (it holds back what was planned); anything due, as a tenth."""
-    if service == "compaction":
+    if service == COMPACTION.name:
         measured = need.max_log_files / LOG_FILES_GOAL
-    elif service == "clustering":
+    elif service == CLUSTERING.name:
         measured = need.small_file_share / SMALL_FILES_GOAL
     else:
         return _FLAT_NEED[service]

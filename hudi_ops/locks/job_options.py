@@ -7,7 +7,8 @@ Lowest first:
    repeat but never contradict (hudi_ops.spark.jobs.target refuses them);
 3. hudi-ops' defaults (`hudi_ops_defaults`), which depend on the job and on the options alone;
 4. the tables config: its `defaults`, the table's `hoodie_conf`, then the service's own section (merged
-   by hudi_ops.airflow.dag_factory.tables_config and the DAG factory);
+   by hudi_ops.airflow.dag_factory.tables_config and the DAG factory, which turns off in the writers the services that
+   run as jobs of their own: hudi_ops.table_services);
 5. the job's flags: `--props`, then `--hoodie-conf` (hudi_ops.job_specs).
 Under Airflow the lock's keys from the table's ZooKeeper connection win over 4 and 5: every pipeline
 of the table shares them (hudi_ops.airflow.hooks.zookeeper_lock).
@@ -33,13 +34,6 @@ from hudi_ops.locks.occ_options import (
     PREFER_WRITER,
 )
 
-#: what a writer stops doing inline when a separate job (the services DAG) runs the service: the tables
-#: config's part (4 above), which the DAG factory adds to the writers' options
-INLINE_SERVICE_OFF = {"compaction": {"hoodie.compact.inline": "false", "hoodie.compact.schedule.inline": "false"},
-                      "clustering": {"hoodie.clustering.inline": "false", "hoodie.clustering.schedule.inline": "false"},
-                      "clean": {"hoodie.clean.automatic": "false"},
-                      # archival deletes instant files that concurrent jobs may be reading: in one place
-                      "archive": {"hoodie.archive.automatic": "false"}}
 #: Hudi's lock manager retries a lock it did not get 50 more times, 5 s apart, each try waiting
 #: `hoodie.write.lock.wait_time_ms`: almost an hour before a job fails. Under Airflow the task's
 #: retries (with backoff, and visible) do that job, so the wait is one try:

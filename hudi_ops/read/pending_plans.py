@@ -16,14 +16,10 @@ from hudi_ops.format.instant import Action, Instant, State
 from hudi_ops.format.plans import plan_file_groups
 from hudi_ops.format.timeline import Timeline
 
-COMPACTION = "compaction"
-CLUSTERING = "clustering"
-SERVICES = (COMPACTION, CLUSTERING)
-
 
 @dataclass(frozen=True)
 class PendingPlan:
-    service: str  # compaction | clustering
+    service: str  # compaction | clustering: named as Hudi names the plan's action (hudi_ops.table_services)
     instant: str  # the plan's requested time: the instant its execution completes as
     state: str  # REQUESTED, or INFLIGHT while (or after) an executor ran it
     file_groups: tuple[FileGroupId, ...]
@@ -49,9 +45,14 @@ def pending_plans(timeline: Timeline, service: str) -> tuple[PendingPlan, ...]:
     return tuple(out)
 
 
+def every_pending_plan(timeline: Timeline) -> tuple[PendingPlan, ...]:
+    """The pending compaction plans, then the clustering ones, each oldest first."""
+    return pending_plans(timeline, Action.COMPACTION) + pending_plans(timeline, Action.CLUSTERING)
+
+
 def _plan_file_groups(timeline: Timeline, inst: Instant, service: str) -> tuple[FileGroupId, ...] | None:
     """The plan's file groups, or None when `inst` is not a plan of `service`."""
-    actions = (Action.COMPACTION,) if service == COMPACTION else (Action.CLUSTERING, Action.REPLACE_COMMIT)
+    actions = (Action.COMPACTION,) if service == Action.COMPACTION else (Action.CLUSTERING, Action.REPLACE_COMMIT)
     return plan_file_groups(inst.action, timeline.read_bytes(inst)) if inst.action in actions else None
 
 

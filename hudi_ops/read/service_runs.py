@@ -16,11 +16,11 @@ from hudi_ops.format.archived_timeline import ArchivedInstant
 from hudi_ops.format.commit_metadata import CommitMetadata
 from hudi_ops.format.instant import Action, State
 from hudi_ops.format.timeline import Timeline
-from hudi_ops.read.pending_plans import CLUSTERING, COMPACTION, pending_plans
+from hudi_ops.read.pending_plans import pending_plans
 from hudi_ops.read.table_overview import COMPLETED, PENDING, stats_of
 
 #: the action a service's run completes as, and the operation type its commit metadata records
-_COMPLETES_AS = {COMPACTION: (Action.COMMIT, "COMPACT"), CLUSTERING: (Action.REPLACE_COMMIT, "CLUSTER")}
+_COMPLETES_AS = {Action.COMPACTION: (Action.COMMIT, "COMPACT"), Action.CLUSTERING: (Action.REPLACE_COMMIT, "CLUSTER")}
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +59,6 @@ def service_runs(timeline: Timeline, service: str, archived: Iterable[ArchivedIn
 def _completed(service: str, instant: str, completed: str, metadata: CommitMetadata, archived: bool) -> ServiceRun:
     stats = stats_of(instant, completed, _COMPLETES_AS[service][0], metadata)
     groups = (sum(len(ids) for ids in (metadata.partition_to_replace_file_ids or {}).values())
-              if service == CLUSTERING else stats.files)  # a compaction writes one file per file group
+              if service == Action.CLUSTERING else stats.files)  # a compaction writes one file per file group
     return ServiceRun(service, instant, COMPLETED, State.COMPLETED.name, completed, groups, stats.files,
                       stats.writes, stats.bytes, archived)

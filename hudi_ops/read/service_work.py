@@ -22,7 +22,7 @@ from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.format.timeline import Timeline
 from hudi_ops.read.clean_planner import next_clean
 from hudi_ops.read.heartbeats import failed_writes
-from hudi_ops.read.pending_plans import CLUSTERING, COMPACTION, pending_cleans, pending_plans
+from hudi_ops.read.pending_plans import every_pending_plan, pending_cleans, pending_plans
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,12 @@ def plan_execution_work(meta: MetaClient, service: str) -> ServiceWork:
     if not plans:
         return ServiceWork(False, f"no pending {service} plan")
     return ServiceWork(True, f"{len(plans)} pending {service} plan(s), oldest {plans[0].instant}")
+
+
+def clean_execution_work(meta: MetaClient) -> ServiceWork:
+    """An executor of cleans has work when a clean plan is pending."""
+    pending = pending_cleans(meta.timeline())
+    return ServiceWork(bool(pending), f"{len(pending)} pending clean plan(s)")
 
 
 def compaction_schedule_work(meta: MetaClient, options: Mapping[str, str]) -> ServiceWork:
@@ -71,7 +77,7 @@ def clustering_schedule_work(meta: MetaClient, options: Mapping[str, str]) -> Se
     view = meta.fs_view()
     written = _written_since_last_clustering(view.timeline) \
         if config.require(ClusteringConfig.INCREMENTAL) == "TRUE" else None
-    planned = {g for s in (COMPACTION, CLUSTERING) for p in pending_plans(view.timeline, s) for g in p.file_groups}
+    planned = {g for p in every_pending_plan(view.timeline) for g in p.file_groups}
     small: dict[str, int] = {}
     for group in view.file_groups():
         latest, partition = group.latest_slice, group.id.partition_path

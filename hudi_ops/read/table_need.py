@@ -18,19 +18,10 @@ from hudi_ops.config import ClusteringConfig, HoodieConfig
 from hudi_ops.errors import HudiOpsError
 from hudi_ops.format.instant import instant_moment
 from hudi_ops.format.meta_client import MetaClient
-from hudi_ops.read.pending_plans import CLUSTERING, COMPACTION, pending_plans
+from hudi_ops.read.pending_plans import every_pending_plan
 from hudi_ops.read.pipeline_metadata import JOB_KEY
-from hudi_ops.read.service_work import (
-    ServiceWork,
-    archive_work,
-    clean_work,
-    clustering_schedule_work,
-    compaction_schedule_work,
-    plan_execution_work,
-)
-
-#: the services a fleet schedules, in the order a table's tick runs them (hudi_ops.airflow.dag_factory.factory's)
-SERVICES = ("compaction", "clustering", "clean", "archive")
+from hudi_ops.read.service_work import ServiceWork
+from hudi_ops.table_services import CLUSTERING, SERVICES
 
 
 @dataclass(frozen=True)
@@ -72,25 +63,20 @@ def measure(meta: MetaClient, options: Mapping[str, Mapping[str, str]], *, now: 
     named is not asked about); `freshness`: and when its ingest last committed (a table that hudi-ops
     ingests: the look reads commits back to its latest ingest's)."""
     view = meta.fs_view()  # the one look every check below shares (MetaClient keeps it)
-    limit = HoodieConfig(dict(options.get("clustering", {}))).require(ClusteringConfig.SMALL_FILE_LIMIT)
+    limit = HoodieConfig(dict(options.get(CLUSTERING.name, {}))).require(ClusteringConfig.SMALL_FILE_LIMIT)
     latest = [g.latest_slice for g in view.file_groups() if g.latest_slice is not None]
+    asked = [s for s in SERVICES.values() if s.name in options]
     # a pending plan is work of its own, which an executor runs before anything new is planned
-    execution = {s: plan_execution_work(meta, s) for s in (COMPACTION, CLUSTERING) if s in options}
-    executes = frozenset(s for s, work in execution.items() if work.due)
-    checks = {
-        "compaction": lambda o: execution[COMPACTION] if COMPACTION in executes else compaction_schedule_work(meta, o),
-        "clustering": lambda o: execution[CLUSTERING] if CLUSTERING in executes else clustering_schedule_work(meta, o),
-        "clean": lambda o: clean_work(meta, o, now),
-        "archive": lambda o: archive_work(meta, o),
-    }
-    plans = [p for s in (COMPACTION, CLUSTERING) for p in pending_plans(view.timeline, s)]
+    execution = {s.name: s.execution(meta) for s in asked if s.plans and s.execution is not None}
+    executes = frozenset(name for name, work in execution.items() if work.due)
+    plans = every_pending_plan(view.timeline)
     local = meta.properties.timeline_timezone == "LOCAL"
     return TableNeed(
         log_files=tuple(len(s.log_files) for s in latest) if meta.is_mor else (),
         small_files=sum(1 for s in latest if s.base_file is None or s.base_file.size < limit),
         slices=len(latest),
         pending_plans=len(plans),
-        work={s: checks[s](options[s]) for s in SERVICES if s in options},
+        work={s.name: execution[s.name] if s.name in executes else s.work(meta, options[s.name], now) for s in asked},
         executes=executes,
         oldest_pending_plan=instant_moment(min(p.instant for p in plans), local=local) if plans else None,
         latest_ingest=latest_ingest(meta) if freshness else None,

@@ -21,7 +21,7 @@ from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.format.plans import RollbackMetadata
 from hudi_ops.format.timeline import Timeline
 from hudi_ops.read.clean_planner import NextClean, next_clean
-from hudi_ops.read.pending_plans import SERVICES, PendingPlan, pending_plans
+from hudi_ops.read.pending_plans import PendingPlan, every_pending_plan
 from hudi_ops.read.pipeline_metadata import pipeline_of
 from hudi_ops.read.savepoints import SavepointSummary, savepoints
 from hudi_ops.read.service_history import CleanSummary, cleans
@@ -118,7 +118,7 @@ class TableOverview:
             table_version=props.table_version, instants=instant_spans(timeline, meta.commit_action),
             file_groups=tuple(file_group_summaries(meta, timeline, view)),
             latest_commits=tuple(reversed(commit_stats(timeline)[-latest_commits:])),
-            pending_plans=tuple(p for service in SERVICES for p in pending_plans(timeline, service)),
+            pending_plans=every_pending_plan(timeline),
             cleans=tuple(cleans(meta, timeline, latest=latest_cleans)), savepoints=tuple(savepoints(meta, timeline)),
             next_clean=next_clean(meta, clean_options or {}, view=view),
         )

@@ -96,11 +96,12 @@ def _run(spec: JobSpec, options: dict[str, str], session: _Session) -> JobResult
         rollback_failed,
         savepoint,
     )
-    from hudi_ops.spark.jobs.cluster import CLUSTERING
-    from hudi_ops.spark.jobs.compact import COMPACTION
+    from hudi_ops.spark.jobs.cluster import CLUSTER
+    from hudi_ops.spark.jobs.compact import COMPACT
 
-    if spec.JOB in ("compact", "cluster"):
-        return plan_execution.run(COMPACTION if spec.JOB == "compact" else CLUSTERING, spec, options, session)
+    plan_services = {s.table_service.job: s for s in (COMPACT, CLUSTER)}
+    if spec.JOB in plan_services:
+        return plan_execution.run(plan_services[spec.JOB], spec, options, session)
     jobs = {"ingest": ingest, "backfill": backfill, "clean": clean, "archive": archive,
             "rollback-failed": rollback_failed, "savepoint": savepoint, "restore": restore, "dedupe": dedupe}
     return jobs[spec.JOB].run(spec, options, session)

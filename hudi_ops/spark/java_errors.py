@@ -34,7 +34,7 @@ from hudi_ops.format.instant import Action
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.format.metadata_table import MDT_TIMELINE, METADATA_FOLDER
 from hudi_ops.format.timeline import Timeline
-from hudi_ops.read.pending_plans import CLUSTERING, pending_plans
+from hudi_ops.read.pending_plans import pending_plans
 from hudi_ops.storage import Storage
 
 _HUDI_EXCEPTION = "org.apache.hudi.exception."
@@ -104,7 +104,7 @@ def _clustering_update(message: str, context: JobContext) -> HudiOpsError:
         return ClusteringUpdateConflictError("?", None)
     group = FileGroupId(found.group(1), found.group(2))
     try:
-        plans = pending_plans(MetaClient.open(context.base_path).timeline(), CLUSTERING)
+        plans = pending_plans(MetaClient.open(context.base_path).timeline(), Action.CLUSTERING)
     except HudiOpsError:  # the message matters more than the plan's name
         plans = ()
     plan = next((p.instant for p in plans if group in p.file_groups), None)
@@ -331,7 +331,7 @@ def _writes_in_flight(failure: JavaFailure, context: JobContext) -> HudiOpsError
         return None
     try:
         timeline = MetaClient.open(context.base_path).timeline()
-        clusterings = {p.instant for p in pending_plans(timeline, CLUSTERING)}
+        clusterings = {p.instant for p in pending_plans(timeline, Action.CLUSTERING)}
         writes = tuple(i.requested_time for i in timeline.pending
                        if i.action in Action.WRITE_ACTIONS and i.requested_time not in clusterings)
     except HudiOpsError:

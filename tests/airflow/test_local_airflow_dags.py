@@ -19,10 +19,10 @@ from hudi_ops.airflow.dag_factory.services_group import state_key
 from hudi_ops.airflow.hooks.airflow_api import AirflowApiError
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import IngestSpec, SavepointSpec
-from hudi_ops.locks.job_options import INLINE_SERVICE_OFF
 from hudi_ops.read.table_need import measure
 from hudi_ops.read.table_overview import COMPLETED, ROLLED_BACK, TableOverview
 from hudi_ops.spark.__main__ import main
+from hudi_ops.table_services import COMPACTION
 from local_platform.demo.rfc22 import (
     BACKFILL_DAG,
     INGEST_DAG,
@@ -61,7 +61,7 @@ def group_tables(platform, spark, tmp_path_factory):
             model.upsert(rows)
             spec = IngestSpec(base_path=str(demo.root / "group" / name), table_name=name, source_path=str(landing),
                               record_key_field="trip_id", partition_path_field="dt", ordering_field="ts",
-                              table_type="MERGE_ON_READ", hoodie_conf=INLINE_SERVICE_OFF["compaction"])
+                              table_type="MERGE_ON_READ", hoodie_conf=COMPACTION.inline_off)
             assert main(spec.to_argv(), spark=spark) == 0
         models[demo.root / "group" / name] = model
     return models

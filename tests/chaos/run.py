@@ -63,13 +63,12 @@ from hudi_ops.job_specs import (
     ServiceSpec,
     WriteSpec,
 )
-from hudi_ops.locks.job_options import INLINE_SERVICE_OFF
-from hudi_ops.read.pending_plans import CLUSTERING, COMPACTION, pending_plans, pending_writes
+from hudi_ops.read.pending_plans import pending_plans, pending_writes
 from hudi_ops.read.pipeline_metadata import BACKFILL_CHECKPOINT_KEY, INGEST_CHECKPOINT_KEY
-from hudi_ops.read.service_work import archive_work, clean_work, clustering_schedule_work, compaction_schedule_work
 from hudi_ops.sources.kafka import STREAMER_CHECKPOINT_KEY_V2, KafkaOffsets, watermarks
 from hudi_ops.spark.driver_lifetime import TASK_PROCESS_ENV, task_process
 from hudi_ops.spark.kafka_connector import kafka_jars
+from hudi_ops.table_services import ARCHIVE, CLEAN, CLUSTERING, COMPACTION, SERVICES, inline_off
 from tests.integration.lock_options import HEARTBEAT, occ_options
 from tests.integration.processes import Job
 from tests.tables import (
@@ -318,8 +317,7 @@ class ChaosRun:
         """The arguments of a write (`job`: IngestSpec or BackfillSpec); `fields` are the spec's own, `conf`
         options beyond the lock's."""
         options = {**self.lock_options, **(conf or {})}
-        for off in INLINE_SERVICE_OFF.values():  # the services pipeline runs them
-            options.update(off)
+        options.update(inline_off(SERVICES))  # the services pipeline runs them
         return job(base_path=str(self.table), table_name=TABLE, table_type="MERGE_ON_READ", record_key_field="trip_id",
                    partition_path_field="dt", ordering_field="ts", hoodie_conf=options, **fields).to_argv()
 
@@ -497,21 +495,20 @@ class ChaosRun:
     def _due_services(self, meta: MetaClient, options: dict[str, str], rounds: int) -> Iterator[ServiceSpec]:
         """What the services DAG would run now: each service only when its Python check finds work."""
         timeline = meta.timeline()
-        for job, service, schedule_work, every in ((CompactSpec, COMPACTION, compaction_schedule_work, 1),
-                                                   (ClusterSpec, CLUSTERING, clustering_schedule_work, 3)):
-            plans = pending_plans(timeline, service)
+        for service, every in ((COMPACTION, 1), (CLUSTERING, 3)):
+            plans = pending_plans(timeline, service.name)
             if plans:
-                yield self._service(job, mode="execute", instant_time=plans[0].instant)
-            elif rounds % every == 0 and schedule_work(meta, options).due:
-                yield self._service(job, mode="scheduleAndExecute")
-        if clean_work(meta, options).due:  # failed writes to roll back count too
+                yield self._service(service.spec, mode="execute", instant_time=plans[0].instant)
+            elif rounds % every == 0 and service.work(meta, options, None).due:
+                yield self._service(service.spec, mode="scheduleAndExecute")
+        if CLEAN.work(meta, options, None).due:  # failed writes to roll back count too
             yield self._service(CleanSpec)
-        if archive_work(meta, options).due:  # the only archival: the writers' is off, as the services DAG sets it
+        if ARCHIVE.work(meta, options, None).due:  # the only archival: the writers' is off, as the services DAG sets it
             yield self._service(ArchiveSpec)
 
     def _service(self, job: type[ServiceSpec], **fields: str) -> ServiceSpec:
         """A table service's run, with the services pipeline's options (archival only in `archive`)."""
-        off = {} if job is ArchiveSpec else INLINE_SERVICE_OFF["archive"]
+        off = {} if job is ArchiveSpec else ARCHIVE.inline_off
         return job(base_path=str(self.table), hoodie_conf={**self.lock_options, **SERVICE_CONF, **off}, **fields)
 
     # -- running jobs as Airflow would ------------------------------------------------------------
@@ -806,12 +803,13 @@ class ChaosRun:
         self.figures.failed_writes_rolled_back = (
             sum(1 for i in meta.timeline().completed if i.action == Action.ROLLBACK)
             + sum(1 for a in meta.archived_timeline() if a.action == Action.ROLLBACK))
-        for job, service in ((CompactSpec, COMPACTION), (ClusterSpec, CLUSTERING)):
-            for plan in pending_plans(MetaClient.open(self.table).timeline(), service):
-                self._execute(self._service(job, mode="execute", instant_time=plan.instant), f"{job.JOB}-final")
-            left = pending_plans(MetaClient.open(self.table).timeline(), service)
+        for service in (COMPACTION, CLUSTERING):
+            for plan in pending_plans(MetaClient.open(self.table).timeline(), service.name):
+                self._execute(self._service(service.spec, mode="execute", instant_time=plan.instant),
+                              f"{service.job}-final")
+            left = pending_plans(MetaClient.open(self.table).timeline(), service.name)
             if left:
-                raise ChaosFailure(f"{service} plans still pending after executing each: {left}")
+                raise ChaosFailure(f"{service.name} plans still pending after executing each: {left}")
         if self.figures.snapshots_unreadable > max(2, self.figures.snapshots // 20):
             raise ChaosFailure(f"hudi-rs could not read {self.figures.snapshots_unreadable} snapshots (of "
                                f"{self.figures.snapshots} read) while Hudi rewrote hoodie.properties: more than "

@@ -24,7 +24,7 @@ import pytest
 from hudi_ops.format.instant import Action
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import ClusterSpec, CompactSpec, ServiceSpec
-from hudi_ops.locks.job_options import INLINE_SERVICE_OFF
+from hudi_ops.table_services import CLUSTERING, COMPACTION, inline_off
 from tests.integration.lock_options import occ_options
 from tests.integration.processes import run_job
 from tests.integration.test_spark_jobs import ingest_args, run_captured
@@ -197,7 +197,7 @@ def test_a_merge_on_read_table_takes_writes_with_compaction_and_clustering_betwe
     jobs between them (each twice, spread over the soak), every job with the table's ZooKeeper lock as
     under Airflow."""
     # Hudi's datasource compacts a MERGE_ON_READ table inline unless told not to: the services DAG's jobs do it
-    off = {**INLINE_SERVICE_OFF["compaction"], **INLINE_SERVICE_OFF["clustering"]}
+    off = inline_off((COMPACTION.name, CLUSTERING.name))
     soak = Soak(tmp_path, runner, table_type="MERGE_ON_READ",
                 options={**occ_options(zookeeper.url), **off, **size.options})
     compactions, clusterings = size.compactions, size.clusterings

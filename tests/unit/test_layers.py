@@ -13,7 +13,9 @@ LAYERS = [
     {"errors", "config", "storage", "s3_settings", "maven"},
     {"job_specs"},  # the contract between Airflow and the Spark jobs
     {"format"},
-    {"read", "locks", "sources"},  # a source's new work is read against the table's checkpoints
+    # a source's new work is read against the table's checkpoints; the table services' registry ties read's
+    # checks to their jobs' specs, and read's measure of a table's need asks each service through it
+    {"read", "locks", "sources", "table_services"},
     {"spark", "fleet"},  # the fleet ranks what read measures; the Spark jobs run what it picks
     {"airflow"},
 ]

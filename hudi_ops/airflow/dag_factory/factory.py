@@ -80,7 +80,7 @@ from hudi_ops.airflow.operators.table_services import (
 from hudi_ops.airflow.operators.writer_pause import PauseWritersOperator, UnpauseWritersOperator, WritersIdleSensor
 from hudi_ops.airflow.timetables.daily_backfill import DailyBackfillTimetable
 from hudi_ops.job_specs.writes import BACKFILL_OPERATIONS, SOURCE_FORMATS
-from hudi_ops.locks.job_options import INLINE_SERVICE_OFF
+from hudi_ops.table_services import ARCHIVE, CLEAN, CLUSTERING, COMPACTION, inline_off
 
 log = logging.getLogger(__name__)
 PARALLELISM_KEYS = ("hoodie.upsert.shuffle.parallelism", "hoodie.insert.shuffle.parallelism",
@@ -262,10 +262,11 @@ class Table:
         """Each service's options as its job runs them: the table's, the writers' inline services off, the
         service's own over them; archive always (it runs with any service)."""
         services, base_conf = self.services, self._inline_off(self.table_conf)
-        confs = {s: {**base_conf, **getattr(services, s)} for s in ("compaction", "clustering") if s in services.runs}
+        confs = {s: {**base_conf, **getattr(services, s)} for s in (COMPACTION.name, CLUSTERING.name)
+                 if s in services.runs}
         if services.clean is not None:
-            confs["clean"] = self._inline_off(self.clean_conf())
-        confs["archive"] = {**self.table_conf, **(services.archive or {})}
+            confs[CLEAN.name] = self._inline_off(self.clean_conf())
+        confs[ARCHIVE.name] = {**self.table_conf, **(services.archive or {})}
         return confs
 
     def group_member(self) -> dict[str, Any]:
@@ -289,8 +290,7 @@ class Table:
 
     def _inline_off(self, conf: dict[str, str]) -> dict[str, str]:
         """`conf` with the inline services off (the config's model refused a conf that turns one on)."""
-        off = {k: v for service in self.services.off_inline for k, v in INLINE_SERVICE_OFF[service].items()}
-        return {**conf, **off}
+        return {**conf, **inline_off(self.services.off_inline)}
 
     def _job_args(self, section: SparkSection | None = None) -> dict[str, Any]:
         """The arguments every job of the table takes; the DAG `section`'s Spark connection, settings and
@@ -414,7 +414,8 @@ class Table:
                    "after every commit of its writers" + (f" and on `{cron}`" if cron else "") + ".",
         ) as dag:
             executed = []
-            for service, operator in (("compaction", HudiCompactionOperator), ("clustering", HudiClusteringOperator)):
+            for operator in (HudiCompactionOperator, HudiClusteringOperator):
+                service = operator.service
                 if service in services.runs:
                     conf = confs[service]
                     schedule_task = operator(task_id=f"schedule_{service}", mode="schedule", hoodie_conf=conf, **args)
@@ -423,12 +424,12 @@ class Table:
                     schedule_task >> execute_task
                     executed.append(execute_task)
             if services.clean is not None:
-                clean = HudiCleanOperator(task_id="clean", hoodie_conf=confs["clean"], trigger_rule="none_failed",
+                clean = HudiCleanOperator(task_id="clean", hoodie_conf=confs[CLEAN.name], trigger_rule="none_failed",
                                           **args)
                 executed >> clean  # cleans after compaction and clustering, which leave old slices behind
                 executed = [clean]
-            archive = HudiArchiveOperator(task_id="archive", trigger_rule="none_failed", hoodie_conf=confs["archive"],
-                                          **args)
+            archive = HudiArchiveOperator(task_id="archive", trigger_rule="none_failed",
+                                          hoodie_conf=confs[ARCHIVE.name], **args)
             executed >> archive  # last: it keeps what the clean's policy still needs
         return dag
 

@@ -25,7 +25,6 @@ from hudi_ops.airflow import metrics
 from hudi_ops.airflow.hooks.aws import table_s3
 from hudi_ops.errors import HudiOpsError
 from hudi_ops.fleet.scheduler import GroupState, Member, measure_all, plan_tick
-from hudi_ops.read.pending_plans import CLUSTERING, COMPACTION
 from hudi_ops.read.table_need import TableNeed
 
 log = logging.getLogger(__name__)
@@ -109,6 +108,6 @@ def cron_fired(cron: str | None, since: float, now: float) -> bool:
 
 def _mode(need: TableNeed | str, service: str) -> str:
     """A pending plan is executed first (a failed run's, or one scheduled elsewhere); else plan and run."""
-    if service in (COMPACTION, CLUSTERING) and not isinstance(need, str) and service in need.executes:
+    if not isinstance(need, str) and service in need.executes:
         return "execute"
     return "scheduleAndExecute"

@@ -50,7 +50,6 @@ from hudi_ops.job_specs.writes import (
     TABLE_TYPES,
     VALUE_FORMATS,
 )
-from hudi_ops.locks.job_options import INLINE_SERVICE_OFF
 from hudi_ops.locks.occ_options import (
     BUCKET_ENGINE,
     CONCURRENCY_MODE,
@@ -59,6 +58,7 @@ from hudi_ops.locks.occ_options import (
     is_simple_bucket_index,
     multi_writer_mode,
 )
+from hudi_ops.table_services import ARCHIVE, CLEAN, CLUSTERING, COMPACTION, SERVICES
 
 SourceFormat = Literal[tuple(SOURCE_FORMATS)]  # type: ignore[valid-type]
 SourceKind = Literal[SOURCE_KINDS]  # type: ignore[valid-type]
@@ -264,13 +264,13 @@ class ServicesConfig(SparkSection):
     @property
     def runs(self) -> tuple[str, ...]:
         """The services configured, of compaction, clustering and clean."""
-        return tuple(s for s in ("compaction", "clustering", "clean") if getattr(self, s) is not None)
+        return tuple(s.name for s in (COMPACTION, CLUSTERING, CLEAN) if getattr(self, s.name) is not None)
 
     @property
     def off_inline(self) -> tuple[str, ...]:
         """What no other job of the table runs inline: the services this DAG runs, and archival with them
         (its `archive` task is the table's only archival)."""
-        return (*self.runs, "archive") if self.runs else ()
+        return (*self.runs, ARCHIVE.name) if self.runs else ()
 
 
 class ServicesGroupConfig(_Section):
@@ -424,7 +424,7 @@ class TableConfig(_Section):
         for whose, conf in (("its writers", self.hoodie_conf), ("its compaction", services.compaction or {}),
                             ("its clustering", services.clustering or {}), ("its clean", services.clean or {})):
             for service in services.off_inline:
-                for key, off in INLINE_SERVICE_OFF[service].items():
+                for key, off in SERVICES[service].inline_off.items():
                     if conf.get(key, off).lower() != off:
                         raise ValueError(f"it runs {service} in its services DAG but sets {key}={conf[key]} for "
                                          f"{whose}; drop that setting")

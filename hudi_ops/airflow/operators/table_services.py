@@ -5,9 +5,9 @@ table's lock) and return its instant; an `execute` task takes the plan's instant
 or from the XCom of `plan_task_id`, so schedule and execute can be separate tasks; with neither (or
 when that task planned nothing) it runs the oldest pending plan, such as one a failed run left
 behind. Archive, savepoint and restore have no plan. Before spark-submit, every task asks the control
-plane whether there is work (hudi_ops.read.service_work) and is skipped, in milliseconds and saying
-why, when there is none. Services add no Asset event: the services DAG is triggered by the writers'
-events."""
+plane whether there is work (the registry's checks, hudi_ops.table_services) and is skipped, in
+milliseconds and saying why, when there is none. Services add no Asset event: the services DAG is
+triggered by the writers' events."""
 
 from __future__ import annotations
 
@@ -19,29 +19,12 @@ from hudi_ops.airflow import metrics
 from hudi_ops.airflow.operators.spark_jobs import FoundWork, HudiSparkJobOperator
 from hudi_ops.errors import InvalidInputError, TableNotFoundError
 from hudi_ops.format.meta_client import MetaClient
-from hudi_ops.job_specs import (
-    ArchiveSpec,
-    CleanSpec,
-    ClusterSpec,
-    CompactSpec,
-    JobSpec,
-    PlanServiceSpec,
-    RestoreSpec,
-    SavepointSpec,
-    ServiceSpec,
-)
-from hudi_ops.job_specs.services import EXECUTE
-from hudi_ops.read.pending_plans import CLUSTERING, COMPACTION, pending_cleans
+from hudi_ops.job_specs import JobSpec, PlanServiceSpec, RestoreSpec, SavepointSpec, ServiceSpec
+from hudi_ops.job_specs.services import EXECUTE, ModeSpec
 from hudi_ops.read.savepoints import require_savepoint, savepointed
-from hudi_ops.read.service_work import (
-    ServiceWork,
-    archive_work,
-    clean_work,
-    clustering_schedule_work,
-    compaction_schedule_work,
-    plan_execution_work,
-)
+from hudi_ops.read.service_work import ServiceWork
 from hudi_ops.read.table_need import measure
+from hudi_ops.table_services import ARCHIVE, CLEAN, CLUSTERING, COMPACTION, TableService, table_service
 
 #: a service's tries after its first, unless its task says otherwise
 SERVICE_RETRIES = 2
@@ -87,8 +70,27 @@ class HudiTableServiceOperator(HudiSparkJobOperator):
         metrics.table_measured(self.table_name, need, now=dt.datetime.now(dt.UTC))
 
 
-class _ModeServiceOperator(HudiTableServiceOperator):
-    """A service that plans and executes, in `mode` (schedule, execute, scheduleAndExecute)."""
+class _RegisteredServiceOperator(HudiTableServiceOperator):
+    """One of the registry's services (hudi_ops.table_services), named by `service`: its job, its check
+    for work."""
+
+    service = ""
+
+    def __init__(self, **kwargs: Any) -> None:
+        self.spec_type = self.table_service.spec  # before the base's init, which names the job after it
+        super().__init__(**kwargs)
+
+    @property
+    def table_service(self) -> TableService:
+        return table_service(self.service)
+
+    def work(self, context: Any, meta: MetaClient, options: Mapping[str, str]) -> ServiceWork:
+        return self.table_service.work(meta, options, None)
+
+
+class _ModeServiceOperator(_RegisteredServiceOperator):
+    """A service that plans and executes, in `mode` (schedule, execute, scheduleAndExecute); one with plans
+    (compaction, clustering) executes the plan at `instant_time`, or the one `plan_task_id` scheduled."""
 
     template_fields: Sequence[str] = (*HudiSparkJobOperator.template_fields, "mode", "instant_time")
 
@@ -97,13 +99,11 @@ class _ModeServiceOperator(HudiTableServiceOperator):
         super().__init__(**kwargs)
         self.mode, self.instant_time, self.plan_task_id = mode, instant_time, plan_task_id
 
-
-class _PlanServiceOperator(_ModeServiceOperator):
-    service = ""
-    spec_type: type[PlanServiceSpec] = PlanServiceSpec
-
     def plan_instant(self, context: Any) -> str | None:
-        """The plan to execute: `instant_time`, else what the `plan_task_id` task scheduled."""
+        """The plan to execute: `instant_time`, else what the `plan_task_id` task scheduled; None for a
+        service without plans."""
+        if not self.table_service.plans:
+            return None
         if self.instant_time:
             return str(self.instant_time)
         if self.plan_task_id and self.mode == EXECUTE:
@@ -112,45 +112,42 @@ class _PlanServiceOperator(_ModeServiceOperator):
         return None
 
     def spec_fields(self, context: Any) -> dict[str, Any]:
-        return {"mode": self.mode, "instant_time": self.plan_instant(context)}
-
-    def schedule_work(self, meta: MetaClient, options: Mapping[str, str]) -> ServiceWork:
-        raise NotImplementedError
+        """The mode, and the plan, of a spec that takes them (archive's takes neither)."""
+        spec = self.table_service.spec
+        return {**({"mode": self.mode} if issubclass(spec, ModeSpec) else {}),
+                **({"instant_time": self.plan_instant(context)} if issubclass(spec, PlanServiceSpec) else {})}
 
     def work(self, context: Any, meta: MetaClient, options: Mapping[str, str]) -> ServiceWork:
-        if self.mode != EXECUTE:
-            return self.schedule_work(meta, options)
+        execution = self.table_service.execution
+        if self.mode != EXECUTE or execution is None:
+            return super().work(context, meta, options)
         instant = self.plan_instant(context)
-        if instant and meta.timeline().completed_instant(instant) is not None:
+        if not instant:
+            return execution(meta)
+        if meta.timeline().completed_instant(instant) is not None:
             return ServiceWork(False, f"{self.service} plan {instant} has completed already")
-        return ServiceWork(True, f"plan {instant}") if instant else plan_execution_work(meta, self.service)
+        return ServiceWork(True, f"plan {instant}")
 
 
-class HudiCompactionOperator(_PlanServiceOperator):
+class HudiCompactionOperator(_ModeServiceOperator):
     """`compact`: Hudi's compaction of a MERGE_ON_READ table. Scheduling is due after
     `hoodie.compact.inline.max.delta.commits` deltacommits since the last compaction."""
 
-    spec_type, service = CompactSpec, COMPACTION
-
-    def schedule_work(self, meta: MetaClient, options: Mapping[str, str]) -> ServiceWork:
-        return compaction_schedule_work(meta, options)
+    service = COMPACTION.name
 
 
-class HudiClusteringOperator(_PlanServiceOperator):
+class HudiClusteringOperator(_ModeServiceOperator):
     """`cluster`: Hudi's clustering of small base files. Scheduling is due when a partition holds two
     or more base files under the plan strategy's small-file limit."""
 
-    spec_type, service = ClusterSpec, CLUSTERING
-
-    def schedule_work(self, meta: MetaClient, options: Mapping[str, str]) -> ServiceWork:
-        return clustering_schedule_work(meta, options)
+    service = CLUSTERING.name
 
 
 class HudiCleanOperator(_ModeServiceOperator):
     """`clean` with Hudi's policy (`hoodie.cleaner.policy` and its retention key in `hoodie_conf`);
     `dry_run` reports what a clean would remove and removes nothing."""
 
-    spec_type = CleanSpec
+    service = CLEAN.name
 
     def __init__(self, *, dry_run: bool = False, **kwargs: Any) -> None:
         for plan_argument in ("instant_time", "plan_task_id"):
@@ -161,23 +158,14 @@ class HudiCleanOperator(_ModeServiceOperator):
         self.dry_run = dry_run
 
     def spec_fields(self, context: Any) -> dict[str, Any]:
-        return {"mode": self.mode, "dry_run": self.dry_run}
-
-    def work(self, context: Any, meta: MetaClient, options: Mapping[str, str]) -> ServiceWork:
-        if self.mode == EXECUTE:
-            pending = pending_cleans(meta.timeline())
-            return ServiceWork(bool(pending), f"{len(pending)} pending clean plan(s)")
-        return clean_work(meta, options)
+        return {**super().spec_fields(context), "dry_run": self.dry_run}
 
 
-class HudiArchiveOperator(HudiTableServiceOperator):
+class HudiArchiveOperator(_RegisteredServiceOperator):
     """`archive`: Hudi's archiver moves old instants to the archived timeline. Due when more than
     `hoodie.keep.max.commits` completed commits are active."""
 
-    spec_type = ArchiveSpec
-
-    def work(self, context: Any, meta: MetaClient, options: Mapping[str, str]) -> ServiceWork:
-        return archive_work(meta, options)
+    service = ARCHIVE.name
 
 
 class HudiSavepointOperator(HudiTableServiceOperator):
@@ -229,36 +217,14 @@ class HudiRestoreOperator(HudiTableServiceOperator):
         return ServiceWork(True, f"restore to {self.savepoint}")
 
 
-#: the services a services group runs, by name, and the operator each runs as on its own
-SERVICE_OPERATORS: Mapping[str, type[HudiTableServiceOperator]] = {
-    COMPACTION: HudiCompactionOperator, CLUSTERING: HudiClusteringOperator, "clean": HudiCleanOperator,
-    "archive": HudiArchiveOperator}
-
-
-class HudiServiceOperator(_PlanServiceOperator):
+class HudiServiceOperator(_ModeServiceOperator):
     """Any of compaction, clustering, clean and archive, named by `service`: one class, so that a services
     group maps one task over the (table, service) pairs its tick picks (hudi_ops.airflow.dag_factory.services_group).
     Each behaves as its own operator above: the same job, the same check for work. A compaction or
     clustering runs in `scheduleAndExecute` mode, or `execute` for a plan left pending."""
 
-    template_fields: Sequence[str] = (*_PlanServiceOperator.template_fields, "service")
+    template_fields: Sequence[str] = (*_ModeServiceOperator.template_fields, "service")
 
     def __init__(self, *, service: str, **kwargs: Any) -> None:
-        if service not in SERVICE_OPERATORS:
-            raise InvalidInputError(f"unknown service {service!r}; use one of {', '.join(SERVICE_OPERATORS)}")
-        self.service = service  # before the base's init, which names the job after it
-        self.dry_run = False  # a clean's
+        self.service = service  # before the base's init, which refuses an unknown one
         super().__init__(**kwargs)
-
-    @property  # type: ignore[override]
-    def spec_type(self) -> type[ServiceSpec]:  # the kind's, per instance
-        return SERVICE_OPERATORS[self.service].spec_type
-
-    def spec_fields(self, context: Any) -> dict[str, Any]:
-        return SERVICE_OPERATORS[self.service].spec_fields(self, context)  # type: ignore[arg-type]
-
-    def schedule_work(self, meta: MetaClient, options: Mapping[str, str]) -> ServiceWork:
-        return SERVICE_OPERATORS[self.service].schedule_work(self, meta, options)  # type: ignore[arg-type]
-
-    def work(self, context: Any, meta: MetaClient, options: Mapping[str, str]) -> ServiceWork:
-        return SERVICE_OPERATORS[self.service].work(self, context, meta, options)  # type: ignore[arg-type]

@@ -5,6 +5,7 @@ execution runs it with Hudi's strategy, as Hudi's HoodieClusteringJob does."""
 from __future__ import annotations
 
 from hudi_ops.spark.jobs.plan_execution import PlanService
+from hudi_ops.table_services import CLUSTERING
 
-CLUSTERING = PlanService("cluster", "clustering", "scheduleClustering", "scheduleClusteringAtInstant", "cluster",
-                         withdraw_method="purgePendingClustering")
+CLUSTER = PlanService(CLUSTERING, "scheduleClustering", "scheduleClusteringAtInstant", "cluster",
+                      withdraw_method="purgePendingClustering")

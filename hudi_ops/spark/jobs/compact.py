@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.spark.jobs.plan_execution import PlanService
+from hudi_ops.table_services import COMPACTION
 
 
 def _refuses(meta: MetaClient) -> str | None:
@@ -18,5 +19,4 @@ def _refuses(meta: MetaClient) -> str | None:
             "MERGE_ON_READ tables); run clustering to rewrite its small files")
 
 
-COMPACTION = PlanService("compact", "compaction", "scheduleCompaction", "scheduleCompactionAtInstant", "compact",
-                         _refuses)
+COMPACT = PlanService(COMPACTION, "scheduleCompaction", "scheduleCompactionAtInstant", "compact", _refuses)

@@ -24,14 +24,14 @@ from hudi_ops.locks.job_locks import has_zookeeper_lock, plan_lock
 from hudi_ops.read.pending_plans import PendingPlan, pending_plans
 from hudi_ops.read.table_overview import ROLLED_BACK, commit_stats_of, instant_spans
 from hudi_ops.spark.jobs.write_client import WriteClient, write_client
+from hudi_ops.table_services import TableService
 
 
 @dataclass(frozen=True)
 class PlanService:
-    """A plan-based service and the write client's methods for it."""
+    """A plan-based service (hudi_ops.table_services) and the write client's methods for it."""
 
-    job: str  # compact | cluster
-    service: str  # compaction | clustering (hudi_ops.read.pending_plans)
+    table_service: TableService  # compaction | clustering
     schedule_method: str  # (extra metadata) -> Option<instant>
     schedule_at_method: str  # (instant, extra metadata) -> whether it planned
     execute_method: str  # (instant, complete) -> the write metadata
@@ -41,6 +41,10 @@ class PlanService:
     #: so that the next schedule plans again; None: the plan must run (a compaction's: writes since
     #: went to the slice it creates)
     withdraw_method: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.table_service.name
 
     def schedule(self, client: WriteClient, instant: str | None) -> str | None:
         """The scheduled plan's instant; None when Hudi finds nothing to plan."""
@@ -69,21 +73,21 @@ def run(service: PlanService, spec: PlanServiceSpec, options: dict[str, str],
             instant = service.schedule(client, instant)
         meta = meta.reload()  # with the plan Hudi made
         if instant is None:
-            return ServiceResult(service.job, spec.mode, reason=f"Hudi found nothing to plan for {service.service}",
+            return ServiceResult(spec.JOB, spec.mode, reason=f"Hudi found nothing to plan for {service.name}",
                                  durations_ms=since(started))
         if spec.mode == "schedule":
             plan = _pending(meta, service, instant)
-            return ServiceResult(service.job, spec.mode, instant, "scheduled",
+            return ServiceResult(spec.JOB, spec.mode, instant, "scheduled",
                                  file_groups=len(plan.file_groups) if plan else 0, durations_ms=since(started))
     return _execute(service, meta, options, spark, instant, spec, started)
 
 
 def _execute(service: PlanService, meta: MetaClient, options: dict[str, str], spark: Callable[[], Any],
              instant: str | None, spec: PlanServiceSpec, started: float) -> ServiceResult:
-    plans = pending_plans(meta.timeline(), service.service)
+    plans = pending_plans(meta.timeline(), service.name)
     if instant is None:
         if not plans:
-            return ServiceResult(service.job, spec.mode, reason=f"no pending {service.service} plan",
+            return ServiceResult(spec.JOB, spec.mode, reason=f"no pending {service.name} plan",
                                  durations_ms=since(started))
         instant = plans[0].instant
     elif instant not in {p.instant for p in plans}:
@@ -92,16 +96,16 @@ def _execute(service: PlanService, meta: MetaClient, options: dict[str, str], sp
         if (withdrawn := _withdrawn(service, meta, spec, instant, started)) is not None:
             return withdrawn
         pending = ", ".join(p.instant for p in plans) or "none"
-        raise InvalidInputError(f"{meta.base_path} has no pending {service.service} plan {instant} (pending: "
+        raise InvalidInputError(f"{meta.base_path} has no pending {service.name} plan {instant} (pending: "
                                 f"{pending}); pass one of them to --instant-time, or none for the oldest")
     plan = next(p for p in plans if p.instant == instant) if instant in {p.instant for p in plans} else None
     warnings: tuple[str, ...] = ()
     if has_zookeeper_lock(options):
         guard: contextlib.AbstractContextManager[Any] = plan_lock(
-            options, meta.properties.table_name, service.service, instant, spec.wait_seconds)
+            options, meta.properties.table_name, service.name, instant, spec.wait_seconds)
     else:
         guard = contextlib.nullcontext()
-        warnings = (f"no ZooKeeper lock is configured: nothing stops another executor of {service.service} "
+        warnings = (f"no ZooKeeper lock is configured: nothing stops another executor of {service.name} "
                     f"plan {instant} from running it at the same time",)
     with guard as held:
         meta = meta.reload()  # as the executor we may have waited for left it
@@ -135,7 +139,7 @@ def _withdraw(service: PlanService, meta: MetaClient, options: dict[str, str], s
         getattr(client.java, service.withdraw_method)(instant)
     withdrawn = _withdrawn(service, meta.reload(), spec, instant, started, warnings, conflict)
     if withdrawn is None:
-        raise TableServiceError(f"{service.service} {instant} of {meta.base_path} lost to a writer ({conflict}), "
+        raise TableServiceError(f"{service.name} {instant} of {meta.base_path} lost to a writer ({conflict}), "
                                 "and Hudi did not remove its plan; see the job's log")
     return withdrawn
 
@@ -144,7 +148,7 @@ def _withdrawn(service: PlanService, meta: MetaClient, spec: PlanServiceSpec, in
                warnings: tuple[str, ...] = (), conflict: WriteConflictError | None = None) -> ServiceResult | None:
     """The result of a plan a completed rollback removed; None when none did."""
     timeline = meta.timeline()
-    if service.withdraw_method is None or any(p.instant == instant for p in pending_plans(timeline, service.service)):
+    if service.withdraw_method is None or any(p.instant == instant for p in pending_plans(timeline, service.name)):
         return None
     # a rollback that does not record its target's action takes the table's: not a plan's
     span = next((s for s in instant_spans(timeline, meta.commit_action) if s.requested_time == instant), None)
@@ -152,8 +156,8 @@ def _withdrawn(service: PlanService, meta: MetaClient, spec: PlanServiceSpec, in
         return None
     why = (f": it lost to a writer at its commit ({conflict}), and writers come first" if conflict is not None
            else " (a clustering that loses to a writer at its commit withdraws its plan)")
-    return ServiceResult(service.job, spec.mode, instant, "withdrawn",
-                         reason=f"{service.service} plan {instant} was rolled back and removed at "
+    return ServiceResult(spec.JOB, spec.mode, instant, "withdrawn",
+                         reason=f"{service.name} plan {instant} was rolled back and removed at "
                                 f"{span.rolled_back_by}{why}; the next schedule plans again",
                          warnings=warnings, durations_ms=since(started))
 
@@ -168,7 +172,7 @@ def _check_new_instant(meta: MetaClient, instant: str) -> None:
 
 
 def _pending(meta: MetaClient, service: PlanService, instant: str) -> PendingPlan | None:
-    return next((p for p in pending_plans(meta.timeline(), service.service) if p.instant == instant), None)
+    return next((p for p in pending_plans(meta.timeline(), service.name) if p.instant == instant), None)
 
 
 def _outcome(service: PlanService, meta: MetaClient, spec: PlanServiceSpec, instant: str, outcome: str,
@@ -176,9 +180,9 @@ def _outcome(service: PlanService, meta: MetaClient, spec: PlanServiceSpec, inst
     timeline = meta.reload().timeline()  # after the execution
     done = timeline.completed_instant(instant)
     if done is None:
-        raise TableServiceError(f"Hudi returned from {service.service} {instant} of {meta.base_path}, "
+        raise TableServiceError(f"Hudi returned from {service.name} {instant} of {meta.base_path}, "
                                 "but the instant has not completed; see the job's log")
     stats = commit_stats_of(timeline, done)
-    return ServiceResult(service.job, spec.mode, instant, outcome,
+    return ServiceResult(spec.JOB, spec.mode, instant, outcome,
                          file_groups=len(plan.file_groups) if plan else stats.files, files=stats.files,
                          bytes=stats.bytes, rows=stats.writes, warnings=warnings, durations_ms=since(started))
