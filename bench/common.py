@@ -9,7 +9,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from hudi_ops.locks.occ_options import CONCURRENCY_MODE, zookeeper_lock_options
+from hudi_ops.options.keys import WriteConfig
+from hudi_ops.options.occ import zookeeper_lock_options
 from hudi_ops.spark.launch import LOOPBACK_CONF
 
 SPARK_SUBMIT = str(Path(sys.executable).parent / "spark-submit")
@@ -24,7 +25,7 @@ def lock_options(zookeeper, table: str, table_options: Mapping[str, str] | None 
     local_platform ZookeeperServer); the jobs put hudi-ops' defaults under them."""
     options = {**PATIENT, **(table_options or {})}
     lock = zookeeper_lock_options(zookeeper.host, zookeeper.port, {"base_path": LOCK_BASE_PATH}, table,
-                                  options.get(CONCURRENCY_MODE))
+                                  options.get(WriteConfig.CONCURRENCY_MODE.name))
     return {**options, **lock}
 
 

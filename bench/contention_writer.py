@@ -19,8 +19,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from hudi_ops.config import parse_key_values
 from hudi_ops.job_specs import IngestSpec
+from hudi_ops.options.properties_file import parse_key_values
 from hudi_ops.spark.__main__ import main
 from hudi_ops.spark.session import spark_session
 

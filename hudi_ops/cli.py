@@ -33,12 +33,20 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any, TextIO
 
-from hudi_ops.config import command_line_options, parse_key_values
 from hudi_ops.errors import EXIT_DUPLICATES, EXIT_OK, HudiOpsError, InvalidInputError, StorageError, exit_code
 from hudi_ops.format.archived_timeline import ArchivedInstant
 from hudi_ops.format.instant import Instant, State
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.format.timeline import Timeline
+from hudi_ops.options.keys import (
+    ZK_BASE_PATH,
+    ZK_LOCK_KEY,
+    ZK_URL,
+    DataSourceReadConfig,
+    WriteConfig,
+)
+from hudi_ops.options.occ import DEFAULT_LOCK_BASE_PATH
+from hudi_ops.options.properties_file import command_line_options, parse_key_values
 from hudi_ops.read.clean_planner import next_clean
 from hudi_ops.read.duplicate_keys import duplicate_keys
 from hudi_ops.read.pending_plans import every_pending_plan
@@ -177,7 +185,7 @@ def _read(args: argparse.Namespace) -> int:
     options = HudiReadOptions(
         filters=[_parse_filter(f) for f in args.filter],
         projection=[c for c in args.columns.split(",") if c] if args.columns else None,
-        hudi_options={"hoodie.read.use.read_optimized.mode": "true"} if args.read_optimized else {},
+        hudi_options={DataSourceReadConfig.USE_READ_OPTIMIZED_MODE.name: "true"} if args.read_optimized else {},
     )
     if args.incremental:
         if not args.begin:
@@ -386,13 +394,13 @@ def _check_duplicates(args: argparse.Namespace) -> int:
 
 def _lock_options(args: argparse.Namespace) -> dict[str, str]:
     options = command_line_options(args.props, parse_key_values(args.hoodie_conf))
-    for flag, key in (("zookeeper", "url"), ("base_path", "base_path"), ("lock_key", "lock_key")):
+    for flag, key in (("zookeeper", ZK_URL), ("base_path", ZK_BASE_PATH), ("lock_key", ZK_LOCK_KEY)):
         if getattr(args, flag):
-            options[f"hoodie.write.lock.zookeeper.{key}"] = getattr(args, flag)
-    options.setdefault("hoodie.write.lock.zookeeper.base_path", "/hudi/locks")
-    if not options.get("hoodie.write.lock.zookeeper.url"):
-        raise InvalidInputError("no ZooKeeper given: pass --zookeeper host:port (or hoodie.write.lock.zookeeper.url)")
-    if not options.get("hoodie.write.lock.zookeeper.lock_key") and not options.get("hoodie.table.name"):
+            options[key.name] = getattr(args, flag)
+    options.setdefault(ZK_BASE_PATH.name, DEFAULT_LOCK_BASE_PATH)
+    if not options.get(ZK_URL.name):
+        raise InvalidInputError(f"no ZooKeeper given: pass --zookeeper host:port (or {ZK_URL.name})")
+    if not options.get(ZK_LOCK_KEY.name) and not options.get(WriteConfig.TABLE_NAME.name):
         raise InvalidInputError("no lock named: pass --lock-key (the table's name, unless its writers set another)")
     return options
 
@@ -401,7 +409,7 @@ def _lock_show(args: argparse.Namespace) -> int:
     from hudi_ops.locks.lock_state import lock_state
 
     options = _lock_options(args)
-    state = lock_state(options, options.get("hoodie.table.name", ""))
+    state = lock_state(options, options.get(WriteConfig.TABLE_NAME.name, ""))
     print(state.describe())
     return EXIT_OK if state.error is None else 1
 
@@ -412,7 +420,7 @@ def _lock_hold(args: argparse.Namespace) -> int:
     options = _lock_options(args)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    with HeldLock(options, options.get("hoodie.table.name", "")) as held:
+    with HeldLock(options, options.get(WriteConfig.TABLE_NAME.name, "")) as held:
         print(f"holding {held.provider.url}{held.provider.lock_path}: Hudi's writers of the table wait", flush=True)
         with contextlib.suppress(KeyboardInterrupt):
             stop.wait(args.seconds)

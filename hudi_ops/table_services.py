@@ -17,6 +17,7 @@ from hudi_ops.errors import InvalidInputError
 from hudi_ops.format.instant import Action
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import ArchiveSpec, CleanSpec, ClusterSpec, CompactSpec, PlanServiceSpec, ServiceSpec
+from hudi_ops.options.keys import ArchivalConfig, CleanConfig, ClusteringConfig, CompactionConfig
 from hudi_ops.read.service_work import (
     ServiceWork,
     archive_work,
@@ -40,7 +41,7 @@ class TableService:
     #: is a new run due: a plan to schedule (compaction, clustering), a clean's or an archival's run
     work: WorkCheck
     #: what a writer sets to leave the service to its own job: the tables config's part of a job's options
-    #: (hudi_ops.locks.job_options), which the DAG factory adds to the writers'
+    #: (hudi_ops.options.job_defaults), which the DAG factory adds to the writers'
     inline_off: Mapping[str, str]
     #: what an `execute` run finds to do: the plans left pending; None: the service has no modes
     execution: Callable[[MetaClient], ServiceWork] | None = None
@@ -57,16 +58,16 @@ class TableService:
 
 COMPACTION = TableService(
     Action.COMPACTION, CompactSpec, lambda meta, options, _now: compaction_schedule_work(meta, options),
-    {"hoodie.compact.inline": "false", "hoodie.compact.schedule.inline": "false"},
+    {CompactionConfig.INLINE.name: "false", CompactionConfig.SCHEDULE_INLINE.name: "false"},
     lambda meta: plan_execution_work(meta, Action.COMPACTION))
 CLUSTERING = TableService(
     Action.CLUSTERING, ClusterSpec, lambda meta, options, _now: clustering_schedule_work(meta, options),
-    {"hoodie.clustering.inline": "false", "hoodie.clustering.schedule.inline": "false"},
+    {ClusteringConfig.INLINE.name: "false", ClusteringConfig.SCHEDULE_INLINE.name: "false"},
     lambda meta: plan_execution_work(meta, Action.CLUSTERING))
-CLEAN = TableService(Action.CLEAN, CleanSpec, clean_work, {"hoodie.clean.automatic": "false"}, clean_execution_work)
+CLEAN = TableService(Action.CLEAN, CleanSpec, clean_work, {CleanConfig.AUTOMATIC.name: "false"}, clean_execution_work)
 # archival deletes instant files that concurrent jobs may be reading: in one place, its own job
 ARCHIVE = TableService("archive", ArchiveSpec, lambda meta, options, _now: archive_work(meta, options),
-                       {"hoodie.archive.automatic": "false"})
+                       {ArchivalConfig.AUTOMATIC.name: "false"})
 
 #: every service by its name, in the order a table's services run (its services DAG's, a tick's)
 SERVICES: Mapping[str, TableService] = {s.name: s for s in (COMPACTION, CLUSTERING, CLEAN, ARCHIVE)}

@@ -7,7 +7,7 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from hudi_ops.locks.occ_options import DEFAULT_LOCK_BASE_PATH
+from hudi_ops.options.occ import DEFAULT_LOCK_BASE_PATH
 
 INTEGRATION = "Apache Hudi"
 HOOK_NAME = "Hudi ZooKeeper lock"

@@ -12,9 +12,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from hudi_ops.config import ConfigKey, HoodieConfig, TableConfigKeys, parse_properties
 from hudi_ops.errors import ConfigError, InvalidTableError, TableBeingCreatedError, TableNotFoundError
 from hudi_ops.format.timeline import instant_files
+from hudi_ops.options.config_property import ConfigKey, HoodieConfig
+from hudi_ops.options.keys import TableConfigKeys
+from hudi_ops.options.properties_file import parse_properties
 from hudi_ops.storage import Storage
 
 _log = logging.getLogger(__name__)
@@ -25,7 +27,6 @@ BACKUP_FILE = ".hoodie/hoodie.properties.backup"
 SUPPORTED_VERSIONS = (6, 8, 9)
 
 _K = TableConfigKeys
-_ORDERING_FIELDS = "hoodie.table.ordering.fields"  # v9's name for the precombine field
 
 
 def checksum(database: str | None, table_name: str) -> int:
@@ -35,9 +36,9 @@ def checksum(database: str | None, table_name: str) -> int:
 
 #: the keys every table has, with the fix for a file that lacks one
 _REQUIRED = {
-    _K.NAME: "hoodie.table.name=<the table's name>",
-    _K.TYPE: "hoodie.table.type=COPY_ON_WRITE or MERGE_ON_READ",
-    _K.VERSION: "hoodie.table.version=<6, 8 or 9, as written by the Hudi release that made it>",
+    _K.NAME: f"{_K.NAME.name}=<the table's name>",
+    _K.TYPE: f"{_K.TYPE.name}=COPY_ON_WRITE or MERGE_ON_READ",
+    _K.VERSION: f"{_K.VERSION.name}=<6, 8 or 9, as written by the Hudi release that made it>",
 }
 
 
@@ -150,7 +151,7 @@ class TableProperties:
     @property
     def ordering_fields(self) -> tuple[str, ...]:
         """The precombine fields (v9: `hoodie.table.ordering.fields`), as many as the table has."""
-        raw = self.values.get(_ORDERING_FIELDS) or self.values.get(_K.PRECOMBINE_FIELD.name) or ""
+        raw = self.values.get(_K.ORDERING_FIELDS.name) or self.values.get(_K.PRECOMBINE_FIELD.name) or ""
         return tuple(f.strip() for f in raw.split(",") if f.strip())
 
     @property
@@ -207,7 +208,7 @@ class TableProperties:
         version = self.table_version
         if version not in SUPPORTED_VERSIONS:
             raise InvalidTableError(
-                f"hoodie.table.version={version} is not supported: hudi-ops reads table versions 6, 8 and 9; "
+                f"{_K.VERSION.name}={version} is not supported: hudi-ops reads table versions 6, 8 and 9; "
                 "upgrade the table with a Hudi writer (hoodie.write.auto.upgrade) or Hudi's CLI"
             )
         layout_key = _K.TIMELINE_LAYOUT_VERSION.name
@@ -228,7 +229,7 @@ class TableProperties:
             expected_sum = checksum(self.database, self.table_name)
             if stored.strip() != str(expected_sum):
                 raise InvalidTableError(
-                    f"hoodie.table.checksum={stored} does not match the CRC32 of "
+                    f"{_K.CHECKSUM.name}={stored} does not match the CRC32 of "
                     f"'{self.database or ''}.{self.table_name}' ({expected_sum}): the file is damaged or was "
                     "edited by hand, and Java rejects it; fix hoodie.table.name / hoodie.database.name, "
                     f"or set hoodie.table.checksum={expected_sum}"

@@ -13,9 +13,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, NoReturn, TypeVar
 
-from hudi_ops.config import command_line_options, parse_key_values
 from hudi_ops.errors import InvalidInputError
 from hudi_ops.job_specs.results import JobFailure, JobResult, ServiceResult, parse_result_line
+from hudi_ops.options.properties_file import command_line_options, parse_key_values
 
 TEXT, SWITCH, SECONDS, COUNT, PAIRS = "text", "switch", "seconds", "count", "pairs"
 

@@ -10,8 +10,9 @@ import time
 from collections.abc import Callable, Mapping
 from types import TracebackType
 
-from hudi_ops.config import HoodieConfig, WriteConfig
 from hudi_ops.locks.zookeeper import ZookeeperBasedLockProvider
+from hudi_ops.options.config_property import HoodieConfig
+from hudi_ops.options.keys import WriteConfig
 
 #: what this process waited for the locks it took, in ms, by kind (`fence_wait`: a batch's fence,
 #: `lock_wait`: the others): a job reports it with its result (its `durations_ms`)

@@ -29,13 +29,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from hudi_ops.config import HoodieConfig, WriteConfig
 from hudi_ops.locks.held_lock import HeldLock
-from hudi_ops.locks.zookeeper import ZK_LOCK_KEY, ZK_URL
-
-
-def has_zookeeper_lock(options: Mapping[str, str]) -> bool:
-    return bool(options.get(ZK_URL.name))
+from hudi_ops.options.config_property import HoodieConfig
+from hudi_ops.options.keys import ZK_LOCK_KEY, WriteConfig
 
 
 def plan_lock(options: Mapping[str, str], table_name: str, service: str, instant: str, wait_s: float) -> HeldLock:

@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from hudi_ops.config import HoodieConfig
-from hudi_ops.locks.zookeeper import LOCK_NUM_RETRIES, ZK_CONNECTION_TIMEOUT_MS, ZookeeperBasedLockProvider
+from hudi_ops.locks.zookeeper import ZookeeperBasedLockProvider
+from hudi_ops.options.config_property import HoodieConfig
+from hudi_ops.options.keys import LOCK_NUM_RETRIES, ZK_CONNECTION_TIMEOUT_MS
 
 #: a page must not wait out a writer's patience when ZooKeeper is down
 _QUICK = {ZK_CONNECTION_TIMEOUT_MS.name: "3000", LOCK_NUM_RETRIES.name: "0"}

@@ -33,27 +33,20 @@ from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import KazooException, NoNodeError, OperationTimeoutError
 from kazoo.retry import KazooRetry, RetryFailedError
 
-from hudi_ops.config import HoodieConfig, WriteConfig, int_key, str_key
 from hudi_ops.errors import ConfigError, LockAcquisitionError, LockHeldError
-
-ZK_URL = str_key(
-    "hoodie.write.lock.zookeeper.url", doc="ZooKeeper connect string (host:port[,host:port...][/chroot])"
+from hudi_ops.options.config_property import HoodieConfig
+from hudi_ops.options.keys import (
+    LOCK_NUM_RETRIES,
+    LOCK_RETRY_MAX_WAIT_MS,
+    LOCK_RETRY_WAIT_MS,
+    ZK_BASE_PATH,
+    ZK_CONNECTION_TIMEOUT_MS,
+    ZK_LOCK_KEY,
+    ZK_PORT,
+    ZK_SESSION_TIMEOUT_MS,
+    ZK_URL,
+    WriteConfig,
 )
-ZK_PORT = int_key(
-    "hoodie.write.lock.zookeeper.port", None, "port appended to hosts of the url that have none", minimum=1,
-    below=65_536,
-)
-ZK_BASE_PATH = str_key("hoodie.write.lock.zookeeper.base_path", doc="persistent znode under which locks live")
-ZK_LOCK_KEY = str_key("hoodie.write.lock.zookeeper.lock_key", doc="lock znode name; defaults to hoodie.table.name")
-ZK_SESSION_TIMEOUT_MS = int_key("hoodie.write.lock.zookeeper.session_timeout_ms", 60_000, minimum=1)
-ZK_CONNECTION_TIMEOUT_MS = int_key("hoodie.write.lock.zookeeper.connection_timeout_ms", 15_000, minimum=1)
-LOCK_RETRY_WAIT_MS = int_key(
-    "hoodie.write.lock.wait_time_ms_between_retry", 1_000, "first pause of the ZooKeeper retry backoff", minimum=0
-)
-LOCK_RETRY_MAX_WAIT_MS = int_key(
-    "hoodie.write.lock.max_wait_time_ms_between_retry", 16_000, "cap of the ZooKeeper retry backoff", minimum=0
-)
-LOCK_NUM_RETRIES = int_key("hoodie.write.lock.num_retries", 15, "retries of a ZooKeeper connect or call", minimum=0)
 
 #: Curator's `ProtectedUtils.PROTECTED_PREFIX` and `InterProcessMutex.LOCK_NAME`
 PROTECTED_PREFIX = "_c_"

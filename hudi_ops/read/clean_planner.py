@@ -25,12 +25,13 @@ import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from hudi_ops.config import CleanConfig, HoodieConfig
 from hudi_ops.format.file_group import FileGroup, FileSlice
 from hudi_ops.format.fs_view import FileSystemView
 from hudi_ops.format.instant import Action, instant_moment
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.format.timeline import Timeline
+from hudi_ops.options.config_property import HoodieConfig
+from hudi_ops.options.keys import CleanConfig
 from hudi_ops.read.savepoints import savepointed_files
 
 #: replaced by clustering or an overwrite

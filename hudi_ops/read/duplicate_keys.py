@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 from hudi_ops.errors import InvalidInputError, StorageError
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.format.meta_fields import FILE_NAME, PARTITION_PATH, RECORD_KEY
-from hudi_ops.locks.occ_options import INDEX_TYPE
+from hudi_ops.options.keys import IndexConfig
 
 #: the index types that keep a key in one partition (Hudi 1.1.1's SparkHoodieIndexFactory.isGlobalIndex)
 GLOBAL_INDEX_TYPES = ("GLOBAL_BLOOM", "GLOBAL_SIMPLE", "RECORD_INDEX", "GLOBAL_RECORD_LEVEL_INDEX", "INMEMORY")
@@ -110,4 +110,5 @@ def duplicate_keys(meta: MetaClient, options: Mapping[str, str]) -> DuplicateKey
     across = [KeyInPartitions(key, dict(sorted(held.items())),
                               tuple(sorted(f for partition in held for f in files[key, partition])))
               for key, held in sorted(partitions.items())]
-    return DuplicateKeys(meta.base_path, table.num_rows, options.get(INDEX_TYPE) or None, tuple(within), tuple(across))
+    return DuplicateKeys(meta.base_path, table.num_rows, options.get(IndexConfig.TYPE.name) or None, tuple(within),
+                         tuple(across))

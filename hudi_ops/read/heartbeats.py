@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import datetime as dt
 
-from hudi_ops.config import HeartbeatConfig, HoodieConfig
 from hudi_ops.format.instant import State
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.format.timeline import Timeline
+from hudi_ops.options.config_property import HoodieConfig
+from hudi_ops.options.keys import HeartbeatConfig
 from hudi_ops.read.pending_plans import pending_writes
 
 #: where Hudi's writers keep their heartbeat files, one per instant

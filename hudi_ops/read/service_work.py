@@ -11,15 +11,11 @@ import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from hudi_ops.config import (
-    ArchivalConfig,
-    ClusteringConfig,
-    CompactionConfig,
-    HoodieConfig,
-)
 from hudi_ops.format.instant import Action
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.format.timeline import Timeline
+from hudi_ops.options.config_property import HoodieConfig
+from hudi_ops.options.keys import ArchivalConfig, ClusteringConfig, CompactionConfig
 from hudi_ops.read.clean_planner import next_clean
 from hudi_ops.read.heartbeats import failed_writes
 from hudi_ops.read.pending_plans import every_pending_plan, pending_cleans, pending_plans

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from hudi_ops.format.meta_client import MetaClient
-from hudi_ops.locks.occ_options import INDEX_TYPE, LOCK_PROVIDER
+from hudi_ops.options.keys import IndexConfig, LockConfig
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,8 +40,8 @@ class TableDescription:
             table_version=props.table_version, timeline_layout_version=props.timeline_layout_version,
             record_key_fields=props.record_key_fields, partition_fields=props.partition_fields,
             ordering_fields=props.ordering_fields, key_generator=props.key_generator,
-            metadata_partitions=props.metadata_partitions, index_type=settings.get(INDEX_TYPE) or None,
-            lock_provider=settings.get(LOCK_PROVIDER) or None,
+            metadata_partitions=props.metadata_partitions, index_type=settings.get(IndexConfig.TYPE.name) or None,
+            lock_provider=settings.get(LockConfig.PROVIDER.name) or None,
             columns=tuple((f.name, str(f.type)) for f in schema) if schema is not None else (),
         )
 

@@ -14,10 +14,11 @@ import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from hudi_ops.config import ClusteringConfig, HoodieConfig
 from hudi_ops.errors import HudiOpsError
 from hudi_ops.format.instant import instant_moment
 from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.options.config_property import HoodieConfig
+from hudi_ops.options.keys import ClusteringConfig
 from hudi_ops.read.pending_plans import every_pending_plan
 from hudi_ops.read.pipeline_metadata import JOB_KEY
 from hudi_ops.read.service_work import ServiceWork

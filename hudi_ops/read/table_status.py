@@ -9,9 +9,9 @@ import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from hudi_ops.config import HoodieConfig
 from hudi_ops.format.instant import Action, instant_moment
 from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.options.config_property import HoodieConfig
 from hudi_ops.read.heartbeats import failed_writes, starting_writes
 from hudi_ops.read.pending_plans import pending_cleans
 from hudi_ops.read.pipeline_metadata import pipeline_of

@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from hudi_ops.config import ErrorTableConfig, HoodieConfig
 from hudi_ops.errors import ConfigError
+from hudi_ops.options.config_property import HoodieConfig
+from hudi_ops.options.keys import ErrorTableConfig, FailedWritesConfig, HeartbeatConfig, LockConfig, WriteConfig
 
 #: Hudi's names for why a record went to the error table (ErrorEvent.ErrorReason)
 NOT_A_ROW = "JSON_ROW_DESERIALIZATION_FAILURE"
@@ -26,8 +27,8 @@ COLUMNS = ("topic", "partition", "offset", "kafka_timestamp", "value", "reason",
 RECORD_KEY = ("topic", "partition", "offset")
 PARTITION_FIELD = "topic"
 #: the table's options an error table's write shares: how writers take turns, not what the table is
-_SHARED_PREFIXES = ("hoodie.write.lock.", "hoodie.write.concurrency.", "hoodie.cleaner.policy.failed.writes",
-                    "hoodie.client.heartbeat.")
+_SHARED_PREFIXES = (LockConfig.PREFIX, WriteConfig.CONCURRENCY_PREFIX, FailedWritesConfig.POLICY.name,
+                    HeartbeatConfig.PREFIX)
 #: a commit's count of the messages of its batch that went to the error table
 ERRORS_KEY = "_hudi_ops.errortable.records"
 

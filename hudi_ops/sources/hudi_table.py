@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from hudi_ops.errors import InvalidInputError, TableNotFoundError
 from hudi_ops.format.instant import Action, Instant
 from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.options.keys import DataSourceReadConfig, StreamerConfig, TableConfigKeys
 from hudi_ops.read.pipeline_metadata import INGEST_CHECKPOINT_KEY, IngestCheckpoint, newest_extra_metadata
 from hudi_ops.read.service_history import cleans
 from hudi_ops.s3_settings import S3Settings
@@ -31,9 +32,9 @@ from hudi_ops.sources.kafka import STREAMER_CHECKPOINT_KEY_V2
 from hudi_ops.storage import Storage
 
 #: Hudi's own switch for reading the whole upstream when its changes since the checkpoint are gone
-FULL_SCAN_FALLBACK = "hoodie.datasource.read.incr.fallback.fulltablescan.enable"
+FULL_SCAN_FALLBACK = DataSourceReadConfig.INCR_FALLBACK_FULL_SCAN.name
 #: HoodieStreamer's SQL transform: a query of `<SRC>`, the changes (hudi_ops.spark.sources.hudi_table)
-TRANSFORMER_SQL = "hoodie.streamer.transformer.sql"
+TRANSFORMER_SQL = StreamerConfig.TRANSFORMER_SQL.name
 _SERVICE_OPERATIONS = ("compact", "cluster", "log_compact")
 
 
@@ -91,7 +92,7 @@ def upstream_work(base_path: str, upstream_path: str, options: Mapping[str, str]
     except TableNotFoundError:
         raise InvalidInputError(f"the upstream table {upstream_path} does not exist: fix the ingest's source path "
                                 "(the upstream Hudi table's base path)") from None
-    if upstream.properties.values.get("hoodie.table.cdc.enabled", "false").lower() != "true":
+    if upstream.properties.values.get(TableConfigKeys.CDC_ENABLED.name, "false").lower() != "true":
         raise InvalidInputError(f"the upstream table {upstream_path} keeps no change data (hoodie.table.cdc.enabled is "
                                 "not true), so its deletes cannot be read: create it with CDC on, or feed the derived "
                                 "table from the upstream's own source")

@@ -23,9 +23,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from hudi_ops.config import StreamerConfig
 from hudi_ops.errors import ConfigError, HudiOpsError, InvalidInputError, SourceUnavailableError, TableNotFoundError
 from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.options.keys import StreamerConfig
 from hudi_ops.read.pipeline_metadata import INGEST_CHECKPOINT_KEY, IngestCheckpoint, newest_extra_metadata
 from hudi_ops.s3_settings import S3Settings
 from hudi_ops.storage import Storage
@@ -34,11 +34,11 @@ from hudi_ops.storage import Storage
 STREAMER_CHECKPOINT_KEY_V2 = "streamer.checkpoint.key.v2"
 STREAMER_CHECKPOINT_KEY_V1 = "deltastreamer.checkpoint.key"
 #: HoodieStreamer's option keys, which hudi-ops' Kafka ingest takes as they are
-TOPIC = "hoodie.streamer.source.kafka.topic"
-MAX_EVENTS = "hoodie.streamer.kafka.source.maxEvents"
+TOPIC = StreamerConfig.KAFKA_TOPIC.name
+MAX_EVENTS = StreamerConfig.KAFKA_MAX_EVENTS.name
 #: false: offsets the topic no longer holds are skipped (and recorded); hudi-ops' default is true, where
 #: HoodieStreamer's is false and resets to the earliest offset silently (apache/hudi#5400)
-FAIL_ON_DATA_LOSS = "hoodie.streamer.source.kafka.enable.failOnDataLoss"
+FAIL_ON_DATA_LOSS = StreamerConfig.KAFKA_FAIL_ON_DATA_LOSS.name
 #: a commit's record of the offsets a run skipped: `topic,partition:from-to,...` (to exclusive)
 SKIPPED_KEY = "_hudi_ops.kafka.skipped"
 #: the Kafka client's settings among a job's options: `kafka.bootstrap.servers`, ... (Spark's prefix)

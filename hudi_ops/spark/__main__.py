@@ -35,7 +35,7 @@ from hudi_ops.errors import (
 from hudi_ops.job_specs import JOBS, JobSpec, parse_argv
 from hudi_ops.job_specs.results import JobFailure, JobResult, ServiceResult, report
 from hudi_ops.locks.held_lock import lock_waits, reset_lock_waits
-from hudi_ops.locks.job_options import resolve_job_options
+from hudi_ops.options.job_defaults import resolve_job_options
 from hudi_ops.spark.driver_lifetime import ENDING, DriverEnded, end_with_spark_submit_and_task, report_outcome
 from hudi_ops.spark.jobs import meta_sync
 

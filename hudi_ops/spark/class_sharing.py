@@ -11,9 +11,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from hudi_ops.config import CleanConfig, CompactionConfig
 from hudi_ops.errors import ConfigError
 from hudi_ops.job_specs import ArchiveSpec, BackfillSpec, CleanSpec, ClusterSpec, CompactSpec, IngestSpec, JobSpec
+from hudi_ops.options.keys import CleanConfig, CompactionConfig
 from hudi_ops.spark.__main__ import main
 from hudi_ops.spark.driver_jvm import DRIVER_JAVA_OPTIONS, SMALL_JOB_FLAGS, archive_path
 from hudi_ops.spark.launch import LOOPBACK_CONF, spark_submit_command

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from hudi_ops.errors import ConfigError
-from hudi_ops.locks.occ_options import PREFER_WRITER, ZOOKEEPER_LOCK_PROVIDER
+from hudi_ops.options.occ import PREFER_WRITER, ZOOKEEPER_LOCK_PROVIDER
 
 SOURCES = Path(__file__).parent / "java"
 #: the Hudi releases that lack the backported fix

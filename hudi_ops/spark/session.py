@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from hudi_ops.errors import ConfigError
+from hudi_ops.options.keys import WriteConfig
 from hudi_ops.spark import driver_jvm
 from hudi_ops.spark.hudi_bundle import JARS_ENV
 from hudi_ops.spark.hudi_java import with_hudi_ops_classes
@@ -20,7 +21,7 @@ _HUDI_DATASOURCE = "org.apache.hudi.DefaultSource"
 #: loaded, every later append fails (`ArrayIndexOutOfBoundsException`, apache/hudi#19559). Loading it
 #: first fixes the driver's JVM, which is the executors' in local mode (docs/versions.md).
 _METADATA_PAYLOAD = "org.apache.hudi.metadata.HoodieMetadataPayload"
-EMBEDDED_TIMELINE_SERVER = "hoodie.embed.timeline.server"
+EMBEDDED_TIMELINE_SERVER = WriteConfig.EMBEDDED_TIMELINE_SERVER.name
 
 
 def session_builder(app_name: str, *, master: str = "local[2]") -> Any:

@@ -52,7 +52,7 @@ from hudi_ops.errors import ConfigError
 from hudi_ops.format.instant import Action
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.locks.held_lock import HeldLock
-from hudi_ops.locks.occ_options import zookeeper_lock_options
+from hudi_ops.options.occ import zookeeper_lock_options
 from hudi_ops.read.service_history import CleanSummary, cleans
 from hudi_ops.read.table_overview import COMPLETED, PENDING, TableOverview
 from hudi_ops.s3_settings import S3Settings

@@ -455,7 +455,7 @@ def test_a_kafka_ingest_on_new_messages_is_scheduled_on_its_topics_watcher_and_a
 
     from hudi_ops.airflow.dag_factory.factory import dags_from_config
     from hudi_ops.airflow.dag_factory.tables_config import parse_tables_config
-    from hudi_ops.config import StreamerConfig
+    from hudi_ops.options.keys import StreamerConfig
 
     def config(**ingest):
         return {"tables": {"t": {"base_path": "/data/t", "record_key": "id", "zookeeper_conn_id": None, "ingest": {

@@ -117,7 +117,7 @@ def test_an_avro_ingest_in_cluster_mode_names_its_schema_file_for_the_driver_to_
     from airflow.sdk.exceptions import AirflowFailException
 
     from hudi_ops.airflow.operators.spark_jobs import HudiIngestOperator
-    from hudi_ops.config import StreamerConfig
+    from hudi_ops.options.keys import StreamerConfig
     from hudi_ops.spark.cluster_mode import PROPS_NAME
 
     monkeypatch.setenv("AIRFLOW_CONN_SPARK_CLUSTER", json.dumps(

@@ -20,9 +20,9 @@ import pytest
 from airflow.sdk.exceptions import AirflowException, AirflowFailException
 
 from hudi_ops.airflow.operators.resumable import SubmittedApplication
-from hudi_ops.config import parse_props_file
 from hudi_ops.errors import ConfigError
 from hudi_ops.job_specs import JobResult
+from hudi_ops.options.properties_file import parse_props_file
 from hudi_ops.spark.cluster_mode import PROPS_NAME, TAG_LABEL, UPLOAD_PATH, Deployment, application_tag, cluster_conf
 from tests.airflow.test_operators import _trips
 from tests.unit.test_kubernetes_pods import NAMESPACE, _kubeconfig, _pod, _pod_list, _serve, issued_pki

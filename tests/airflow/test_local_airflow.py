@@ -27,7 +27,7 @@ from hudi_ops.airflow.dag_factory.factory import services_dag_id
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import IngestSpec
 from hudi_ops.locks.lock_state import lock_state
-from hudi_ops.locks.occ_options import zookeeper_lock_options
+from hudi_ops.options.occ import zookeeper_lock_options
 from hudi_ops.read.table_overview import COMPLETED, PENDING, ROLLED_BACK, TableOverview
 from hudi_ops.spark.kafka_connector import kafka_jars
 from local_platform.demo.rfc22 import (

@@ -8,8 +8,8 @@ import time
 
 from hudi_ops.airflow.hooks.zookeeper_lock import ZookeeperLockHook
 from hudi_ops.airflow.ui.lock_line import table_lock_state as lock_state
-from hudi_ops.config import HoodieConfig
 from hudi_ops.locks.zookeeper import ZookeeperBasedLockProvider
+from hudi_ops.options.config_property import HoodieConfig
 from local_platform.ports import free_port
 
 

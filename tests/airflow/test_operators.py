@@ -14,8 +14,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from hudi_ops.config import parse_props_file
 from hudi_ops.errors import ConfigError
+from hudi_ops.options.properties_file import parse_props_file
 from tests.airflow.conftest import SPARK_CONF, dag_in_folder
 
 pytestmark = pytest.mark.spark  # spark-submit jobs of its own
@@ -328,8 +328,8 @@ def _ingest_behind_a_held_lock(tmp_path: Path, table: str, *, lock_wait_ms: int)
     (each test its own table, hence its own lock: a killed job's queued lock node may outlive it a while)."""
     from hudi_ops.airflow.hooks.zookeeper_lock import ZookeeperLockHook
     from hudi_ops.airflow.operators.spark_jobs import HudiIngestOperator
-    from hudi_ops.config import HoodieConfig
     from hudi_ops.locks.zookeeper import ZookeeperBasedLockProvider
+    from hudi_ops.options.config_property import HoodieConfig
 
     source = tmp_path / "in"
     source.mkdir()
@@ -409,8 +409,8 @@ def test_in_cluster_mode_the_options_package_and_result_travel_with_the_job_neve
     import zipfile
 
     from hudi_ops.airflow.operators.spark_jobs import HudiBackfillOperator
-    from hudi_ops.config import parse_props_file
     from hudi_ops.job_specs.results import RESULT_FILE_ENV
+    from hudi_ops.options.properties_file import parse_props_file
     from hudi_ops.spark.cluster_mode import PROPS_NAME, RESULTS_FOLDER
     from hudi_ops.spark.driver_jvm import DRIVER_JAVA_OPTIONS
 

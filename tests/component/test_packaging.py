@@ -17,17 +17,17 @@ pytestmark = pytest.mark.component
 
 REPO = Path(__file__).resolve().parents[2]
 DEVELOPMENT = ("local_platform/", "tests/", "bench/", "dags/")
-#: the local platform's modules by file name, wherever a package might hold them (not the names both sides use)
-PLATFORM_MODULES = {p.name for p in (REPO / "local_platform").rglob("*.py")} - {"__init__.py", "__main__.py", "jars.py"}
+#: the product's modules, as the checkout holds them
+PRODUCT = {str(p.relative_to(REPO)) for p in (REPO / "hudi_ops").rglob("*.py")}
 
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> list[str]:
-    """The names in the wheel built from what git tracks in this checkout, as an sdist would hold it."""
+    """The names in the wheel built from the checkout's files (those git tracks or would), as an sdist holds them."""
     root = tmp_path_factory.mktemp("wheel")
     source = root / "source"
-    for name in subprocess.run(["git", "ls-files", "-z"], cwd=REPO, check=True, capture_output=True,
-                               text=True).stdout.split("\0"):
+    for name in subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO,
+                               check=True, capture_output=True, text=True).stdout.split("\0"):
         if name and (REPO / name).is_file():
             (source / name).parent.mkdir(parents=True, exist_ok=True)
             (source / name).write_bytes((REPO / name).read_bytes())
@@ -39,7 +39,8 @@ def wheel(tmp_path_factory) -> list[str]:
 
 
 def test_the_wheel_holds_the_product_and_no_development_module(wheel):
-    assert [n for n in wheel if n.startswith(DEVELOPMENT) or Path(n).name in PLATFORM_MODULES] == []
+    assert [n for n in wheel if n.startswith(DEVELOPMENT)] == []
+    assert {n for n in wheel if n.endswith(".py")} == PRODUCT  # the package's modules, and nothing else
     assert {n.split("/")[0] for n in wheel} == {"hudi_ops", "hudi_ops-0.1.0.dist-info"}
     # what the product runs from the wheel: the jobs' application, the operators, hudi-ops' Java sources
     assert {"hudi_ops/spark/__main__.py", "hudi_ops/airflow/operators/spark_jobs.py", "hudi_ops/jars.py"} <= set(wheel)
@@ -50,6 +51,4 @@ def test_the_zip_cluster_mode_ships_holds_the_package_alone(tmp_path):
     with zipfile.ZipFile(package_zip(tmp_path)) as shipped:
         names = shipped.namelist()
     assert {n.split("/")[0] for n in names} == {"hudi_ops"}
-    assert "hudi_ops/spark/__main__.py" in names
-    assert [n for n in names if Path(n).name in PLATFORM_MODULES] == []
-    assert "zookeeper_server.py" in PLATFORM_MODULES and "rfc22.py" in PLATFORM_MODULES  # the check sees them
+    assert set(names) == PRODUCT

@@ -8,9 +8,10 @@ import uuid
 from collections.abc import Mapping
 from pathlib import Path
 
-from hudi_ops.config import HoodieConfig
 from hudi_ops.format.meta_client import MetaClient
-from hudi_ops.locks.occ_options import CONCURRENCY_MODE, zookeeper_lock_options
+from hudi_ops.options.config_property import HoodieConfig
+from hudi_ops.options.keys import WriteConfig
+from hudi_ops.options.occ import zookeeper_lock_options
 from hudi_ops.read.heartbeats import live_writes
 
 #: a failed writer's instant expires 6 s after its last beat (Hudi: 60 s x 2 misses); a live writer on two
@@ -34,7 +35,8 @@ def occ_options(zookeeper_url: str, table: str | None = None,
     host, port = zookeeper_url.rsplit(":", 1)
     table_options = dict(table_options or {})
     lock = zookeeper_lock_options(host, int(port), {"base_path": "/hudi-ops-tests", "session_timeout_ms": "10000"},
-                                  table or f"t-{uuid.uuid4().hex[:12]}", table_options.get(CONCURRENCY_MODE))
+                                  table or f"t-{uuid.uuid4().hex[:12]}",
+                                  table_options.get(WriteConfig.CONCURRENCY_MODE.name))
     return {**table_options, **lock, **HEARTBEAT}
 
 

@@ -10,7 +10,7 @@ import uuid
 from hudi_ops.cli import main
 from hudi_ops.locks.held_lock import HeldLock
 from hudi_ops.locks.lock_state import lock_state
-from hudi_ops.locks.occ_options import zookeeper_lock_options
+from hudi_ops.options.occ import zookeeper_lock_options
 
 
 def test_show_says_free_then_names_the_holder_and_its_waiters(zookeeper, capsys):

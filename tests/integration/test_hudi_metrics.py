@@ -8,7 +8,7 @@ import uuid
 
 from hudi_ops.airflow.dag_factory.tables_config import TableConfig
 from hudi_ops.format.meta_client import MetaClient
-from hudi_ops.locks.job_options import resolve_job_options
+from hudi_ops.options.job_defaults import resolve_job_options
 from tests.integration.test_spark_jobs import DAY1, DAY2, ingest_args, run
 from tests.tables import Model, read_hudi_rs, trips, write_source
 

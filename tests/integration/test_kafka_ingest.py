@@ -17,9 +17,9 @@ import pytest
 from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from hudi_ops.config import StreamerConfig
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import BackfillSpec, CompactSpec, IngestSpec
+from hudi_ops.options.keys import StreamerConfig
 from hudi_ops.sources.error_table import COLUMNS as ERROR_COLUMNS
 from hudi_ops.sources.error_table import ERRORS_KEY, NOT_A_ROW
 from hudi_ops.sources.kafka import (

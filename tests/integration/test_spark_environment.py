@@ -14,7 +14,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from hudi_ops.job_specs import IngestSpec
-from hudi_ops.locks.occ_options import CONFLICT_RESOLUTION_STRATEGY, PREFER_WRITER
+from hudi_ops.options.keys import LockConfig
+from hudi_ops.options.occ import PREFER_WRITER
 from hudi_ops.spark import driver_jvm, hudi_java
 from hudi_ops.spark.hudi_bundle import JARS_ENV, SPARK_LINE, hudi_jars, hudi_release, hudi_spark_bundle
 from hudi_ops.spark.session import session_options
@@ -51,15 +52,15 @@ def test_the_hudi_bundle_is_built_for_the_installed_spark(spark):
 def test_hudis_prefer_writer_check_runs_as_hudi_ops_fix_where_the_release_lacks_it(spark):
     """Hudi 1.1.1's prefer-writer conflict resolution cannot order writes in flight; a job naming it runs
     hudi-ops' backport, a subclass of Hudi's, shipped beside 1.1.1's bundle and nothing else."""
-    options = session_options(spark, {CONFLICT_RESOLUTION_STRATEGY: PREFER_WRITER})
+    options = session_options(spark, {LockConfig.CONFLICT_RESOLUTION_STRATEGY.name: PREFER_WRITER})
     shipped = not os.environ.get(JARS_ENV) and hudi_release() in hudi_java.BACKPORTED_RELEASES
     backport = hudi_java.CLASSES[PREFER_WRITER].name
-    assert options[CONFLICT_RESOLUTION_STRATEGY] == (backport if shipped else PREFER_WRITER)
+    assert options[LockConfig.CONFLICT_RESOLUTION_STRATEGY.name] == (backport if shipped else PREFER_WRITER)
     if shipped:
         # loaded the way Hudi loads the options' classes
         loaded = spark._jvm.org.apache.hudi.common.util.ReflectionUtils.getClass(backport)
         assert loaded.getSuperclass().getName() == PREFER_WRITER
-    assert CONFLICT_RESOLUTION_STRATEGY not in session_options(spark, {})
+    assert LockConfig.CONFLICT_RESOLUTION_STRATEGY.name not in session_options(spark, {})
 
 
 def test_the_session_runs_hudis_sql_procedures(spark):

@@ -19,7 +19,8 @@ from hudi_ops.job_specs import (
     SavepointSpec,
     ServiceSpec,
 )
-from hudi_ops.locks.occ_options import CONCURRENCY_MODE, NON_BLOCKING
+from hudi_ops.options.keys import WriteConfig
+from hudi_ops.options.occ import NON_BLOCKING
 from hudi_ops.read.clean_planner import REPLACED, next_clean
 from hudi_ops.read.pending_plans import pending_plans
 from hudi_ops.read.service_work import (
@@ -342,7 +343,7 @@ def test_a_table_of_non_blocking_writers_compacts_and_reads_the_model(spark, tmp
     the table's type and record key from its properties: Hudi's config checks refuse a non-blocking
     client of the default COPY_ON_WRITE type, and fail on a bucket index without the key."""
     non_blocking = {"hoodie.index.type": "BUCKET", "hoodie.index.bucket.engine": "SIMPLE",
-                    "hoodie.bucket.index.num.buckets": "2", CONCURRENCY_MODE: NON_BLOCKING}
+                    "hoodie.bucket.index.num.buckets": "2", WriteConfig.CONCURRENCY_MODE.name: NON_BLOCKING}
     options = occ_options(zookeeper.url, table_options=non_blocking)
     table, source = tmp_path / "trips", tmp_path / "landing"
     model = Model()

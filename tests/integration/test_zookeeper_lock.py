@@ -18,10 +18,11 @@ from collections.abc import Callable, Iterator
 import pytest
 from kazoo.client import KazooClient
 
-from hudi_ops.config import HoodieConfig
 from hudi_ops.errors import ConfigError, LockAcquisitionError
 from hudi_ops.locks.held_lock import HeldLock
-from hudi_ops.locks.zookeeper import (
+from hudi_ops.locks.zookeeper import ZookeeperBasedLockProvider, connect_string, lock_node_sort_key
+from hudi_ops.options.config_property import HoodieConfig
+from hudi_ops.options.keys import (
     LOCK_NUM_RETRIES,
     LOCK_RETRY_MAX_WAIT_MS,
     LOCK_RETRY_WAIT_MS,
@@ -31,9 +32,6 @@ from hudi_ops.locks.zookeeper import (
     ZK_PORT,
     ZK_SESSION_TIMEOUT_MS,
     ZK_URL,
-    ZookeeperBasedLockProvider,
-    connect_string,
-    lock_node_sort_key,
 )
 from local_platform.ports import free_port
 

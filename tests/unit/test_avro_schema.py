@@ -12,9 +12,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from hudi_ops.config import parse_properties
 from hudi_ops.errors import InvalidTableError
 from hudi_ops.format.avro_schema import avro_to_arrow
+from hudi_ops.options.properties_file import parse_properties
 from tests.shared_data import FIXTURES
 
 META_FIELDS = ("_hoodie_commit_time", "_hoodie_commit_seqno", "_hoodie_record_key", "_hoodie_partition_path",

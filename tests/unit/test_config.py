@@ -6,15 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from hudi_ops.config import (
-    HoodieConfig,
-    TableConfigKeys,
-    WriteConfig,
-    command_line_options,
-    parse_key_values,
-    parse_properties,
-)
 from hudi_ops.errors import ConfigError, InvalidTableError
+from hudi_ops.options.config_property import HoodieConfig
+from hudi_ops.options.keys import TableConfigKeys, WriteConfig
+from hudi_ops.options.properties_file import command_line_options, parse_key_values, parse_properties
 
 
 def test_aliases_and_precedence():

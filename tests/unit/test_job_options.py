@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hudi_ops.locks.job_options import (
+from hudi_ops.options.job_defaults import (
     BACKFILL_APART,
     INGESTION_FIRST,
     LOCK_WAIT,
@@ -10,7 +10,8 @@ from hudi_ops.locks.job_options import (
     hudi_ops_defaults,
     resolve_job_options,
 )
-from hudi_ops.locks.occ_options import CONFLICT_RESOLUTION_STRATEGY, LOCK_IMPLIES, zookeeper_lock_options
+from hudi_ops.options.keys import LockConfig
+from hudi_ops.options.occ import LOCK_IMPLIES, zookeeper_lock_options
 
 SMALL_FILE_LIMIT = "hoodie.parquet.small.file.limit"
 URL = {"hoodie.write.lock.zookeeper.url": "127.0.0.1:2181"}
@@ -33,7 +34,8 @@ def test_a_plain_spark_submit_with_a_zookeeper_url_runs_ingestion_first_and_one_
 
 
 def test_the_jobs_own_options_win_and_resolving_twice_changes_nothing():
-    mine = {**URL, CONFLICT_RESOLUTION_STRATEGY: "my.Strategy", "hoodie.write.lock.client.num_retries": "3"}
+    mine = {**URL, LockConfig.CONFLICT_RESOLUTION_STRATEGY.name: "my.Strategy",
+            "hoodie.write.lock.client.num_retries": "3"}
     resolved = resolve_job_options("ingest", mine)
     assert mine.items() <= resolved.items()
     assert resolve_job_options("ingest", resolved) == resolved

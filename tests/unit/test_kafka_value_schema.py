@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from hudi_ops.config import StreamerConfig
 from hudi_ops.errors import InvalidInputError
+from hudi_ops.options.keys import StreamerConfig
 from hudi_ops.sources.kafka import read_value_schema, value_schema_file
 
 KEY = StreamerConfig.SOURCE_SCHEMA_FILE.name

@@ -10,7 +10,7 @@ import hudi_ops
 PACKAGE = Path(hudi_ops.__file__).parent
 # lowest first; modules not listed sit on top (the CLI)
 LAYERS = [
-    {"errors", "config", "storage", "s3_settings", "maven"},
+    {"errors", "options", "storage", "s3_settings", "maven"},
     {"job_specs"},  # the contract between Airflow and the Spark jobs
     {"format"},
     # a source's new work is read against the table's checkpoints; the table services' registry ties read's

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from hudi_ops.config import parse_properties
 from hudi_ops.errors import EXIT_CONFLICT, InvalidTableError, TableBeingCreatedError, TableNotFoundError, exit_code
 from hudi_ops.format.table_properties import BACKUP_FILE, PROPERTIES_FILE, TableProperties, checksum
+from hudi_ops.options.properties_file import parse_properties
 from hudi_ops.storage import Storage
 from tests.shared_data import FIXTURES
 

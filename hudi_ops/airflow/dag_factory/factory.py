@@ -80,11 +80,11 @@ from hudi_ops.airflow.operators.table_services import (
 from hudi_ops.airflow.operators.writer_pause import PauseWritersOperator, UnpauseWritersOperator, WritersIdleSensor
 from hudi_ops.airflow.timetables.daily_backfill import DailyBackfillTimetable
 from hudi_ops.job_specs.writes import BACKFILL_OPERATIONS, SOURCE_FORMATS
+from hudi_ops.options.keys import WriteConfig
 from hudi_ops.table_services import ARCHIVE, CLEAN, CLUSTERING, COMPACTION, inline_off
 
 log = logging.getLogger(__name__)
-PARALLELISM_KEYS = ("hoodie.upsert.shuffle.parallelism", "hoodie.insert.shuffle.parallelism",
-                    "hoodie.bulkinsert.shuffle.parallelism", "hoodie.delete.shuffle.parallelism")
+PARALLELISM_KEYS = tuple(key.name for key in WriteConfig.SHUFFLE_PARALLELISM)
 
 
 INGEST_DAG_PREFIX, BACKFILL_DAG_PREFIX, SERVICES_DAG_PREFIX, RESTORE_DAG_PREFIX = (

@@ -38,7 +38,6 @@ from hudi_ops.airflow.hooks.airflow_api import DEFAULT_CONN_ID as AIRFLOW_API_CO
 from hudi_ops.airflow.hooks.hive_metastore import DEFAULT_CONN_ID as METASTORE_CONN_ID
 from hudi_ops.airflow.hooks.kafka import DEFAULT_CONN_ID as DEFAULT_KAFKA_CONN_ID
 from hudi_ops.airflow.hooks.zookeeper_lock import ZookeeperLockHook
-from hudi_ops.config import HoodieConfig, MetaSyncConfig, MetricsConfig, PreCommitValidatorConfig, StreamerConfig
 from hudi_ops.errors import ConfigError
 from hudi_ops.fleet.policies import POLICIES
 from hudi_ops.job_specs.writes import (
@@ -50,10 +49,16 @@ from hudi_ops.job_specs.writes import (
     TABLE_TYPES,
     VALUE_FORMATS,
 )
-from hudi_ops.locks.occ_options import (
-    BUCKET_ENGINE,
-    CONCURRENCY_MODE,
-    INDEX_TYPE,
+from hudi_ops.options.config_property import HoodieConfig
+from hudi_ops.options.keys import (
+    IndexConfig,
+    MetaSyncConfig,
+    MetricsConfig,
+    PreCommitValidatorConfig,
+    StreamerConfig,
+    WriteConfig,
+)
+from hudi_ops.options.occ import (
     NON_BLOCKING,
     is_simple_bucket_index,
     multi_writer_mode,
@@ -368,7 +373,7 @@ class TableConfig(_Section):
                                     "queued to finish (an Airflow deadline alert), and the fleet page shows the "
                                     "table late once its latest ingest is older")
     metrics: Options | None = Field(None, description="Hudi's metrics reporter for every job of the table: "
-                                    "hoodie.metrics.* options (hoodie.metrics.on is implied)")
+                                    f"{MetricsConfig.PREFIX}* options ({MetricsConfig.ON.name} is implied)")
 
     @field_validator("metrics")
     @classmethod
@@ -450,7 +455,7 @@ class TableConfig(_Section):
     def _non_blocking_needs(self) -> None:
         """Hudi's non-blocking concurrency control: writers append to one file group at once, which needs a
         MERGE_ON_READ table whose simple bucket index puts a key's every version in one file group."""
-        mode = self.hoodie_conf.get(CONCURRENCY_MODE, "").strip().upper()
+        mode = self.hoodie_conf.get(WriteConfig.CONCURRENCY_MODE.name, "").strip().upper()
         if self.zookeeper_conn_id:
             try:
                 mode = multi_writer_mode(mode)
@@ -462,13 +467,13 @@ class TableConfig(_Section):
         if self.table_type != "MERGE_ON_READ":
             needs.append("`table_type: MERGE_ON_READ`")
         if not is_simple_bucket_index(self.hoodie_conf):
-            needs.append(f"{INDEX_TYPE}=BUCKET with {BUCKET_ENGINE}=SIMPLE (the default)")
+            needs.append(f"{IndexConfig.TYPE.name}=BUCKET with {IndexConfig.BUCKET_ENGINE.name}=SIMPLE (the default)")
         if self.zookeeper_conn_id is None:
             needs.append("a zookeeper_conn_id (its writers still take the lock to commit)")
         if self.services and self.services.clustering is not None:
             needs.append("no clustering service (a simple bucket index's file groups are fixed)")
         if needs:
-            raise ValueError(f"{CONCURRENCY_MODE}={NON_BLOCKING} needs " + ", ".join(needs))
+            raise ValueError(f"{WriteConfig.CONCURRENCY_MODE.name}={NON_BLOCKING} needs " + ", ".join(needs))
 
 
 DAG_SECTIONS = ("ingest", "backfill", "services", "restore")

@@ -8,8 +8,8 @@ from __future__ import annotations
 from airflow.sdk import BaseHook
 from airflow.sdk.exceptions import AirflowNotFoundException
 
-from hudi_ops.config import MetaSyncConfig
 from hudi_ops.errors import ConfigError
+from hudi_ops.options.keys import MetaSyncConfig
 
 CONN_TYPE = "hive_metastore"
 DEFAULT_CONN_ID = "metastore_default"

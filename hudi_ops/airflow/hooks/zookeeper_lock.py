@@ -15,7 +15,8 @@ from airflow.sdk import BaseHook
 
 from hudi_ops.airflow import HOOK_NAME
 from hudi_ops.locks.lock_state import lock_state
-from hudi_ops.locks.occ_options import CONCURRENCY_MODE, zookeeper_lock_options
+from hudi_ops.options.keys import ZK_URL, WriteConfig
+from hudi_ops.options.occ import zookeeper_lock_options
 
 #: the lock the Test button looks at when the hook serves no table (the connection's own lock_key wins)
 _TEST_LOCK_KEY = "connection-test"
@@ -43,11 +44,11 @@ class ZookeeperLockHook(BaseHook):
             return {}
         conn = self.get_connection(self.zookeeper_conn_id)
         return zookeeper_lock_options(conn.host or "", conn.port, conn.extra_dejson, self.table_name,
-                                      self.table_options.get(CONCURRENCY_MODE))
+                                      self.table_options.get(WriteConfig.CONCURRENCY_MODE.name))
 
     def write_options(self) -> dict[str, str]:
         """Table options, then the lock's (which win: every pipeline of the table must share them);
-        hudi-ops' defaults go under both (hudi_ops.locks.job_options)."""
+        hudi-ops' defaults go under both (hudi_ops.options.job_defaults)."""
         return {**self.table_options, **self.lock_options()}
 
     def test_connection(self) -> tuple[bool, str]:
@@ -60,7 +61,7 @@ class ZookeeperLockHook(BaseHook):
             return False, str(e)
         if not options:
             return False, "no ZooKeeper connection id: nothing to test"
-        url = options["hoodie.write.lock.zookeeper.url"]
+        url = options[ZK_URL.name]
         state = lock_state(options, table)
         if state.error:
             return False, f"ZooKeeper at {url} did not answer: {state.error}"

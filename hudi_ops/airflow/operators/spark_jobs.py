@@ -60,7 +60,6 @@ from hudi_ops.airflow.hooks.kafka import kafka_options
 from hudi_ops.airflow.hooks.zookeeper_lock import ZookeeperLockHook
 from hudi_ops.airflow.operators.resumable import ApplicationRecord, SubmittedApplication
 from hudi_ops.airflow.triggers.yarn_application import YarnApplicationTrigger
-from hudi_ops.config import MetaSyncConfig, props_file_text
 from hudi_ops.errors import (
     EXIT_BAD_INPUT,
     EXIT_CONFLICT,
@@ -74,7 +73,9 @@ from hudi_ops.errors import (
 from hudi_ops.job_specs import BackfillSpec, IngestSpec, JobFailure, JobResult, JobSpec, ServiceResult, WriteSpec
 from hudi_ops.job_specs.results import RESULT_FILE_ENV, read_result_file, remove_result_file
 from hudi_ops.job_specs.writes import KAFKA_KINDS
-from hudi_ops.locks.job_options import resolve_job_options
+from hudi_ops.options.job_defaults import resolve_job_options
+from hudi_ops.options.keys import MetaSyncConfig
+from hudi_ops.options.properties_file import props_file_text
 from hudi_ops.s3_settings import S3Settings
 from hudi_ops.sources.files import ingest_work
 from hudi_ops.sources.hudi_table import upstream_work
@@ -232,7 +233,7 @@ class HudiSparkJobOperator(SparkSubmitOperator):
                 "login and password empty")
 
     def job_options(self) -> dict[str, str]:
-        """What the job runs with (hudi_ops.locks.job_options), resolved here too, so that the `--props`
+        """What the job runs with (hudi_ops.options.job_defaults), resolved here too, so that the `--props`
         file and the look for work see the options the job will."""
         options = ZookeeperLockHook(self.table_name, zookeeper_conn_id=self.zookeeper_conn_id,
                            table_options=self.hoodie_conf).write_options()

@@ -19,9 +19,9 @@ from airflow.sdk.exceptions import AirflowFailException
 
 from hudi_ops.airflow.hooks.airflow_api import DEFAULT_CONN_ID, AirflowApiHook
 from hudi_ops.airflow.hooks.aws import table_s3
-from hudi_ops.config import HoodieConfig
 from hudi_ops.errors import TableNotFoundError
 from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.options.config_property import HoodieConfig
 from hudi_ops.read.heartbeats import live_writes
 from hudi_ops.read.pending_plans import pending_restores
 

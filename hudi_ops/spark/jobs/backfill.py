@@ -16,12 +16,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from hudi_ops.config import HoodieConfig, WriteConfig
 from hudi_ops.errors import InvalidInputError, TableNotFoundError
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import BackfillSpec
 from hudi_ops.job_specs.results import ALREADY_COMMITTED, JobResult
 from hudi_ops.job_specs.writes import PARTITION_OPERATIONS
+from hudi_ops.options.config_property import HoodieConfig
+from hudi_ops.options.keys import DataSourceWriteConfig, WriteConfig
 from hudi_ops.read.pipeline_metadata import BACKFILL_CHECKPOINT_KEY, backfill_checkpoint, backfill_days
 from hudi_ops.sources.files import source_files
 from hudi_ops.spark.jobs import hudi_write
@@ -108,7 +109,7 @@ def _backfill(spec: BackfillSpec, options: dict[str, str], spark: Callable[[], A
 
 #: the column a backfill's days are: its source's `dt=YYYY-MM-DD` folders
 DAY_FIELD = "dt"
-PARTITIONS_TO_DELETE = "hoodie.datasource.write.partitions.to.delete"
+PARTITIONS_TO_DELETE = DataSourceWriteConfig.PARTITIONS_TO_DELETE.name
 
 
 def _partitioned_by_day(target: TargetTable, operation: str) -> None:

@@ -26,16 +26,18 @@ import hashlib
 from collections.abc import Mapping
 from types import TracebackType
 
-from hudi_ops.config import HoodieConfig
 from hudi_ops.errors import ConcurrentJobError, LockAcquisitionError, LockHeldError, TableNotFoundError
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.locks.held_lock import HeldLock
-from hudi_ops.locks.job_locks import batch_lock, has_zookeeper_lock
+from hudi_ops.locks.job_locks import batch_lock
+from hudi_ops.options.config_property import HoodieConfig
+from hudi_ops.options.keys import BatchFenceConfig
+from hudi_ops.options.occ import has_zookeeper_lock
 from hudi_ops.read.heartbeats import live_writes
 
 #: the fence's node and its session, for hudi-ops' lock provider (FencedZookeeperLockProvider.java)
-FENCE_PATH = "hoodie.write.lock.hudi_ops.fence.path"
-FENCE_SESSION = "hoodie.write.lock.hudi_ops.fence.session"
+FENCE_PATH = BatchFenceConfig.PATH.name
+FENCE_SESSION = BatchFenceConfig.SESSION.name
 
 
 def ingest_batch(source_id: str) -> str:

@@ -17,13 +17,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
-from hudi_ops.config import CleanConfig, HoodieConfig
 from hudi_ops.errors import RollbackRaceError
 from hudi_ops.format.instant import Action, State
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.format.plans import CleanerPlan
 from hudi_ops.job_specs import CleanSpec
 from hudi_ops.job_specs.results import ServiceResult, since
+from hudi_ops.options.config_property import HoodieConfig
+from hudi_ops.options.keys import CleanConfig
 from hudi_ops.read.pending_plans import pending_cleans
 from hudi_ops.spark.jobs.failed_writes import rollback_turn
 from hudi_ops.spark.jobs.write_client import WriteClient, write_client

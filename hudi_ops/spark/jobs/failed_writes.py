@@ -15,9 +15,11 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
-from hudi_ops.config import FailedWritesConfig, HoodieConfig
 from hudi_ops.format.meta_client import MetaClient
-from hudi_ops.locks.job_locks import cleaner_lock, has_zookeeper_lock
+from hudi_ops.locks.job_locks import cleaner_lock
+from hudi_ops.options.config_property import HoodieConfig
+from hudi_ops.options.keys import FailedWritesConfig
+from hudi_ops.options.occ import has_zookeeper_lock
 from hudi_ops.read.heartbeats import starting_writes
 
 #: how long a clean waits for another clean or rollback of the table: a long clean's length

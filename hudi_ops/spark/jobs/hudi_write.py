@@ -16,6 +16,7 @@ from typing import Any
 
 from hudi_ops.errors import ConfigError, HudiOpsError, TableNotFoundError
 from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.options.keys import DataSourceWriteConfig
 from hudi_ops.read.pipeline_metadata import COMMIT_METADATA_PREFIX, JOB_KEY, RUN_KEY
 from hudi_ops.read.table_overview import CommitStats, commit_stats_of
 from hudi_ops.spark.hudi_java import DATASOURCE_WRITE, hudi_loads
@@ -23,8 +24,8 @@ from hudi_ops.spark.java_errors import JavaFailure, JobContext, hudi_ops_error
 from hudi_ops.spark.jobs.target import TargetTable
 from hudi_ops.spark.session import session_options
 
-OPERATION = "hoodie.datasource.write.operation"
-COMMIT_METADATA_PREFIX_KEY = "hoodie.datasource.write.commitmeta.key.prefix"
+OPERATION = DataSourceWriteConfig.OPERATION.name
+COMMIT_METADATA_PREFIX_KEY = DataSourceWriteConfig.COMMIT_METADATA_PREFIX.name
 
 
 def write_options(

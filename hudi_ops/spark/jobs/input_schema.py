@@ -16,9 +16,10 @@ import pyarrow as pa
 import pyarrow.types as pat
 
 from hudi_ops.errors import InvalidInputError
+from hudi_ops.options.keys import WriteConfig
 from hudi_ops.spark.jobs.target import TargetTable
 
-SET_NULL_FOR_MISSING_COLUMNS = "hoodie.write.set.null.for.missing.columns"
+SET_NULL_FOR_MISSING_COLUMNS = WriteConfig.SET_NULL_FOR_MISSING_COLUMNS.name
 _META_PREFIX = "_hoodie_"
 
 

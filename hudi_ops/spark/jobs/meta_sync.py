@@ -24,11 +24,13 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from hudi_ops.config import HIVE_SYNC_TOOL, HoodieConfig, MetaSyncConfig, WriteConfig
 from hudi_ops.errors import CatalogSyncError, ConfigError, HudiOpsError
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs.results import ALREADY_COMMITTED, COMMITTED, JobResult, ServiceResult
-from hudi_ops.locks.job_locks import catalog_lock, has_zookeeper_lock
+from hudi_ops.locks.job_locks import catalog_lock
+from hudi_ops.options.config_property import HoodieConfig
+from hudi_ops.options.keys import HIVE_SYNC_TOOL, MetaSyncConfig, WriteConfig
+from hudi_ops.options.occ import has_zookeeper_lock
 from hudi_ops.spark.java_errors import JavaFailure
 
 #: what each job's outcome must be for the catalog (schema, partitions) to have something new: a

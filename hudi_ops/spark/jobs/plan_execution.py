@@ -4,7 +4,7 @@
 when Hudi finds nothing to plan. `execute` runs a given plan, or the oldest pending one, holding the
 plan's own ZooKeeper lock throughout, so that a second executor of the same plan waits and then
 reports what the first did instead of running it again. A clustering that loses to a writer at its
-commit yields: its plan is withdrawn (hudi_ops.locks.occ_options, ingestion first).
+commit yields: its plan is withdrawn (hudi_ops.options.occ, ingestion first).
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from hudi_ops.format.instant import Action, parse_instant_time
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import PlanServiceSpec
 from hudi_ops.job_specs.results import ServiceResult, since
-from hudi_ops.locks.job_locks import has_zookeeper_lock, plan_lock
+from hudi_ops.locks.job_locks import plan_lock
+from hudi_ops.options.occ import has_zookeeper_lock
 from hudi_ops.read.pending_plans import PendingPlan, pending_plans
 from hudi_ops.read.table_overview import ROLLED_BACK, commit_stats_of, instant_spans
 from hudi_ops.spark.jobs.write_client import WriteClient, write_client

@@ -8,11 +8,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from hudi_ops.config import HoodieConfig
 from hudi_ops.errors import InvalidInputError
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import RestoreSpec
 from hudi_ops.job_specs.results import ServiceResult, since
+from hudi_ops.options.config_property import HoodieConfig
 from hudi_ops.read.heartbeats import live_writes
 from hudi_ops.read.savepoints import require_savepoint
 from hudi_ops.spark.jobs.write_client import write_client

@@ -7,11 +7,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from hudi_ops.config import FailedWritesConfig, HoodieConfig
 from hudi_ops.errors import ConfigError, RollbackRaceError
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import RollbackFailedSpec
 from hudi_ops.job_specs.results import ServiceResult, since
+from hudi_ops.options.config_property import HoodieConfig
+from hudi_ops.options.keys import FailedWritesConfig
 from hudi_ops.read.pending_plans import pending_writes
 from hudi_ops.spark.jobs.failed_writes import rollback_turn
 from hudi_ops.spark.jobs.write_client import write_client

@@ -20,7 +20,8 @@ from hudi_ops.errors import ConcurrentJobError, InvalidTableError, TableNotFound
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.format.timeline import instant_files
 from hudi_ops.locks.held_lock import HeldLock
-from hudi_ops.locks.job_locks import creation_lock, has_zookeeper_lock
+from hudi_ops.locks.job_locks import creation_lock
+from hudi_ops.options.occ import has_zookeeper_lock
 from hudi_ops.storage import Storage
 
 #: how long a writer waits for another to create the table: a first write's length

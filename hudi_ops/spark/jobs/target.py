@@ -13,20 +13,20 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from hudi_ops.config import TableConfigKeys
 from hudi_ops.errors import ConfigError, InvalidInputError, TableNotFoundError
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.format.table_properties import TableProperties
 from hudi_ops.job_specs.writes import TABLE_TYPES
+from hudi_ops.options.keys import DataSourceWriteConfig, TableConfigKeys, WriteConfig
 from hudi_ops.storage import Storage
 
 #: Hudi's datasource keys the job sets from the table
-TABLE_NAME = "hoodie.table.name"
-TABLE_TYPE = "hoodie.datasource.write.table.type"
-RECORD_KEY = "hoodie.datasource.write.recordkey.field"
-PARTITION_PATH = "hoodie.datasource.write.partitionpath.field"
-ORDERING = "hoodie.datasource.write.precombine.field"
-ORDERING_ALIASES = ("hoodie.table.ordering.fields", "hoodie.table.precombine.field")
+TABLE_NAME = WriteConfig.TABLE_NAME.name
+TABLE_TYPE = DataSourceWriteConfig.TABLE_TYPE.name
+RECORD_KEY = DataSourceWriteConfig.RECORD_KEY.name
+PARTITION_PATH = DataSourceWriteConfig.PARTITION_PATH.name
+ORDERING = DataSourceWriteConfig.ORDERING.name
+ORDERING_ALIASES = DataSourceWriteConfig.ORDERING.aliases
 #: the table config's own key: Hudi 1.1.1's write config reads the type from it alone, and a new
 #: table's first write with non-blocking concurrency control is refused as COPY_ON_WRITE without it
 TABLE_CONFIG_TYPE = TableConfigKeys.TYPE.name

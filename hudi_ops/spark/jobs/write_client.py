@@ -14,12 +14,13 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.options.keys import WriteConfig
 from hudi_ops.spark.java_errors import JavaFailure, JobContext, hudi_ops_error
 from hudi_ops.spark.jobs.target import RECORD_KEY, TABLE_CONFIG_TYPE, TABLE_NAME
 from hudi_ops.spark.session import session_options
 
 #: the writer schema; Hudi's utilities set it from the table's latest commit (clustering needs it)
-AVRO_SCHEMA = "hoodie.avro.schema"
+AVRO_SCHEMA = WriteConfig.AVRO_SCHEMA.name
 
 
 @dataclass(frozen=True)

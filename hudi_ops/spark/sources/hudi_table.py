@@ -9,6 +9,7 @@ from typing import Any
 
 from hudi_ops.errors import InvalidInputError
 from hudi_ops.format.meta_fields import META_COLUMNS
+from hudi_ops.options.keys import DataSourceReadConfig
 from hudi_ops.sources.debezium import DELETED
 from hudi_ops.sources.hudi_table import TRANSFORMER_SQL, UpstreamWork
 
@@ -26,10 +27,10 @@ def read_upstream(spark: Any, work: UpstreamWork, record_keys: tuple[str, ...], 
         rows = snapshot.select(*row.names, F.lit(False).alias(DELETED))
     else:
         after, up_to = work.requested_range
-        changes = (spark.read.format("hudi").option("hoodie.datasource.query.type", "incremental")
-                   .option("hoodie.datasource.query.incremental.format", "cdc")
-                   .option("hoodie.datasource.read.begin.instanttime", after)
-                   .option("hoodie.datasource.read.end.instanttime", up_to).load(work.upstream)
+        changes = (spark.read.format("hudi").option(DataSourceReadConfig.QUERY_TYPE.name, "incremental")
+                   .option(DataSourceReadConfig.INCREMENTAL_FORMAT.name, "cdc")
+                   .option(DataSourceReadConfig.BEGIN_INSTANTTIME.name, after)
+                   .option(DataSourceReadConfig.END_INSTANTTIME.name, up_to).load(work.upstream)
                    .where(F.col("ts_ms").isin(*(w.requested_time for w in work.writes))))
         deleted = F.col("op") == "d"
         image = F.from_json(F.when(deleted, F.col("before")).otherwise(F.col("after")), row)

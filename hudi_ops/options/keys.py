@@ -1,236 +1,30 @@
-"""Typed `hoodie.*` configuration keys with Hudi's names and defaults, their resolution, and the Java
-`Properties` text that hoodie.properties and `--props` files are written in.
-
-Precedence, lowest first: Hudi's defaults < hoodie.properties < the tables config < --props file <
---hoodie-conf / Airflow params.
-`HoodieConfig` is an immutable mapping of raw strings; `get(KEY)` parses and validates one key.
-"""
+"""Every `hoodie.*` key hudi-ops reads or sets, typed, with Hudi's exact name, its default and its older names,
+grouped as Hudi's config classes group them (hudi_ops.options says in what order a job's options apply)."""
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from collections.abc import Mapping
 
-from hudi_ops.errors import ConfigError, InvalidTableError
-
-T = TypeVar("T")
-
-
-def _parse_list(text: str) -> tuple[str, ...]:
-    return tuple(p.strip() for p in text.split(",") if p.strip())
-
-
-@dataclass(frozen=True, slots=True)
-class ConfigKey(Generic[T]):
-    """One `hoodie.*` key: its exact name, Hudi's default, a parser and accepted older names."""
-
-    name: str
-    default: T | None
-    parse: Callable[[str], T]
-    doc: str = ""
-    aliases: tuple[str, ...] = ()
-    choices: tuple[str, ...] = ()
-    minimum: float | None = None  # for numbers: the smallest accepted value
-    below: float | None = None  # for numbers: values must stay under this bound
-
-    def from_text(self, text: str) -> T:
-        if self.choices and text.upper() not in self.choices:
-            raise ConfigError(f"{self.name}={text!r} is not valid; use one of {', '.join(self.choices)}")
-        try:
-            value = self.parse(text.upper() if self.choices else text)
-        except ValueError as e:
-            raise ConfigError(f"{self.name}={text!r} is not valid: {e}") from None
-        if self.minimum is not None and value < self.minimum:  # type: ignore[operator]
-            raise ConfigError(f"{self.name}={text!r} is too small; use a value of at least {self.minimum:g}")
-        if self.below is not None and value >= self.below:  # type: ignore[operator]
-            raise ConfigError(f"{self.name}={text!r} is too large; use a value below {self.below:g}")
-        return value
-
-
-def str_key(name: str, default: str | None = None, doc: str = "", **kw: object) -> ConfigKey[str]:
-    return ConfigKey(name, default, str, doc, **kw)  # type: ignore[arg-type]
-
-
-def int_key(name: str, default: int | None, doc: str = "", **kw: object) -> ConfigKey[int]:
-    return ConfigKey(name, default, int, doc, **kw)  # type: ignore[arg-type]
-
-
-def list_key(name: str, doc: str = "", **kw: object) -> ConfigKey[tuple[str, ...]]:
-    return ConfigKey(name, (), _parse_list, doc, **kw)  # type: ignore[arg-type]
-
-
-@dataclass(frozen=True)
-class HoodieConfig:
-    """An immutable set of raw `hoodie.*` values; typed access through `get(key)`."""
-
-    values: Mapping[str, str] = field(default_factory=dict)
-
-    def get(self, key: ConfigKey[T]) -> T | None:
-        for name in (key.name, *key.aliases):
-            text = self.values.get(name)
-            if text is not None and text != "":
-                return key.from_text(text)
-        return key.default
-
-    def require(self, key: ConfigKey[T]) -> T:
-        value = self.get(key)
-        if value is None or value == ():
-            raise ConfigError(f"{key.name} is required: set it with --hoodie-conf {key.name}=...")
-        return value
-
-    def with_values(self, **pairs: str) -> HoodieConfig:
-        """A new config where the given values win over this one's."""
-        return HoodieConfig({**self.values, **{k: str(v) for k, v in pairs.items()}})
-
-
-def parse_key_values(items: Iterable[str]) -> dict[str, str]:
-    """Parse `k=v` strings (the CLI's --hoodie-conf) into a dict, naming the malformed one."""
-    out: dict[str, str] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise ConfigError(f"--hoodie-conf {item!r} is not key=value; write e.g. hoodie.table.name=trips")
-        out[key.strip()] = value.strip()
-    return out
-
-
-def command_line_options(props_path: str | None, hoodie_conf: Mapping[str, str]) -> dict[str, str]:
-    """A `--props` file, then the `--hoodie-conf k=v` options (they win), as Hudi's utilities read them."""
-    out: dict[str, str] = {}
-    if props_path:
-        try:
-            with open(props_path) as f:
-                out.update(parse_props_file(f.read()))
-        except OSError as e:
-            raise ConfigError(f"cannot read --props {props_path!r}: {e.strerror or e}") from None
-    out.update(hoodie_conf)
-    return out
-
-
-def props_file_text(options: Mapping[str, str]) -> str:
-    """`options` as a `--props` file that `parse_props_file` (and Hudi's utilities) read back unchanged;
-    a key or value that file cannot hold (a line break, blanks at its ends or in a row) is refused."""
-    lines = []
-    for key, value in sorted(options.items()):
-        line = f"{key}={value}"
-        if parse_props_file(line) != {key: value}:
-            raise ConfigError(f"the value of option {key} cannot be written to a properties file (line breaks, or "
-                              "blanks at its ends or in a row): change it, or give the setting another way")
-        lines.append(f"{line}\n")
-    return "".join(lines)
-
-
-def parse_props_file(text: str) -> dict[str, str]:
-    """A `--props` file as Hudi's utilities read it (DFSPropertiesConfiguration), which is not Java's
-    `Properties`: no escapes or continuations; `#` comments; runs of blanks become one space; the key
-    ends at the first `=`, or at the first blank in a line without one."""
-    out: dict[str, str] = {}
-    for raw in text.splitlines():
-        line = " ".join(raw.split())
-        if not line or line.startswith("#") or ("=" not in line and " " not in line):
-            continue
-        key, _, value = line.partition("=" if "=" in line else " ")
-        out[key.strip()] = value.strip()
-    return out
-
-
-# -- Java Properties text ----------------------------------------------------------------------------
-
-_WS = " \t\f"
-_UNESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
-
-
-def parse_properties(text: str) -> dict[str, str]:
-    """Parse Java `Properties` text as `Properties.load` does; later duplicates win."""
-    out: dict[str, str] = {}
-    for line in _logical_lines(text):
-        key, value = _split_key_value(line)
-        out[key] = value
-    return out
-
-
-def _logical_lines(text: str) -> Iterator[str]:
-    physical = re.split(r"\r\n|\r|\n", text)
-    i = 0
-    while i < len(physical):
-        line = physical[i].lstrip(_WS)
-        i += 1
-        if not line or line[0] in "#!":  # comments never continue onto the next line
-            continue
-        if line == "\\":  # continues nothing: the next line starts afresh, comment or not (JDK 9+)
-            continue
-        while _continues(line):
-            line = line[:-1]
-            if i == len(physical):
-                break
-            line += physical[i].lstrip(_WS)
-            i += 1
-        yield line
-
-
-def _continues(line: str) -> bool:
-    """A line ending in an odd number of backslashes continues on the next one."""
-    return (len(line) - len(line.rstrip("\\"))) % 2 == 1
-
-
-def _split_key_value(line: str) -> tuple[str, str]:
-    key_end, value_start, has_sep, backslash = len(line), len(line), False, False
-    for i, c in enumerate(line):
-        if not backslash and c in "=:":
-            key_end, value_start, has_sep = i, i + 1, True
-            break
-        if not backslash and c in _WS:
-            key_end, value_start = i, i + 1
-            break
-        backslash = c == "\\" and not backslash
-    j = value_start
-    while j < len(line):  # skip blanks and at most one separator after a blank-terminated key
-        c = line[j]
-        if c not in _WS:
-            if has_sep or c not in "=:":
-                break
-            has_sep = True
-        j += 1
-    return _unescape(line[:key_end]), _unescape(line[j:])
-
-
-def _unescape(s: str) -> str:
-    if "\\" not in s:
-        return s
-    out: list[str] = []
-    i = 0
-    while i < len(s):
-        c = s[i]
-        i += 1
-        if c != "\\":
-            out.append(c)
-            continue
-        if i == len(s):  # a lone trailing backslash escapes nothing
-            break
-        c = s[i]
-        i += 1
-        if c == "u":
-            code = s[i:i + 4]
-            if len(code) < 4 or any(h not in "0123456789abcdefABCDEF" for h in code):
-                raise InvalidTableError(f"malformed \\uXXXX escape in properties text {s!r}; fix the file")
-            out.append(chr(int(code, 16)))
-            i += 4
-        else:
-            out.append(_UNESCAPES.get(c, c))
-    text = "".join(out)
-    # \uXXXX escapes are UTF-16 code units: join surrogate pairs into one character
-    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
-
-
-# -- the keys ----------------------------------------------------------------------------------------
+from hudi_ops.options.config_property import ConfigKey, HoodieConfig, int_key, list_key, parse_list, str_key
 
 
 class WriteConfig:
-    """Writer keys the control plane reads (HoodieWriteConfig's names and defaults)."""
+    """Writer keys (HoodieWriteConfig's names and defaults)."""
 
     TABLE_NAME = str_key("hoodie.table.name", aliases=("hoodie.datasource.write.table.name",))
+    CONCURRENCY_PREFIX = "hoodie.write.concurrency."
+    SET_NULL_FOR_MISSING_COLUMNS = str_key("hoodie.write.set.null.for.missing.columns", "FALSE",
+                                           "a column the input lacks is written null", choices=("TRUE", "FALSE"))
+    AVRO_SCHEMA = str_key("hoodie.avro.schema", doc="the write's Avro schema (JSON)")
+    EMBEDDED_TIMELINE_SERVER = str_key("hoodie.embed.timeline.server", "TRUE",
+                                       "the driver serves the file system view to the executors",
+                                       choices=("TRUE", "FALSE"))
+    #: each write operation's shuffle parallelism (0: Hudi's choice, from the input)
+    SHUFFLE_PARALLELISM = tuple(int_key(f"hoodie.{op}.shuffle.parallelism", 0, minimum=0)
+                                for op in ("upsert", "insert", "bulkinsert", "delete"))
+    CONCURRENCY_MODE = str_key("hoodie.write.concurrency.mode", "SINGLE_WRITER", "how writers share the table",
+                               choices=("SINGLE_WRITER", "OPTIMISTIC_CONCURRENCY_CONTROL",
+                                        "NON_BLOCKING_CONCURRENCY_CONTROL"))
     LOCK_WAIT_MS = int_key("hoodie.write.lock.wait_time_ms", 60_000, "how long a writer waits for the table lock",
                            minimum=0)
     HIVE_STYLE_PARTITIONING = str_key("hoodie.datasource.write.hive_style_partitioning", "FALSE",
@@ -240,7 +34,7 @@ class WriteConfig:
 class TableConfigKeys:
     """The keys of hoodie.properties (HoodieTableConfig) the control plane reads, with Hudi 1.0's names."""
 
-    NAME = str_key("hoodie.table.name")
+    NAME = str_key(WriteConfig.TABLE_NAME.name)
     TYPE = str_key("hoodie.table.type", "COPY_ON_WRITE", choices=("COPY_ON_WRITE", "MERGE_ON_READ"))
     VERSION = int_key("hoodie.table.version", None)
     TIMELINE_LAYOUT_VERSION = int_key("hoodie.timeline.layout.version", None)
@@ -249,7 +43,8 @@ class TableConfigKeys:
     ARCHIVE_LOG_FOLDER = str_key("hoodie.archivelog.folder", "archived", "layout 1's archived timeline, in .hoodie")
     RECORD_KEY_FIELDS = list_key("hoodie.table.recordkey.fields")
     PARTITION_FIELDS = list_key("hoodie.table.partition.fields")
-    PRECOMBINE_FIELD = str_key("hoodie.table.precombine.field", aliases=("hoodie.table.ordering.fields",))
+    ORDERING_FIELDS = str_key("hoodie.table.ordering.fields", doc="v9's name for the precombine field")
+    PRECOMBINE_FIELD = str_key("hoodie.table.precombine.field", aliases=(ORDERING_FIELDS.name,))
     KEY_GENERATOR_CLASS = str_key("hoodie.table.keygenerator.class")  # what Hudi 0.x writes
     KEY_GENERATOR_TYPE = str_key("hoodie.table.keygenerator.type")  # what Hudi 1.x writes instead
     DATABASE_NAME = str_key("hoodie.database.name")
@@ -258,9 +53,63 @@ class TableConfigKeys:
     CHECKSUM = int_key("hoodie.table.checksum", None)
     TIMELINE_TIMEZONE = str_key("hoodie.table.timeline.timezone", "LOCAL", "the zone of instant times",
                                 choices=("LOCAL", "UTC"))
+    CDC_ENABLED = str_key("hoodie.table.cdc.enabled", "FALSE", "the table keeps change data (CDC) logs",
+                          choices=("TRUE", "FALSE"))
     POPULATE_META_FIELDS = str_key("hoodie.populate.meta.fields", "TRUE",
                                    "every record carries Hudi's meta fields (its key, partition path, file name)",
                                    choices=("TRUE", "FALSE"))
+
+
+class LockConfig:
+    """The lock writers and services take (HoodieLockConfig's names); the ZooKeeper provider's keys are below."""
+
+    PREFIX = "hoodie.write.lock."
+    PROVIDER = str_key("hoodie.write.lock.provider", doc="the lock provider's class")
+    CONFLICT_RESOLUTION_STRATEGY = str_key("hoodie.write.lock.conflict.resolution.strategy",
+                                           doc="which of two overlapping writes a commit refuses")
+    CLIENT_NUM_RETRIES = int_key("hoodie.write.lock.client.num_retries", 50,
+                                 "how often Hudi's lock manager asks again for a lock it did not get", minimum=0)
+
+
+class DataSourceWriteConfig:
+    """The Spark datasource's write options (DataSourceWriteOptions' names)."""
+
+    TABLE_TYPE = str_key("hoodie.datasource.write.table.type", "COPY_ON_WRITE",
+                         choices=("COPY_ON_WRITE", "MERGE_ON_READ"))
+    RECORD_KEY = str_key("hoodie.datasource.write.recordkey.field")
+    PARTITION_PATH = str_key("hoodie.datasource.write.partitionpath.field")
+    #: the ordering (precombine) field; Hudi 1.x's table properties name it the ordering fields
+    ORDERING = str_key("hoodie.datasource.write.precombine.field",
+                       aliases=(TableConfigKeys.ORDERING_FIELDS.name, TableConfigKeys.PRECOMBINE_FIELD.name))
+    OPERATION = str_key("hoodie.datasource.write.operation", "UPSERT")
+    COMMIT_METADATA_PREFIX = str_key("hoodie.datasource.write.commitmeta.key.prefix", "_",
+                                     "options with this prefix go into the commit's extra metadata")
+    PARTITIONS_TO_DELETE = list_key("hoodie.datasource.write.partitions.to.delete",
+                                    doc="DELETE_PARTITION's partitions, comma-separated")
+
+
+class DataSourceReadConfig:
+    """The Spark datasource's read options (DataSourceReadOptions' names), and hudi-rs' one hudi-ops sets."""
+
+    QUERY_TYPE = str_key("hoodie.datasource.query.type", "snapshot",
+                         choices=("SNAPSHOT", "INCREMENTAL", "READ_OPTIMIZED"))
+    INCREMENTAL_FORMAT = str_key("hoodie.datasource.query.incremental.format", "latest_state",
+                                 choices=("LATEST_STATE", "CDC"))
+    BEGIN_INSTANTTIME = str_key("hoodie.datasource.read.begin.instanttime", doc="after this instant (exclusive)")
+    END_INSTANTTIME = str_key("hoodie.datasource.read.end.instanttime", doc="up to this instant (inclusive)")
+    INCR_FALLBACK_FULL_SCAN = str_key("hoodie.datasource.read.incr.fallback.fulltablescan.enable", "FALSE",
+                                      "an incremental read past the archived or cleaned falls back to a full scan",
+                                      choices=("TRUE", "FALSE"))
+    #: hudi-rs' option: read base files alone
+    USE_READ_OPTIMIZED_MODE = str_key("hoodie.read.use.read_optimized.mode", "FALSE", choices=("TRUE", "FALSE"))
+
+
+class IndexConfig:
+    """The index (HoodieIndexConfig's names and defaults)."""
+
+    TYPE = str_key("hoodie.index.type", doc="how a key finds its file group")
+    BUCKET_ENGINE = str_key("hoodie.index.bucket.engine", "SIMPLE", "a bucket index's engine",
+                            choices=("SIMPLE", "CONSISTENT_HASHING"))
 
 
 class CleanConfig:
@@ -274,6 +123,8 @@ class CleanConfig:
                                      "KEEP_LATEST_FILE_VERSIONS: slices kept per file group", minimum=1)
     HOURS_RETAINED = int_key("hoodie.cleaner.hours.retained", 24, "KEEP_LATEST_BY_HOURS: hours kept readable",
                              minimum=0)
+    AUTOMATIC = str_key("hoodie.clean.automatic", "TRUE", "writers clean after their commits",
+                        choices=("TRUE", "FALSE"))
 
 
 class ArchivalConfig:
@@ -283,12 +134,15 @@ class ArchivalConfig:
 
     MAX_COMMITS_TO_KEEP = int_key("hoodie.keep.max.commits", 30, "completed commits that start an archival",
                                   minimum=1)
+    AUTOMATIC = str_key("hoodie.archive.automatic", "TRUE", "writers archive after their commits",
+                        choices=("TRUE", "FALSE"))
 
 
 class HeartbeatConfig:
     """A writer's heartbeat (HoodieWriteConfig's names and defaults): a pending instant whose last
     beat is older than interval x tolerable misses belongs to a failed writer."""
 
+    PREFIX = "hoodie.client.heartbeat."
     INTERVAL_MS = int_key("hoodie.client.heartbeat.interval_in_ms", 60_000, minimum=1)
     TOLERABLE_MISSES = int_key("hoodie.client.heartbeat.tolerable.misses", 2, minimum=0)
 
@@ -301,6 +155,12 @@ class CompactionConfig:
                                         "NUM_AND_TIME", "NUM_OR_TIME"))
     MAX_DELTA_COMMITS = int_key("hoodie.compact.inline.max.delta.commits", 5,
                                 "deltacommits since the last compaction that make one due", minimum=1)
+    INLINE = str_key("hoodie.compact.inline", "FALSE", "writers compact after their commits",
+                     choices=("TRUE", "FALSE"))
+    SCHEDULE_INLINE = str_key("hoodie.compact.schedule.inline", "FALSE", "writers plan compactions",
+                              choices=("TRUE", "FALSE"))
+    PARQUET_SMALL_FILE_LIMIT = int_key("hoodie.parquet.small.file.limit", 104_857_600,
+                                       "inserts fill base files below this size first (0: never)", minimum=0)
 
 
 class ClusteringConfig:
@@ -311,6 +171,12 @@ class ClusteringConfig:
     SORT_COLUMNS = str_key("hoodie.clustering.plan.strategy.sort.columns", doc="columns clustering sorts by")
     SINGLE_GROUP = str_key("hoodie.clustering.plan.strategy.single.group.clustering.enabled", "TRUE",
                            "whether one candidate file group alone gets a plan", choices=("TRUE", "FALSE"))
+    INLINE = str_key("hoodie.clustering.inline", "FALSE", "writers cluster after their commits",
+                     choices=("TRUE", "FALSE"))
+    SCHEDULE_INLINE = str_key("hoodie.clustering.schedule.inline", "FALSE", "writers plan clusterings",
+                              choices=("TRUE", "FALSE"))
+    UPDATES_STRATEGY = str_key("hoodie.clustering.updates.strategy",
+                               doc="what a write to a file group a pending clustering plan rewrites does")
     INCREMENTAL = str_key("hoodie.table.services.incremental.enabled", "TRUE",
                           "plan only partitions written since the service last ran", choices=("TRUE", "FALSE"))
 
@@ -344,7 +210,7 @@ class MetaSyncConfig:
                           "sync only the partitions commits since the last sync wrote (FALSE: compare all)",
                           choices=("TRUE", "FALSE"))
     BASE_PATH = str_key("hoodie.datasource.meta.sync.base.path", doc="the table to sync")
-    TOOL_CLASSES = ConfigKey("hoodie.meta.sync.client.tool.class", (HIVE_SYNC_TOOL,), _parse_list,
+    TOOL_CLASSES = ConfigKey("hoodie.meta.sync.client.tool.class", (HIVE_SYNC_TOOL,), parse_list,
                              "Hudi's sync tools, comma-separated (AWS Glue's: org.apache.hudi.aws.sync."
                              "AwsGlueCatalogSyncTool, in hudi-aws-bundle)")
 
@@ -357,7 +223,7 @@ class MetricsConfig:
     """Hudi's metrics reporters (HoodieMetricsConfig and HoodieMetricsPrometheusConfig's names and defaults):
     what a commit, a clean, a compaction did, pushed by the job's JVM."""
 
-    PREFIX = "hoodie.metrics."
+    PREFIX = "hoodie.metrics."  # every key of Hudi's metrics
     ON = str_key("hoodie.metrics.on", "FALSE", "turn Hudi's metrics on", choices=("TRUE", "FALSE"))
     REPORTER_TYPE = str_key("hoodie.metrics.reporter.type", "GRAPHITE", "where Hudi reports its metrics",
                             choices=("GRAPHITE", "INMEMORY", "JMX", "DATADOG", "CONSOLE", "PROMETHEUS_PUSHGATEWAY",
@@ -398,6 +264,14 @@ class StreamerConfig:
 
     SOURCE_SCHEMA_FILE = str_key("hoodie.streamer.schemaprovider.source.schema.file",
                                  doc="the Avro schema (.avsc) of a topic's Avro values (file-based schema provider)")
+    KAFKA_TOPIC = str_key("hoodie.streamer.source.kafka.topic", doc="the topic a Kafka ingest reads")
+    KAFKA_MAX_EVENTS = int_key("hoodie.streamer.kafka.source.maxEvents", 0, "messages per commit at most (0: all)",
+                               minimum=0)
+    #: hudi-ops' default is true, where HoodieStreamer's is false and resets to the earliest offset silently
+    #: (apache/hudi#5400)
+    KAFKA_FAIL_ON_DATA_LOSS = str_key("hoodie.streamer.source.kafka.enable.failOnDataLoss", "TRUE",
+                                      "offsets the topic no longer holds fail the run", choices=("TRUE", "FALSE"))
+    TRANSFORMER_SQL = str_key("hoodie.streamer.transformer.sql", doc="SQL over <SRC> that shapes each batch")
 
 
 class ErrorTableConfig:
@@ -408,3 +282,34 @@ class ErrorTableConfig:
                       choices=("TRUE", "FALSE"))
     BASE_PATH = str_key("hoodie.errortable.base.path", doc="the error table's base path")
     TARGET_TABLE = str_key("hoodie.errortable.target.table.name", doc="the error table's name")
+
+
+# -- the lock (ZookeeperBasedLockProvider's and LockConfiguration's names and defaults) --------------
+
+ZK_URL = str_key(
+    "hoodie.write.lock.zookeeper.url", doc="ZooKeeper connect string (host:port[,host:port...][/chroot])"
+)
+ZK_PORT = int_key(
+    "hoodie.write.lock.zookeeper.port", None, "port appended to hosts of the url that have none", minimum=1,
+    below=65_536,
+)
+ZK_BASE_PATH = str_key("hoodie.write.lock.zookeeper.base_path", doc="persistent znode under which locks live")
+ZK_LOCK_KEY = str_key("hoodie.write.lock.zookeeper.lock_key", doc="lock znode name; defaults to the table's name")
+ZK_SESSION_TIMEOUT_MS = int_key("hoodie.write.lock.zookeeper.session_timeout_ms", 60_000, minimum=1)
+ZK_CONNECTION_TIMEOUT_MS = int_key("hoodie.write.lock.zookeeper.connection_timeout_ms", 15_000, minimum=1)
+LOCK_RETRY_WAIT_MS = int_key(
+    "hoodie.write.lock.wait_time_ms_between_retry", 1_000, "first pause of the ZooKeeper retry backoff", minimum=0
+)
+LOCK_RETRY_MAX_WAIT_MS = int_key(
+    "hoodie.write.lock.max_wait_time_ms_between_retry", 16_000, "cap of the ZooKeeper retry backoff", minimum=0
+)
+LOCK_NUM_RETRIES = int_key("hoodie.write.lock.num_retries", 15, "retries of a ZooKeeper connect or call", minimum=0)
+
+
+# -- hudi-ops' own (read by its Java classes in the jobs' JVM) ---------------------------------------
+
+class BatchFenceConfig:
+    """The batch fence a writer holds around its batch (hudi_ops.spark.jobs.batch_fence)."""
+
+    PATH = str_key("hoodie.write.lock.hudi_ops.fence.path", doc="the fence's znode")
+    SESSION = str_key("hoodie.write.lock.hudi_ops.fence.session", doc="the ZooKeeper session that holds it")

@@ -1,6 +1,6 @@
 """The `hoodie.*` options that make Hudi's writers and services take a table's ZooKeeper lock (RFC-22 OCC),
 built from the table's ZooKeeper connection. hudi-ops' defaults for every job of such a table:
-hudi_ops.locks.job_options."""
+hudi_ops.options.job_defaults."""
 
 from __future__ import annotations
 
@@ -8,36 +8,46 @@ from collections.abc import Mapping
 from typing import Any
 
 from hudi_ops.errors import ConfigError
+from hudi_ops.options.keys import (
+    ZK_BASE_PATH,
+    ZK_CONNECTION_TIMEOUT_MS,
+    ZK_LOCK_KEY,
+    ZK_SESSION_TIMEOUT_MS,
+    ZK_URL,
+    FailedWritesConfig,
+    IndexConfig,
+    LockConfig,
+    WriteConfig,
+)
 
 ZOOKEEPER_LOCK_PROVIDER = "org.apache.hudi.client.transaction.lock.ZookeeperBasedLockProvider"
 DEFAULT_LOCK_BASE_PATH = "/hudi/locks"
-CONCURRENCY_MODE = "hoodie.write.concurrency.mode"
 OPTIMISTIC, NON_BLOCKING = "OPTIMISTIC_CONCURRENCY_CONTROL", "NON_BLOCKING_CONCURRENCY_CONTROL"
-CLUSTERING_UPDATES_STRATEGY = "hoodie.clustering.updates.strategy"
-CONFLICT_RESOLUTION_STRATEGY = "hoodie.write.lock.conflict.resolution.strategy"
 PREFER_WRITER = "org.apache.hudi.client.transaction.PreferWriterConflictResolutionStrategy"
-INDEX_TYPE = "hoodie.index.type"
-BUCKET_ENGINE = "hoodie.index.bucket.engine"
-LOCK_PROVIDER = "hoodie.write.lock.provider"
-FAILED_WRITES_POLICY = "hoodie.cleaner.policy.failed.writes"
 #: What a table's ZooKeeper lock implies: Hudi's ZooKeeper lock provider, optimistic concurrency, and
 #: failed writes rolled back by a later job once their heartbeat expired (LAZY), never eagerly by a
 #: writer that cannot know whether another is still at work.
-LOCK_IMPLIES = {LOCK_PROVIDER: ZOOKEEPER_LOCK_PROVIDER, CONCURRENCY_MODE: OPTIMISTIC, FAILED_WRITES_POLICY: "LAZY"}
+LOCK_IMPLIES = {LockConfig.PROVIDER.name: ZOOKEEPER_LOCK_PROVIDER, WriteConfig.CONCURRENCY_MODE.name: OPTIMISTIC,
+                FailedWritesConfig.POLICY.name: "LAZY"}
+
+
+def has_zookeeper_lock(options: Mapping[str, str]) -> bool:
+    """Whether `options` name a ZooKeeper lock: the table has several writers (and services) at once."""
+    return bool(options.get(ZK_URL.name))
 
 
 def is_simple_bucket_index(options: Mapping[str, str]) -> bool:
     """Whether `options` choose Hudi's simple bucket index, whose file groups are fixed per bucket."""
-    return (str(options.get(INDEX_TYPE, "")).strip().upper() == "BUCKET"
-            and str(options.get(BUCKET_ENGINE, "SIMPLE")).strip().upper() == "SIMPLE")
+    return (str(options.get(IndexConfig.TYPE.name, "")).strip().upper() == "BUCKET"
+            and str(options.get(IndexConfig.BUCKET_ENGINE.name, "SIMPLE")).strip().upper() == "SIMPLE")
 
 
 def multi_writer_mode(value: str | None) -> str:
     """The concurrency mode a table with a lock runs: optimistic (the default) or non-blocking."""
     mode = (value or OPTIMISTIC).strip().upper()
     if mode not in (OPTIMISTIC, NON_BLOCKING):
-        raise ConfigError(f"{CONCURRENCY_MODE}={value} cannot share a table's lock with other writers; "
-                          f"use {OPTIMISTIC} (the default) or {NON_BLOCKING}, or drop the setting")
+        raise ConfigError(f"{WriteConfig.CONCURRENCY_MODE.name}={value} cannot share a table's lock with other "
+                          f"writers; use {OPTIMISTIC} (the default) or {NON_BLOCKING}, or drop the setting")
     return mode
 
 
@@ -58,10 +68,11 @@ def zookeeper_lock_options(
     url = ",".join(h if ":" in h or port is None else f"{h}:{port}" for h in hosts)
     return {
         **LOCK_IMPLIES,
-        CONCURRENCY_MODE: mode,
-        "hoodie.write.lock.zookeeper.url": url,
-        "hoodie.write.lock.zookeeper.base_path": str(extra.get("base_path") or DEFAULT_LOCK_BASE_PATH),
-        "hoodie.write.lock.zookeeper.lock_key": str(extra.get("lock_key") or table_name),
-        **{f"hoodie.write.lock.zookeeper.{k}": str(v) for k, v in extra.items()
-           if k in ("session_timeout_ms", "connection_timeout_ms")},
+        WriteConfig.CONCURRENCY_MODE.name: mode,
+        ZK_URL.name: url,
+        ZK_BASE_PATH.name: str(extra.get("base_path") or DEFAULT_LOCK_BASE_PATH),
+        ZK_LOCK_KEY.name: str(extra.get("lock_key") or table_name),
+        **{key.name: str(extra[field]) for field, key in (("session_timeout_ms", ZK_SESSION_TIMEOUT_MS),
+                                                          ("connection_timeout_ms", ZK_CONNECTION_TIMEOUT_MS))
+           if field in extra},
     }

@@ -1,44 +1,37 @@
-"""The `hoodie.*` options a hudi-ops job runs with: one resolver, one precedence, however the job started
-(an Airflow task, a spark-submit of the application, `python -m hudi_ops.spark`).
-
-Lowest first:
-1. Hudi's defaults, for every key nothing below sets;
-2. the table's properties (`.hoodie/hoodie.properties`): its fixed settings, which a job's options may
-   repeat but never contradict (hudi_ops.spark.jobs.target refuses them);
-3. hudi-ops' defaults (`hudi_ops_defaults`), which depend on the job and on the options alone;
-4. the tables config: its `defaults`, the table's `hoodie_conf`, then the service's own section (merged
-   by hudi_ops.airflow.dag_factory.tables_config and the DAG factory, which turns off in the writers the services that
-   run as jobs of their own: hudi_ops.table_services);
-5. the job's flags: `--props`, then `--hoodie-conf` (hudi_ops.job_specs).
-Under Airflow the lock's keys from the table's ZooKeeper connection win over 4 and 5: every pipeline
-of the table shares them (hudi_ops.airflow.hooks.zookeeper_lock).
-
-The caller merges 4 and 5 into `options`; `resolve_job_options` puts 3 under them, and Hudi's writer
-and client apply 1 and 2. Resolving twice changes nothing, so the operator resolves (its `--props`
-file and its check for work see what the job will run) and the job resolves again, for a spark-submit
-of its own.
+"""hudi-ops' defaults for a job's `hoodie.*` options, and the one resolver every job's options go through
+(the order of precedence: hudi_ops.options). The caller merges the tables config and the job's flags into
+`options`; `resolve_job_options` puts hudi-ops' defaults under them, and Hudi's writer and client apply
+Hudi's defaults and the table's properties. Resolving twice changes nothing, so the operator resolves (its
+`--props` file and its check for work see what the job will run) and the job resolves again, for a
+spark-submit of its own.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from hudi_ops.config import HoodieConfig, MetaSyncConfig, MetricsConfig
-from hudi_ops.locks.job_locks import has_zookeeper_lock
-from hudi_ops.locks.occ_options import (
-    CLUSTERING_UPDATES_STRATEGY,
-    CONFLICT_RESOLUTION_STRATEGY,
-    FAILED_WRITES_POLICY,
-    INDEX_TYPE,
+from hudi_ops.options.config_property import HoodieConfig
+from hudi_ops.options.keys import (
+    ClusteringConfig,
+    CompactionConfig,
+    FailedWritesConfig,
+    HeartbeatConfig,
+    IndexConfig,
+    LockConfig,
+    MetaSyncConfig,
+    MetricsConfig,
+)
+from hudi_ops.options.occ import (
     LOCK_IMPLIES,
     PREFER_WRITER,
+    has_zookeeper_lock,
 )
 
 #: Hudi's lock manager retries a lock it did not get 50 more times, 5 s apart, each try waiting
 #: `hoodie.write.lock.wait_time_ms`: almost an hour before a job fails. Under Airflow the task's
 #: retries (with backoff, and visible) do that job, so the wait is one try:
 #: `hoodie.write.lock.wait_time_ms` is how long a writer waits before it exits 4.
-LOCK_WAIT = {"hoodie.write.lock.client.num_retries": "0"}
+LOCK_WAIT = {LockConfig.CLIENT_NUM_RETRIES.name: "0"}
 #: Ingestion first: Hudi's default refuses a write that updates a file group a pending clustering plan
 #: rewrites, so a table service held writers back. Allowed, the update goes to the file group as it
 #: is, and the clustering checks at its commit (PreferWriter: Hudi 1.1 runs that check for clustering
@@ -49,14 +42,15 @@ LOCK_WAIT = {"hoodie.write.lock.client.num_retries": "0"}
 #: keeps Hudi's own choices: the conflict check it infers, by bucket (two writers' first files of one
 #: bucket conflict), and its own clustering update strategy.
 INGESTION_FIRST = {
-    CLUSTERING_UPDATES_STRATEGY: "org.apache.hudi.client.clustering.update.strategy.SparkAllowUpdateStrategy",
-    CONFLICT_RESOLUTION_STRATEGY: PREFER_WRITER,
+    ClusteringConfig.UPDATES_STRATEGY.name:
+        "org.apache.hudi.client.clustering.update.strategy.SparkAllowUpdateStrategy",
+    LockConfig.CONFLICT_RESOLUTION_STRATEGY.name: PREFER_WRITER,
 }
 #: A backfill beside other writers puts its inserts into file groups of its own instead of filling the
 #: partition's small files (Hudi's default, under 100 MB): those are the file groups the ingest writes
 #: into, and two writers' inserts into one small file group are a write conflict for one of them. The
 #: clustering service later merges the backfill's smaller files.
-BACKFILL_APART = {"hoodie.parquet.small.file.limit": "0"}
+BACKFILL_APART = {CompactionConfig.PARQUET_SMALL_FILE_LIMIT.name: "0"}
 #: A table without a lock has one writer, whose failed writes Hudi rolls back at the next write (EAGER)
 #: by default, keeping no heartbeat. hudi-ops keeps Hudi's heartbeats there too (LAZY: a later clean or
 #: rollback-failed rolls a failed write back once its heartbeat expired), so that a second attempt of a
@@ -65,7 +59,7 @@ BACKFILL_APART = {"hoodie.parquet.small.file.limit": "0"}
 #: (Hudi's 60) let the retry after Airflow's second backoff through. The writers alone: a table without
 #: a lock may have writers outside hudi-ops (Hudi's EAGER default, no heartbeats), whose commits in
 #: flight a LAZY clean of hudi-ops' would take for failed ones.
-SINGLE_WRITER_HEARTBEATS = {FAILED_WRITES_POLICY: "LAZY", "hoodie.client.heartbeat.interval_in_ms": "15000"}
+SINGLE_WRITER_HEARTBEATS = {FailedWritesConfig.POLICY.name: "LAZY", HeartbeatConfig.INTERVAL_MS.name: "15000"}
 WRITERS = ("ingest", "backfill", "dedupe")
 #: a table synced to a catalog: each sync compares all partitions with the metastore's, so a commit that
 #: completed after a later one is never missed (hudi_ops.spark.jobs.meta_sync)
@@ -85,7 +79,7 @@ def pushgateway_defaults(job: str) -> dict[str, str]:
 def hudi_ops_defaults(job: str, options: Mapping[str, str]) -> dict[str, str]:
     """hudi-ops' defaults for `job` (a job_specs JOB name) that `options` leave unset."""
     if has_zookeeper_lock(options):
-        bucket = str(options.get(INDEX_TYPE, "")).strip().upper() == "BUCKET"
+        bucket = str(options.get(IndexConfig.TYPE.name, "")).strip().upper() == "BUCKET"
         defaults = {**LOCK_IMPLIES, **LOCK_WAIT, **({} if bucket else INGESTION_FIRST),
                     **(BACKFILL_APART if job == "backfill" else {})}
     else:
