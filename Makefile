@@ -20,7 +20,7 @@ $(STAMP): pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev]' -c constraints.txt
-	$(PY) -c 'import site, sys; open(site.getsitepackages()[0] + "/hudi-ops-checkout.pth", "w").write(sys.argv[1] + "\n")' $(CURDIR)
+	$(PY) -c 'import sys, sysconfig; open(sysconfig.get_paths()["purelib"] + "/hudi-ops-checkout.pth", "w").write(sys.argv[1] + "\n")' $(CURDIR)
 	touch $(STAMP)
 
 # every jar (Hudi's bundle and hudi-ops' classes for it, s3a, ZooKeeper, Kafka, YARN), then the jobs' class-data-sharing

@@ -37,7 +37,7 @@ RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('/opt/hudi-ops/
 # The package itself: the Airflow provider (entry point), operators and the Spark application.
 # Owned by airflow because pip builds in the source tree. Hudi's Spark bundle is fetched with Maven
 # into the image (the jobs' --jars); Maven's own cache is dropped. The jobs' class-data-sharing archive
-# (hudi_ops/spark/driver_jvm.py) is built last, by the image's own java and Spark.
+# (hudi_ops/spark/class_sharing.py) is built last, by the image's own java and Spark.
 ENV HUDI_OPS_JARS_DIR=/opt/hudi-ops/jars
 COPY --chown=airflow:0 . /opt/hudi-ops/src
 RUN pip install --no-cache-dir "apache-airflow[postgres]==${AIRFLOW_VERSION}" "/opt/hudi-ops/src[s3-server]" \

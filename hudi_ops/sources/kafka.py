@@ -237,8 +237,7 @@ def watermarks(topic: str, client: Mapping[str, str]) -> tuple[dict[int, int], d
     except KafkaException as e:
         raise ConfigError(f"the Kafka client refuses the ingest's settings: {e}; fix the Kafka connection") from None
     try:
-        deadline = time.monotonic() + _TIMEOUT_S
-        topics = _answered(lambda timeout: consumer.list_topics(topic, timeout=timeout), deadline).topics
+        topics = _answered(lambda timeout: consumer.list_topics(topic, timeout=timeout)).topics
         found = topics.get(topic)
         if found is None or not found.partitions:
             raise InvalidInputError(f"Kafka topic {topic} does not exist at {client.get('bootstrap.servers')}: check "
@@ -249,7 +248,7 @@ def watermarks(topic: str, client: Mapping[str, str]) -> tuple[dict[int, int], d
         earliest, end = {}, {}
         for p in sorted(found.partitions):
             low, high = _answered(lambda timeout, p=p: consumer.get_watermark_offsets(TopicPartition(topic, p),
-                                                                                      timeout=timeout), deadline)
+                                                                                      timeout=timeout))
             earliest[p], end[p] = low, high
         return earliest, end
     except KafkaException as e:
@@ -259,10 +258,11 @@ def watermarks(topic: str, client: Mapping[str, str]) -> tuple[dict[int, int], d
         consumer.close()
 
 
-def _answered(call: Callable[[float], Any], deadline: float) -> Any:
-    """`call(timeout)`'s answer, asked in short calls until the broker answers or `deadline` passes."""
+def _answered(call: Callable[[float], Any]) -> Any:
+    """`call(timeout)`'s answer, asked in short calls until the broker answers or _TIMEOUT_S have passed."""
     from confluent_kafka import KafkaError, KafkaException
 
+    deadline = time.monotonic() + _TIMEOUT_S
     unanswered = (KafkaError._TRANSPORT, KafkaError._TIMED_OUT, KafkaError._ALL_BROKERS_DOWN)
     while True:
         try:

@@ -113,8 +113,14 @@ def end_with_spark_submit_and_task(last_word: Callable[[], None]) -> None:
         with _reporting:  # held to the end: an outcome the job gives later would not be the one that holds
             if _finished.is_set():
                 return
-            last_word()
-            os._exit(EXIT_FAILED)  # the main thread is stuck in a call that no interrupt reaches
+            # the main thread is stuck in a call that no interrupt reaches: the job ends here, whatever its last
+            # word meets (a closed stdout as spark-submit's JVM is gone, a result store that does not answer)
+            threading.Timer(GRACE_S, os._exit, (EXIT_FAILED,)).start()
+            try:
+                with contextlib.suppress(Exception):
+                    last_word()
+            finally:
+                os._exit(EXIT_FAILED)
 
     threading.Thread(target=watch, name="end-with-spark-submit-and-task", daemon=True).start()
 

@@ -12,6 +12,7 @@ import sys
 import time
 
 import psutil
+import pytest
 
 from hudi_ops.errors import EXIT_FAILED
 from hudi_ops.job_specs.results import RESULT_FILE_ENV
@@ -200,16 +201,22 @@ STUCK = """
 import json, os, sys
 from confluent_kafka import Consumer
 from hudi_ops.spark.driver_lifetime import end_with_spark_submit_and_task
-end_with_spark_submit_and_task(lambda: open(sys.argv[1], "w").write(json.dumps({"error": "JobEndedError"})))
+def last_word():
+    if sys.argv[3] == "broken":  # its stdout a pipe whose reader is gone, as spark-submit's JVM once it died
+        raise BrokenPipeError(32, "Broken pipe")
+    open(sys.argv[1], "w").write(json.dumps({"error": "JobEndedError"}))
+end_with_spark_submit_and_task(last_word)
 Consumer({"bootstrap.servers": sys.argv[2], "group.id": "stuck"}).list_topics("t", timeout=120)
 print("unwound", flush=True)
 """
 
 
-def test_a_driver_stuck_past_the_grace_ends_with_its_last_word_reported(tmp_path):
+@pytest.mark.parametrize("word", ["reported", "broken"])
+def test_a_driver_stuck_past_the_grace_ends_with_its_last_word_reported(tmp_path, word):
+    """Its last word said, or failing (the JVM whose pipe it writes to is gone): the job ends either way."""
     task, named = _task()
     result = tmp_path / "result.json"
-    driver = subprocess.Popen([sys.executable, "-c", STUCK, str(result), f"127.0.0.1:{_free_port()}"],
+    driver = subprocess.Popen([sys.executable, "-c", STUCK, str(result), f"127.0.0.1:{_free_port()}", word],
                               env={**os.environ, TASK_PROCESS_ENV: named}, stdout=subprocess.PIPE,
                               stderr=subprocess.DEVNULL, text=True)
     try:
@@ -218,7 +225,10 @@ def test_a_driver_stuck_past_the_grace_ends_with_its_last_word_reported(tmp_path
         task.wait()
         out, _ = driver.communicate(timeout=GRACE_S + 30)  # well before the call's 120 s
         assert driver.returncode == EXIT_FAILED and "unwound" not in out
-        assert json.loads(result.read_text()) == {"error": "JobEndedError"}
+        if word == "reported":
+            assert json.loads(result.read_text()) == {"error": "JobEndedError"}
+        else:
+            assert not result.exists()
     finally:
         for process in (task, driver):
             process.kill()

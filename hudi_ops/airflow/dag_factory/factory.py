@@ -92,7 +92,7 @@ INGEST_DAG_PREFIX, BACKFILL_DAG_PREFIX, SERVICES_DAG_PREFIX, RESTORE_DAG_PREFIX 
 DEFAULT_PARALLELISM = 0  # Hudi's choice, from the input
 #: Airflow backfills go to the backfill DAG alone: an ingest's runs would each read the same checkpoint
 NO_BACKFILLS = [t for t in DagRunType if t is not DagRunType.BACKFILL_JOB]
-BACKFILL_RUNS = [DagRunType.BACKFILL_JOB, DagRunType.MANUAL]  # no scheduled ones: see backfill_timetable
+BACKFILL_RUNS = [DagRunType.BACKFILL_JOB, DagRunType.MANUAL]  # no scheduled ones: DailyBackfillTimetable
 
 
 def ingest_dag_id(table: str) -> str:

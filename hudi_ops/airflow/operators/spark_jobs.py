@@ -302,9 +302,10 @@ class HudiSparkJobOperator(SparkSubmitOperator):
                 on_cluster_conf = cluster_conf(self.deployment, self._tag, self.conf or {}, tracked=self._tracked)
             jobs = None if self.deployment.is_cluster else self.jobs_python
             found = self.find_work(context, spec)
-            launch = job_launch(on_cluster_conf if self.deployment.is_cluster else self.conf, jars=self.extra_jars(),
-                                s3=self.s3, client_mode=not self.deployment.is_cluster, large=bool(found.large),
-                                jobs=jobs)
+            if not found.idle:  # a skipped run launches nothing
+                launch = job_launch(on_cluster_conf if self.deployment.is_cluster else self.conf,
+                                    jars=self.extra_jars(), s3=self.s3, client_mode=not self.deployment.is_cluster,
+                                    large=bool(found.large), jobs=jobs)
         except InvalidInputError as e:
             raise AirflowFailException(f"bad job arguments, not retried: {e}") from e
         except HudiOpsError as e:  # the table or the source could not be read just now: try again
