@@ -50,8 +50,8 @@ from hudi_ops.fleet.scheduler import LOG_FILES_GOAL, GroupState, Member, measure
 from hudi_ops.job_specs import CleanSpec, ClusterSpec, CompactSpec, IngestSpec
 from hudi_ops.read.service_work import ServiceWork
 from hudi_ops.read.table_need import TableNeed
+from hudi_ops.read.table_services import inline_off
 from hudi_ops.spark.launch import spark_submit_command
-from hudi_ops.table_services import inline_off
 
 TABLES, BUDGET, SIM_TICKS, TICK_MINUTES = 24, 4, 96, 5
 SEEDS = 10  # write schedules: each policy's figures are over all of them

@@ -55,7 +55,7 @@ from hudi_ops.read.service_history import cleans
 from hudi_ops.read.service_runs import service_runs
 from hudi_ops.read.table_description import TableDescription
 from hudi_ops.read.table_overview import archived_commit_stats, commit_stats, file_group_summaries
-from hudi_ops.table_services import CLUSTERING, COMPACTION
+from hudi_ops.read.table_services import CLUSTERING, COMPACTION
 
 FILTER_OPS = ("not in", "in", "<=", ">=", "!=", "=", "<", ">")
 EXIT_CLOSED_PIPE = 128 + signal.SIGPIPE

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from hudi_ops.table_services import SERVICES
+from hudi_ops.read.table_services import SERVICES
 
 POLICIES = ("cron", "balanced", "quota", "need")
 #: how much a tick of waiting adds to a due pair's need, per unit of need: a pair waiting 1 / AGING

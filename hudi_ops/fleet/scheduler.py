@@ -16,7 +16,7 @@ from typing import Any
 from hudi_ops.fleet.policies import Candidate, pick
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.read.table_need import TableNeed, measure
-from hudi_ops.table_services import ARCHIVE, CLEAN, CLUSTERING, COMPACTION
+from hudi_ops.read.table_services import ARCHIVE, CLEAN, CLUSTERING, COMPACTION
 
 #: the fleet's goal for a MERGE_ON_READ read: at most this many log files to merge per file slice
 LOG_FILES_GOAL = 5

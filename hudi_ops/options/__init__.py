@@ -10,7 +10,7 @@ of the application, `python -m hudi_ops.spark`):
 3. hudi-ops' defaults (`job_defaults.hudi_ops_defaults`), which depend on the job and on the options alone;
 4. the tables config: its `defaults`, the table's `hoodie_conf`, then the service's own section (merged
    by hudi_ops.airflow.dag_factory, which turns off in the writers the services that run as jobs of their
-   own: hudi_ops.table_services);
+   own: hudi_ops.read.table_services);
 5. the job's flags: `--props`, then `--hoodie-conf` (hudi_ops.job_specs).
 Under Airflow the lock's keys from the table's ZooKeeper connection win over 4 and 5: every pipeline of the
 table shares them (hudi_ops.airflow.hooks.zookeeper_lock).

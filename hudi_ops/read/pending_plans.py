@@ -19,7 +19,7 @@ from hudi_ops.format.timeline import Timeline
 
 @dataclass(frozen=True)
 class PendingPlan:
-    service: str  # compaction | clustering: named as Hudi names the plan's action (hudi_ops.table_services)
+    service: str  # compaction | clustering: named as Hudi names the plan's action (hudi_ops.read.table_services)
     instant: str  # the plan's requested time: the instant its execution completes as
     state: str  # REQUESTED, or INFLIGHT while (or after) an executor ran it
     file_groups: tuple[FileGroupId, ...]

@@ -22,7 +22,7 @@ from hudi_ops.options.keys import ClusteringConfig
 from hudi_ops.read.pending_plans import every_pending_plan
 from hudi_ops.read.pipeline_metadata import JOB_KEY
 from hudi_ops.read.service_work import ServiceWork
-from hudi_ops.table_services import CLUSTERING, SERVICES
+from hudi_ops.read.table_services import CLUSTERING, SERVICES
 
 
 @dataclass(frozen=True)

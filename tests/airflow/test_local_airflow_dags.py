@@ -21,8 +21,8 @@ from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import IngestSpec, SavepointSpec
 from hudi_ops.read.table_need import measure
 from hudi_ops.read.table_overview import COMPLETED, ROLLED_BACK, TableOverview
+from hudi_ops.read.table_services import COMPACTION
 from hudi_ops.spark.__main__ import main
-from hudi_ops.table_services import COMPACTION
 from local_platform.demo.rfc22 import (
     BACKFILL_DAG,
     INGEST_DAG,

@@ -65,10 +65,10 @@ from hudi_ops.job_specs import (
 )
 from hudi_ops.read.pending_plans import pending_plans, pending_writes
 from hudi_ops.read.pipeline_metadata import BACKFILL_CHECKPOINT_KEY, INGEST_CHECKPOINT_KEY
+from hudi_ops.read.table_services import ARCHIVE, CLEAN, CLUSTERING, COMPACTION, SERVICES, inline_off
 from hudi_ops.sources.kafka import STREAMER_CHECKPOINT_KEY_V2, KafkaOffsets, watermarks
 from hudi_ops.spark.driver_lifetime import TASK_PROCESS_ENV, task_process
 from hudi_ops.spark.kafka_connector import kafka_jars
-from hudi_ops.table_services import ARCHIVE, CLEAN, CLUSTERING, COMPACTION, SERVICES, inline_off
 from tests.integration.lock_options import HEARTBEAT, occ_options
 from tests.integration.processes import Job
 from tests.tables import (

@@ -24,7 +24,7 @@ import pytest
 from hudi_ops.format.instant import Action
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import ClusterSpec, CompactSpec, ServiceSpec
-from hudi_ops.table_services import CLUSTERING, COMPACTION, inline_off
+from hudi_ops.read.table_services import CLUSTERING, COMPACTION, inline_off
 from tests.integration.lock_options import occ_options
 from tests.integration.processes import run_job
 from tests.integration.test_spark_jobs import ingest_args, run_captured

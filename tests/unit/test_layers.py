@@ -15,7 +15,7 @@ LAYERS = [
     {"format"},
     # a source's new work is read against the table's checkpoints; the table services' registry ties read's
     # checks to their jobs' specs, and read's measure of a table's need asks each service through it
-    {"read", "locks", "sources", "table_services"},
+    {"read", "locks", "sources"},
     {"spark", "fleet"},  # the fleet ranks what read measures; the Spark jobs run what it picks
     {"airflow"},
 ]

@@ -14,7 +14,7 @@ from hudi_ops.airflow.operators.table_services import (
     HudiServiceOperator,
 )
 from hudi_ops.errors import InvalidInputError
-from hudi_ops.table_services import SERVICES, inline_off, table_service
+from hudi_ops.read.table_services import SERVICES, inline_off, table_service
 
 OWN_OPERATORS = {"compaction": HudiCompactionOperator, "clustering": HudiClusteringOperator,
                  "clean": HudiCleanOperator, "archive": HudiArchiveOperator}

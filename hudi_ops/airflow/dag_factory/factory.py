@@ -81,7 +81,7 @@ from hudi_ops.airflow.operators.writer_pause import PauseWritersOperator, Unpaus
 from hudi_ops.airflow.timetables.daily_backfill import DailyBackfillTimetable
 from hudi_ops.job_specs.writes import BACKFILL_OPERATIONS, SOURCE_FORMATS
 from hudi_ops.options.keys import WriteConfig
-from hudi_ops.table_services import ARCHIVE, CLEAN, CLUSTERING, COMPACTION, inline_off
+from hudi_ops.read.table_services import ARCHIVE, CLEAN, CLUSTERING, COMPACTION, inline_off
 
 log = logging.getLogger(__name__)
 PARALLELISM_KEYS = tuple(key.name for key in WriteConfig.SHUFFLE_PARALLELISM)

@@ -63,7 +63,7 @@ from hudi_ops.options.occ import (
     is_simple_bucket_index,
     multi_writer_mode,
 )
-from hudi_ops.table_services import ARCHIVE, CLEAN, CLUSTERING, COMPACTION, SERVICES
+from hudi_ops.read.table_services import ARCHIVE, CLEAN, CLUSTERING, COMPACTION, SERVICES
 
 SourceFormat = Literal[tuple(SOURCE_FORMATS)]  # type: ignore[valid-type]
 SourceKind = Literal[SOURCE_KINDS]  # type: ignore[valid-type]

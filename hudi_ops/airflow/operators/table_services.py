@@ -5,7 +5,7 @@ table's lock) and return its instant; an `execute` task takes the plan's instant
 or from the XCom of `plan_task_id`, so schedule and execute can be separate tasks; with neither (or
 when that task planned nothing) it runs the oldest pending plan, such as one a failed run left
 behind. Archive, savepoint and restore have no plan. Before spark-submit, every task asks the control
-plane whether there is work (the registry's checks, hudi_ops.table_services) and is skipped, in
+plane whether there is work (the registry's checks, hudi_ops.read.table_services) and is skipped, in
 milliseconds and saying why, when there is none. Services add no Asset event: the services DAG is
 triggered by the writers' events."""
 
@@ -24,7 +24,7 @@ from hudi_ops.job_specs.services import EXECUTE, ModeSpec
 from hudi_ops.read.savepoints import require_savepoint, savepointed
 from hudi_ops.read.service_work import ServiceWork
 from hudi_ops.read.table_need import measure
-from hudi_ops.table_services import ARCHIVE, CLEAN, CLUSTERING, COMPACTION, TableService, table_service
+from hudi_ops.read.table_services import ARCHIVE, CLEAN, CLUSTERING, COMPACTION, TableService, table_service
 
 #: a service's tries after its first, unless its task says otherwise
 SERVICE_RETRIES = 2
@@ -71,7 +71,7 @@ class HudiTableServiceOperator(HudiSparkJobOperator):
 
 
 class _RegisteredServiceOperator(HudiTableServiceOperator):
-    """One of the registry's services (hudi_ops.table_services), named by `service`: its job, its check
+    """One of the registry's services (hudi_ops.read.table_services), named by `service`: its job, its check
     for work."""
 
     service = ""

@@ -4,8 +4,8 @@ execution runs it with Hudi's strategy, as Hudi's HoodieClusteringJob does."""
 
 from __future__ import annotations
 
+from hudi_ops.read.table_services import CLUSTERING
 from hudi_ops.spark.jobs.plan_execution import PlanService
-from hudi_ops.table_services import CLUSTERING
 
 CLUSTER = PlanService(CLUSTERING, "scheduleClustering", "scheduleClusteringAtInstant", "cluster",
                       withdraw_method="purgePendingClustering")

@@ -8,8 +8,8 @@ the plan with Hudi's compactor, as Hudi's HoodieCompactor utility does.
 from __future__ import annotations
 
 from hudi_ops.format.meta_client import MetaClient
+from hudi_ops.read.table_services import COMPACTION
 from hudi_ops.spark.jobs.plan_execution import PlanService
-from hudi_ops.table_services import COMPACTION
 
 
 def _refuses(meta: MetaClient) -> str | None:

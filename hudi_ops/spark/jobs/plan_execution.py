@@ -24,13 +24,13 @@ from hudi_ops.locks.job_locks import plan_lock
 from hudi_ops.options.occ import has_zookeeper_lock
 from hudi_ops.read.pending_plans import PendingPlan, pending_plans
 from hudi_ops.read.table_overview import ROLLED_BACK, commit_stats_of, instant_spans
+from hudi_ops.read.table_services import TableService
 from hudi_ops.spark.jobs.write_client import WriteClient, write_client
-from hudi_ops.table_services import TableService
 
 
 @dataclass(frozen=True)
 class PlanService:
-    """A plan-based service (hudi_ops.table_services) and the write client's methods for it."""
+    """A plan-based service (hudi_ops.read.table_services) and the write client's methods for it."""
 
     table_service: TableService  # compaction | clustering
     schedule_method: str  # (extra metadata) -> Option<instant>
