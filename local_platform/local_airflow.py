@@ -142,6 +142,10 @@ class LocalAirflow:
         self._write_env_file()
         return self
 
+    def pids(self) -> list[int]:
+        """The pids of its running components (the api-servers, the scheduler, the dag-processor, the triggerer)."""
+        return [p.pid for p in self._processes.values() if p.poll() is None]
+
     @property
     def env(self) -> dict[str, str]:
         return {**os.environ, **self.settings}

@@ -9,12 +9,14 @@ machine's speed.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from hudi_ops.airflow.operators.spark_jobs import HudiIngestOperator
@@ -167,7 +169,8 @@ def test_a_deferrable_backfill_day_waits_in_the_triggerer_holding_no_worker_slot
         pool = airflow.api("GET", "/api/v2/pools/default_pool")
         assert (pool["running_slots"], pool["deferred_slots"], pool["queued_slots"]) == (0, 1, 0), pool
         assert not _titled(f"{TASK_RUNNER}{ti['id']}")  # the try's runner has ended
-        workers = _titled(EXECUTOR_WORKER)
+        # this Airflow's: make test's other worker may run an Airflow of its own, whose workers are busy
+        workers = _titled(EXECUTOR_WORKER, airflow)
         assert workers and all(title.endswith("<idle>") for title in workers.values()), workers
         assert not _spark_submits(airflow), "a spark-submit runs while the task is deferred"
         trigger = ti.get("trigger") or {}
@@ -184,28 +187,26 @@ def _app_state(yarn: YarnCluster, app_id: str) -> str:
     return next(a for a in yarn.applications() if a["id"] == app_id)["state"]
 
 
-def _titled(prefix: str) -> dict[int, str]:
-    """The processes whose title (Airflow sets it) starts with `prefix`: pid, title."""
-    found = {}
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            title = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
-        except OSError:
-            continue
-        if title.startswith(prefix):
-            found[int(cmdline.parent.name)] = title
-    return found
+def _titled(prefix: str, airflow: LocalAirflow | None = None) -> dict[int, str]:
+    """The processes whose title (Airflow sets it) starts with `prefix`, of `airflow` alone when given: pid, title."""
+    return {pid: line for pid, line in _processes(airflow).items() if line.startswith(prefix)}
 
 
 def _spark_submits(airflow: LocalAirflow) -> list[int]:
-    """spark-submit JVMs started by this Airflow's processes (their environment names its home)."""
-    found = []
-    for proc in Path("/proc").glob("[0-9]*"):
-        try:
-            argv = (proc / "cmdline").read_bytes()
-            environ = (proc / "environ").read_bytes()
-        except OSError:
-            continue
-        if b"org.apache.spark.deploy.SparkSubmit" in argv and f"AIRFLOW_HOME={airflow.home}".encode() in environ:
-            found.append(int(proc.name))
+    """spark-submit JVMs started by this Airflow's processes."""
+    return [pid for pid, line in _processes(airflow).items() if "org.apache.spark.deploy.SparkSubmit" in line]
+
+
+def _processes(airflow: LocalAirflow | None) -> dict[int, str]:
+    """Each process's pid and command line (or title); of `airflow`'s processes and their descendants alone when
+    given (a title Airflow sets overwrites the process's environment, so its home cannot tell them apart)."""
+    if airflow is None:
+        processes = list(psutil.process_iter())
+    else:
+        roots = [psutil.Process(pid) for pid in airflow.pids()]
+        processes = [*roots, *(child for root in roots for child in root.children(recursive=True))]
+    found = {}
+    for process in processes:
+        with contextlib.suppress(psutil.Error):
+            found[process.pid] = " ".join(process.cmdline()).strip()
     return found
