@@ -12,7 +12,7 @@ from types import TracebackType
 
 from hudi_ops.locks.zookeeper import ZookeeperBasedLockProvider
 from hudi_ops.options.config_property import HoodieConfig
-from hudi_ops.options.keys import WriteConfig
+from hudi_ops.options.keys import LockConfig
 
 #: what this process waited for the locks it took, in ms, by kind (`fence_wait`: a batch's fence,
 #: `lock_wait`: the others): a job reports it with its result (its `durations_ms`)
@@ -38,7 +38,7 @@ class HeldLock:
                  transient: bool = False, kind: str = "lock_wait") -> None:
         config = HoodieConfig(dict(options))
         self.provider = ZookeeperBasedLockProvider.from_config(config, table_name=table_name)
-        self.wait_s = wait_s if wait_s is not None else (config.get(WriteConfig.LOCK_WAIT_MS) or 0) / 1000
+        self.wait_s = wait_s if wait_s is not None else (config.get(LockConfig.WAIT_MS) or 0) / 1000
         self.transient, self.kind = transient, kind
 
     def __enter__(self) -> HeldLock:

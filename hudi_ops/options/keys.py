@@ -25,8 +25,6 @@ class WriteConfig:
     CONCURRENCY_MODE = str_key("hoodie.write.concurrency.mode", "SINGLE_WRITER", "how writers share the table",
                                choices=("SINGLE_WRITER", "OPTIMISTIC_CONCURRENCY_CONTROL",
                                         "NON_BLOCKING_CONCURRENCY_CONTROL"))
-    LOCK_WAIT_MS = int_key("hoodie.write.lock.wait_time_ms", 60_000, "how long a writer waits for the table lock",
-                           minimum=0)
     HIVE_STYLE_PARTITIONING = str_key("hoodie.datasource.write.hive_style_partitioning", "FALSE",
                                       "partition folders named `field=value`", choices=("TRUE", "FALSE"))
 
@@ -61,14 +59,38 @@ class TableConfigKeys:
 
 
 class LockConfig:
-    """The lock writers and services take (HoodieLockConfig's names); the ZooKeeper provider's keys are below."""
+    """The lock writers and services take (HoodieLockConfig's names); the ZooKeeper provider's keys follow."""
 
     PREFIX = "hoodie.write.lock."
+    WAIT_MS = int_key("hoodie.write.lock.wait_time_ms", 60_000, "how long a writer waits for the table lock",
+                      minimum=0)
     PROVIDER = str_key("hoodie.write.lock.provider", doc="the lock provider's class")
     CONFLICT_RESOLUTION_STRATEGY = str_key("hoodie.write.lock.conflict.resolution.strategy",
                                            doc="which of two overlapping writes a commit refuses")
     CLIENT_NUM_RETRIES = int_key("hoodie.write.lock.client.num_retries", 50,
                                  "how often Hudi's lock manager asks again for a lock it did not get", minimum=0)
+
+
+# -- the ZooKeeper lock provider's (LockConfiguration's names and defaults) --------------
+
+ZK_URL = str_key(
+    "hoodie.write.lock.zookeeper.url", doc="ZooKeeper connect string (host:port[,host:port...][/chroot])"
+)
+ZK_PORT = int_key(
+    "hoodie.write.lock.zookeeper.port", None, "port appended to hosts of the url that have none", minimum=1,
+    below=65_536,
+)
+ZK_BASE_PATH = str_key("hoodie.write.lock.zookeeper.base_path", doc="persistent znode under which locks live")
+ZK_LOCK_KEY = str_key("hoodie.write.lock.zookeeper.lock_key", doc="lock znode name; defaults to the table's name")
+ZK_SESSION_TIMEOUT_MS = int_key("hoodie.write.lock.zookeeper.session_timeout_ms", 60_000, minimum=1)
+ZK_CONNECTION_TIMEOUT_MS = int_key("hoodie.write.lock.zookeeper.connection_timeout_ms", 15_000, minimum=1)
+LOCK_RETRY_WAIT_MS = int_key(
+    "hoodie.write.lock.wait_time_ms_between_retry", 1_000, "first pause of the ZooKeeper retry backoff", minimum=0
+)
+LOCK_RETRY_MAX_WAIT_MS = int_key(
+    "hoodie.write.lock.max_wait_time_ms_between_retry", 16_000, "cap of the ZooKeeper retry backoff", minimum=0
+)
+LOCK_NUM_RETRIES = int_key("hoodie.write.lock.num_retries", 15, "retries of a ZooKeeper connect or call", minimum=0)
 
 
 class DataSourceWriteConfig:
@@ -282,28 +304,6 @@ class ErrorTableConfig:
                       choices=("TRUE", "FALSE"))
     BASE_PATH = str_key("hoodie.errortable.base.path", doc="the error table's base path")
     TARGET_TABLE = str_key("hoodie.errortable.target.table.name", doc="the error table's name")
-
-
-# -- the lock (ZookeeperBasedLockProvider's and LockConfiguration's names and defaults) --------------
-
-ZK_URL = str_key(
-    "hoodie.write.lock.zookeeper.url", doc="ZooKeeper connect string (host:port[,host:port...][/chroot])"
-)
-ZK_PORT = int_key(
-    "hoodie.write.lock.zookeeper.port", None, "port appended to hosts of the url that have none", minimum=1,
-    below=65_536,
-)
-ZK_BASE_PATH = str_key("hoodie.write.lock.zookeeper.base_path", doc="persistent znode under which locks live")
-ZK_LOCK_KEY = str_key("hoodie.write.lock.zookeeper.lock_key", doc="lock znode name; defaults to the table's name")
-ZK_SESSION_TIMEOUT_MS = int_key("hoodie.write.lock.zookeeper.session_timeout_ms", 60_000, minimum=1)
-ZK_CONNECTION_TIMEOUT_MS = int_key("hoodie.write.lock.zookeeper.connection_timeout_ms", 15_000, minimum=1)
-LOCK_RETRY_WAIT_MS = int_key(
-    "hoodie.write.lock.wait_time_ms_between_retry", 1_000, "first pause of the ZooKeeper retry backoff", minimum=0
-)
-LOCK_RETRY_MAX_WAIT_MS = int_key(
-    "hoodie.write.lock.max_wait_time_ms_between_retry", 16_000, "cap of the ZooKeeper retry backoff", minimum=0
-)
-LOCK_NUM_RETRIES = int_key("hoodie.write.lock.num_retries", 15, "retries of a ZooKeeper connect or call", minimum=0)
 
 
 # -- hudi-ops' own (read by its Java classes in the jobs' JVM) ---------------------------------------

@@ -10,7 +10,7 @@ then the user's and the cluster's, each over the ones before.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from hudi_ops.s3_settings import S3Settings
@@ -38,7 +38,7 @@ class Launch:
     """A job's jars (comma-joined by spark-submit's `--jars`) and Spark settings (`--conf`)."""
 
     jars: tuple[str, ...]
-    conf: dict[str, str] = field(default_factory=dict)
+    conf: dict[str, str]
 
 
 def job_launch(conf: Mapping[str, str] | None = None, *, jars: Sequence[str] = (), s3: S3Settings | None = None,

@@ -8,7 +8,7 @@ import pytest
 
 from hudi_ops.errors import ConfigError, InvalidTableError
 from hudi_ops.options.config_property import HoodieConfig
-from hudi_ops.options.keys import TableConfigKeys, WriteConfig
+from hudi_ops.options.keys import LockConfig, TableConfigKeys, WriteConfig
 from hudi_ops.options.properties_file import command_line_options, parse_key_values, parse_properties
 
 
@@ -16,19 +16,19 @@ def test_aliases_and_precedence():
     base = HoodieConfig({"hoodie.datasource.write.table.name": "trips"})
     assert base.get(WriteConfig.TABLE_NAME) == "trips"  # Hudi's older name still counts
     assert base.with_values(**{"hoodie.table.name": "rides"}).get(WriteConfig.TABLE_NAME) == "rides"  # the key wins
-    assert base.get(WriteConfig.LOCK_WAIT_MS) == 60_000  # Hudi's default
+    assert base.get(LockConfig.WAIT_MS) == 60_000  # Hudi's default
     assert base.get(TableConfigKeys.PRECOMBINE_FIELD) is None
     # v9 tables store the ordering field under its new name
     assert HoodieConfig({"hoodie.table.ordering.fields": "ts"}).get(TableConfigKeys.PRECOMBINE_FIELD) == "ts"
     # given values win; the original is left as it was
-    assert base.with_values(**{"hoodie.write.lock.wait_time_ms": "5"}).get(WriteConfig.LOCK_WAIT_MS) == 5
-    assert base.get(WriteConfig.LOCK_WAIT_MS) == 60_000
-    assert HoodieConfig({"hoodie.write.lock.wait_time_ms": ""}).get(WriteConfig.LOCK_WAIT_MS) == 60_000
+    assert base.with_values(**{"hoodie.write.lock.wait_time_ms": "5"}).get(LockConfig.WAIT_MS) == 5
+    assert base.get(LockConfig.WAIT_MS) == 60_000
+    assert HoodieConfig({"hoodie.write.lock.wait_time_ms": ""}).get(LockConfig.WAIT_MS) == 60_000
 
 
 @pytest.mark.parametrize(("key", "value", "message"), [
-    (WriteConfig.LOCK_WAIT_MS, "-1", "at least 0"),
-    (WriteConfig.LOCK_WAIT_MS, "ten", "not valid"),
+    (LockConfig.WAIT_MS, "-1", "at least 0"),
+    (LockConfig.WAIT_MS, "ten", "not valid"),
     (TableConfigKeys.TYPE, "cow", "use one of COPY_ON_WRITE, MERGE_ON_READ"),
     (TableConfigKeys.VERSION, "8.0", "not valid"),
 ])

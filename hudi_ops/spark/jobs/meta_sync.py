@@ -29,7 +29,7 @@ from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs.results import ALREADY_COMMITTED, COMMITTED, JobResult, ServiceResult
 from hudi_ops.locks.job_locks import catalog_lock
 from hudi_ops.options.config_property import HoodieConfig
-from hudi_ops.options.keys import HIVE_SYNC_TOOL, MetaSyncConfig, WriteConfig
+from hudi_ops.options.keys import HIVE_SYNC_TOOL, LockConfig, MetaSyncConfig
 from hudi_ops.options.occ import has_zookeeper_lock
 from hudi_ops.spark.java_errors import JavaFailure
 
@@ -95,7 +95,7 @@ def sync_catalog(spark: Any, base_path: str, options: Mapping[str, str], *, afte
     tools = _tools(config)
     # the table's own settings first (Hudi infers the partition columns and their extractor from them)
     props = {**meta.properties.values, **options, MetaSyncConfig.BASE_PATH.name: base_path}
-    wait_s = (config.get(WriteConfig.LOCK_WAIT_MS) or 0) / 1000
+    wait_s = (config.get(LockConfig.WAIT_MS) or 0) / 1000
     held = catalog_lock(options, table_name, wait_s) if has_zookeeper_lock(options) else contextlib.nullcontext()
     jvm = spark.sparkContext._jvm
     with held:
