@@ -71,9 +71,12 @@ def urgency(c: Candidate) -> float:
     return c.need * c.priority * (1 + AGING * c.waited)
 
 
+#: a table's services in a services DAG's order: compaction first
+_SERVICE_ORDER = {name: i for i, name in enumerate(SERVICES)}
+
 RANKS: dict[str, Callable[[Candidate], tuple]] = {
-    # the longest-waiting turn first; a table's services in a services DAG's order: compaction first
-    "cron": lambda c: (-c.waited, c.table, list(SERVICES).index(c.service)),
+    # the longest-waiting turn first
+    "cron": lambda c: (-c.waited, c.table, _SERVICE_ORDER[c.service]),
     "balanced": lambda c: (-c.since_serviced, -c.need, c.table),
     "quota": lambda c: (c.recent_runs / c.quota if c.quota > 0 else float("inf"), -c.need, c.table),
     "need": lambda c: (c.waited < WAIT_BOUND, -urgency(c), c.table),
