@@ -43,6 +43,7 @@ from hudi_ops.options.keys import (
     ZK_LOCK_KEY,
     ZK_URL,
     DataSourceReadConfig,
+    IndexConfig,
     WriteConfig,
 )
 from hudi_ops.options.occ import DEFAULT_LOCK_BASE_PATH
@@ -384,9 +385,11 @@ def _check_duplicates(args: argparse.Namespace) -> int:
         _table_out([{"key": k.key, "partitions": ",".join(f"{p}:{n}" for p, n in k.partitions.items()),
                      "files": ",".join(k.files)} for k in found.across_partitions], False,
                    ["key", "partitions", "files"])
-    if found.within_partitions:
-        print("repair: python -m hudi_ops.spark dedupe --target-base-path PATH [--dry-run] keeps each key's latest "
-              "version within its partition")
+    if found.found:
+        where = f"across partitions (give it --hoodie-conf {IndexConfig.TYPE.name}={found.index_type})" \
+            if found.global_index and found.across_partitions else "within its partition"
+        print(f"repair: python -m hudi_ops.spark dedupe --target-base-path PATH [--dry-run] keeps each key's latest "
+              f"version {where}")
     return code
 
 

@@ -1,4 +1,4 @@
-"""The repairs' specs: `dedupe`, which leaves each key of a table once per partition."""
+"""The repairs' specs: `dedupe`, which leaves each key of a table once per partition (under a global index, once)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ from hudi_ops.job_specs.arguments import SWITCH, JobSpec, argument
 
 @dataclass(frozen=True, kw_only=True)
 class DedupeSpec(JobSpec):
-    """`dedupe`: each key held more than once within a partition left once, its latest version by the table's
-    ordering field (then the latest commit), the partitions holding such keys rewritten by Hudi's
-    insert_overwrite, with the table's lock at its commit (hudi_ops.spark.jobs.dedupe)."""
+    """`dedupe`: each key held more than once within a partition (under a global index, in the table) left once,
+    its latest version by the table's ordering field (then the latest commit), the partitions holding its older
+    versions rewritten by Hudi's insert_overwrite, with the table's lock at its commit (hudi_ops.spark.jobs.dedupe)."""
 
     JOB: ClassVar[str] = "dedupe"
 

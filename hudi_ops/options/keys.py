@@ -108,6 +108,10 @@ class DataSourceWriteConfig:
                                      "options with this prefix go into the commit's extra metadata")
     PARTITIONS_TO_DELETE = list_key("hoodie.datasource.write.partitions.to.delete",
                                     doc="DELETE_PARTITION's partitions, comma-separated")
+    #: HoodieInternalConfig's, which Spark SQL sets for a static-partition INSERT OVERWRITE: the partitions an
+    #: insert_overwrite replaces, those its rows leave empty among them (without it: the partitions its rows hold)
+    STATIC_OVERWRITE_PARTITIONS = list_key("hoodie.static.overwrite.partition.paths",
+                                           doc="the partitions an insert_overwrite replaces, comma-separated")
 
 
 class DataSourceReadConfig:

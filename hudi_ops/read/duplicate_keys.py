@@ -52,7 +52,7 @@ class DuplicateKeys:
 
     @property
     def global_index(self) -> bool:
-        return (self.index_type or "").upper() in GLOBAL_INDEX_TYPES
+        return is_global_index(self.index_type)
 
     @property
     def found(self) -> bool:
@@ -64,6 +64,12 @@ class DuplicateKeys:
                 "global_index": self.global_index, "found": self.found,
                 "within_partitions": [asdict(d) for d in self.within_partitions],
                 "across_partitions": [asdict(k) for k in self.across_partitions]}
+
+
+def is_global_index(index_type: str | None) -> bool:
+    """Whether the index `index_type` (the writers' `hoodie.index.type`; None: Hudi's default) keeps a key in one
+    partition, so that a key in several partitions is a duplicate."""
+    return (index_type or "").upper() in GLOBAL_INDEX_TYPES
 
 
 def require_meta_fields(meta: MetaClient) -> None:

@@ -1,6 +1,7 @@
 """Keys held more than once: `hudi-ops check duplicates` (hudi-rs) finds them on a table Hudi's `insert` wrote
 them into, as a plain model of the rows written says, and the `dedupe` job (run in the shared session)
-leaves each key once per partition with its latest version, as hudi-rs and Spark's Hudi reader both read."""
+leaves each key once per partition (under a global index: once in the table) with its latest version, as hudi-rs
+and Spark's Hudi reader both read."""
 
 from __future__ import annotations
 
@@ -30,23 +31,26 @@ BATCHES = [
 ]
 
 
-def written_with_duplicates(spark, path):
-    """A trips table of BATCHES, each written with Hudi's insert; the rows written, each with its batch."""
-    for batch in BATCHES:
+def written_with_duplicates(spark, path, batches=BATCHES):
+    """A trips table of `batches`, each written with Hudi's insert; the rows written, each with its batch."""
+    for batch in batches:
         spark.createDataFrame(batch, "trip_id string, dt string, ts long, fare double").write.format("hudi") \
             .options(**INSERT).mode("append").save(str(path))
-    return [(n, row) for n, batch in enumerate(BATCHES) for row in batch]
+    return [(n, row) for n, batch in enumerate(batches) for row in batch]
 
 
-def latest_per_partition(written):
-    """The model of a repaired table: per key and partition, the greatest ts, then the latest batch (within a
-    batch the repair may keep either of two rows equal on ts, and the model has none such)."""
+def latest_versions(written, global_index=False):
+    """The model of a repaired table: per key and partition (under a global index, per key), the greatest ts, then
+    the latest batch (within a batch the repair may keep either of two rows equal on ts, and the model has none
+    such); and the versions the repair removes."""
     latest = {}
     for n, row in written:
-        place = (row["trip_id"], row["dt"])
+        place = row["trip_id"] if global_index else (row["trip_id"], row["dt"])
         if place not in latest or (row["ts"], n) >= (latest[place][1]["ts"], latest[place][0]):
             latest[place] = (n, row)
-    return sorted(tuple(row[c] for c in COLUMNS) for _, row in latest.values())
+    kept = {id(row): row for _, row in latest.values()}
+    return (sorted(tuple(row[c] for c in COLUMNS) for row in kept.values()),
+            [row for _, row in written if id(row) not in kept])
 
 
 def check(capsys, path, *flags):
@@ -96,7 +100,7 @@ def test_dedupe_keeps_each_keys_latest_version_and_the_check_then_passes(spark, 
     assert repaired["details"] == planned["details"] and repaired["rows"] == 4, repaired
     done = MetaClient.open(table).timeline().completed_instant(repaired["instant"])
     assert done.action == "replacecommit"
-    expected = latest_per_partition(written)
+    expected, _ = latest_versions(written)
     assert read_hudi_rs(table) == read_spark(spark, table) == expected
 
     code, after = check(capsys, table)
@@ -109,3 +113,33 @@ def test_dedupe_keeps_each_keys_latest_version_and_the_check_then_passes(spark, 
                              spark)
     idle = job_result(out)
     assert code == 0 and idle["instant"] is None and "no key is held more than once" in idle["reason"], idle
+
+
+def test_under_a_global_index_dedupe_keeps_each_keys_latest_version_wherever_it_is(spark, tmp_path, capsys,
+                                                                                    zookeeper):
+    table, day3 = tmp_path / "trips", "2026-11-22"
+    # an older version of a DAY2 key, alone in a partition of its own: the repair leaves that partition empty
+    written = written_with_duplicates(spark, table, [*BATCHES, [{**trips(DAY2, [0], ts=0)[0], "dt": day3}]])
+    options = {**occ_options(zookeeper.url), "hoodie.index.type": "GLOBAL_SIMPLE"}
+    expected, removed = latest_versions(written, global_index=True)
+    code, found = check(capsys, table, *GLOBAL)
+    assert code == EXIT_DUPLICATES and found["global_index"], found
+    assert sorted(k["key"] for k in found["across_partitions"]) == [f"{DAY1}-0003", f"{DAY2}-0000"], found
+    assert cli(["check", "duplicates", str(table), *GLOBAL]) == EXIT_DUPLICATES
+    assert "keeps each key's latest version across partitions (give it --hoodie-conf hoodie.index.type=GLOBAL_SIMPLE)" \
+        in capsys.readouterr().out
+
+    code, out = run_captured(DedupeSpec(base_path=str(table), hoodie_conf=options).to_argv(), spark)
+    repaired = job_result(out)
+    assert code == 0 and repaired["outcome"] == "completed", repaired
+    by_partition = defaultdict(list)
+    for row in removed:
+        by_partition[row["dt"]].append(row["trip_id"])
+    assert repaired["details"] == {"removed": {dt: len(keys) for dt, keys in by_partition.items()},
+                                   "keys": {dt: len(set(keys)) for dt, keys in by_partition.items()}}, repaired
+    assert set(by_partition) == {DAY1, day3}  # DAY1's version of its key 3 is older than the one in DAY2
+    assert read_hudi_rs(table) == read_spark(spark, table) == expected
+    assert day3 not in {row[COLUMNS.index("dt")] for row in expected}
+
+    code, after = check(capsys, table, *GLOBAL)
+    assert code == 0 and after["within_partitions"] == after["across_partitions"] == [], after

@@ -1,11 +1,17 @@
-"""`dedupe`: each key held more than once within a partition left once, its latest version kept.
+"""`dedupe`: each key held more than once left once, its latest version kept.
+
+A key is held more than once when it is twice within a partition, under every index, or, under a global index
+(the writers' `hoodie.index.type`, as `hudi-ops check duplicates` reads it), in several partitions: there a key
+belongs to one partition, and its latest version is kept wherever it is.
 
 The latest version is the one with the greatest value of the table's ordering field, then the latest
 commit (`_hoodie_commit_time`), then the sequence number within it, compared as text (a fixed choice, not
-the numerically greatest), so every evaluation of the rows picks the same one. The partitions holding such
-keys are read with Spark's Hudi reader and written back whole with Hudi's insert_overwrite, the backfill's
-overwrite (hudi_ops.spark.jobs.hudi_write): one replacecommit, under the table's lock at its commit and its
-conflict check like any writer's. Partitions without duplicates are neither read back nor rewritten.
+the numerically greatest), so every evaluation of the rows picks the same one. The partitions holding an
+older version are read with Spark's Hudi reader and written back whole, without those versions, by Hudi's
+insert_overwrite, the backfill's overwrite (hudi_ops.spark.jobs.hudi_write): one replacecommit, under the
+table's lock at its commit and its conflict check like any writer's. The overwrite names the partitions it
+replaces (Spark SQL's static partitions), so a partition whose only records were older versions is emptied
+too. Partitions without such versions are neither read back nor rewritten.
 
 Hudi's conflict check covers the writes that complete after the overwrite's instant begins, and the rows
 were read before it: a write to those partitions that completed in between would be replaced unread. So
@@ -22,15 +28,26 @@ from typing import Any
 
 from hudi_ops.errors import ConcurrentJobError
 from hudi_ops.format.meta_client import MetaClient
-from hudi_ops.format.meta_fields import COMMIT_SEQNO, COMMIT_TIME, META_COLUMNS, PARTITION_PATH, RECORD_KEY
+from hudi_ops.format.meta_fields import (
+    COMMIT_SEQNO,
+    COMMIT_TIME,
+    FILE_NAME,
+    META_COLUMNS,
+    PARTITION_PATH,
+    RECORD_KEY,
+)
 from hudi_ops.job_specs.repairs import DedupeSpec
 from hudi_ops.job_specs.results import ServiceResult, since
-from hudi_ops.read.duplicate_keys import require_meta_fields
+from hudi_ops.options.keys import DataSourceWriteConfig, IndexConfig
+from hudi_ops.read.duplicate_keys import is_global_index, require_meta_fields
 from hudi_ops.spark.jobs import hudi_write
 from hudi_ops.spark.jobs.target import resolve_target
 
 OVERWRITE = "INSERT_OVERWRITE"
 _RANK = "_hudi_ops_dedupe_rank"
+#: what tells one record of a snapshot from every other, duplicates of its key included (the sequence number is
+#: unique within a commit's file)
+_RECORD = (PARTITION_PATH, RECORD_KEY, COMMIT_TIME, COMMIT_SEQNO, FILE_NAME)
 
 
 def run(spec: DedupeSpec, options: dict[str, str], spark: Callable[[], Any]) -> ServiceResult:
@@ -42,32 +59,39 @@ def run(spec: DedupeSpec, options: dict[str, str], spark: Callable[[], Any]) -> 
     require_meta_fields(meta)
     target = resolve_target(spec.base_path, options)
     mode = "dry-run" if spec.dry_run else "repair"
+    index_type = options.get(IndexConfig.TYPE.name)
+    key = (RECORD_KEY,) if is_global_index(index_type) else (PARTITION_PATH, RECORD_KEY)
     read = {i.requested_time for i in meta.timeline().completed_writes()}  # at most what the reader sees
     session = spark()
     table = session.read.format("hudi").load(spec.base_path)
     if (chosen := spec.partition_paths()) is not None:
         table = table.where(F.col(PARTITION_PATH).isin(*chosen))
-    place = (PARTITION_PATH, RECORD_KEY)
-    doubled = (table.groupBy(*place).count().where(F.col("count") > 1).groupBy(PARTITION_PATH)
-               .agg(F.count("*").alias("keys"), F.sum(F.col("count") - 1).alias("removed"))
+    held = table.groupBy(*key).count().where(F.col("count") > 1).drop("count")
+    ordering = [F.col(target.ordering_field).desc_nulls_last()] if target.ordering_field else []
+    latest = Window.partitionBy(*key).orderBy(*ordering, F.col(COMMIT_TIME).desc(), F.col(COMMIT_SEQNO).desc())
+    older = (table.join(held, list(key)).withColumn(_RANK, F.row_number().over(latest)).where(F.col(_RANK) > 1)
+             .select(*_RECORD))  # every version of a key but its latest
+    doubled = (older.groupBy(PARTITION_PATH).agg(F.countDistinct(RECORD_KEY).alias("keys"),
+                                                 F.count("*").alias("removed"))
                .orderBy(PARTITION_PATH).collect())
     details = {"removed": {r[PARTITION_PATH]: r["removed"] for r in doubled},
                "keys": {r[PARTITION_PATH]: r["keys"] for r in doubled}}
     if not doubled:
-        where = f"partitions {', '.join(chosen)}" if chosen else "any partition"
-        return ServiceResult("dedupe", mode, reason=f"no key is held more than once within {where}", details=details,
+        among = f" of partitions {', '.join(chosen)}" if chosen else ""
+        scope = f"in the table{among} (index {index_type}: a key in two partitions counts)" if len(key) == 1 else \
+            f"within a partition{among}"
+        return ServiceResult("dedupe", mode, reason=f"no key is held more than once {scope}", details=details,
                              durations_ms=since(started))
     if spec.dry_run:
         return ServiceResult("dedupe", mode, outcome="planned", details=details, durations_ms=since(started))
-    ordering = [F.col(target.ordering_field).desc_nulls_last()] if target.ordering_field else []
-    latest = Window.partitionBy(*place).orderBy(*ordering, F.col(COMMIT_TIME).desc(), F.col(COMMIT_SEQNO).desc())
-    kept = (table.where(F.col(PARTITION_PATH).isin(*details["removed"]))
-            .withColumn(_RANK, F.row_number().over(latest)).where(F.col(_RANK) == 1)
+    rewritten = sorted(details["removed"])
+    kept = (table.where(F.col(PARTITION_PATH).isin(*rewritten)).join(older, list(_RECORD), "left_anti")
             .select(*[c for c in table.columns if c not in META_COLUMNS]))
-    if written_since := _written_since(meta, read, set(details["removed"])):
+    if written_since := _written_since(meta, read, set(rewritten)):
         raise ConcurrentJobError(f"write(s) {', '.join(written_since)} completed in partitions being repaired after "
                                  "the repair read them; nothing written: run the repair again")
     run_id, write_options = hudi_write.write_options(target, OVERWRITE, options, job="dedupe", extra_metadata={})
+    write_options[DataSourceWriteConfig.STATIC_OVERWRITE_PARTITIONS.name] = ",".join(rewritten)
     written = hudi_write.write(session, kept, target, write_options, run_id, spec.base_path)
     commit = written.commit
     warnings = (f"commit {commit.instant} completed, then Hudi failed: {written.after_commit}",) \
