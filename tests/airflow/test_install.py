@@ -77,6 +77,21 @@ print(json.dumps({"states": [ingest.state, backfill.state], "durable": sorted(ma
 '''
 
 
+#: a table's backfill DAG, run with dag.test() where the DAG files are; one JSON line of what happened
+RUN_BACKFILL = r'''
+import json, sys
+from importlib.metadata import version
+from airflow.dag_processing.dagbag import DagBag
+from airflow.utils import db
+
+db.initdb()
+bag = DagBag(dag_folder=sys.argv[1])
+backfill = bag.get_dag("hudi_backfill__trips").test(run_conf={"start": "2026-01-01", "end": "2026-01-02"})
+print(json.dumps({"state": backfill.state, "errors": {k: v for k, v in bag.import_errors.items()},
+                  "provider": version("apache-airflow-providers-apache-spark")}))
+'''
+
+
 #: Airflow installs with its constraints file, which pins its API server's stack; without it uv takes the newest,
 #: and fastapi 0.163.2 with cadwyn 9.0.0 cannot build Airflow 3.2.0's execution API that dag.test() runs
 #: ("PydanticUserError: Model 'TITerminalStatePayload' needs a discriminator field"): the suite's versions of those
@@ -246,3 +261,59 @@ def test_an_ingest_and_a_backfill_dag_run_end_to_end_with_the_jobs_in_an_interpr
     # key 2 came in two days, one from each DAG: two records (Hudi's default index is per partition)
     assert sorted((r["trip_id"], r["ts"], r["dt"]) for r in rows) == [
         (1, 5, "2026-01-01"), (2, 1, "2026-01-01"), (2, 5, "2026-01-02"), (3, 1, "2026-01-01"), (4, 1, "2026-01-02")]
+
+
+@pytest.mark.spark  # a ResourceManager and a NodeManager on loopback, and a spark-submit in YARN cluster mode
+@pytest.mark.slow
+def test_beside_the_providers_6x_line_a_backfill_runs_in_yarn_cluster_mode_followed_through_the_resource_manager(
+        newest, jobs_only, zookeeper):
+    """Airflow 3.3 users get the provider's 6.x line, whose SparkSubmitHook hudi-ops' YARN cluster mode submits with
+    (its own durable execution off): spark-submit returns once YARN accepted the job and the task follows it."""
+    import hudi
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from local_platform.yarn_cluster import YarnCluster
+
+    root, python = newest
+    home = root / "yarn"
+    dags, history, table = home / "dags", home / "history", home / "trips"
+    dags.mkdir(parents=True)
+    shutil.copy(REPO / "dags" / "hudi_ops_tables.py", dags)
+    for day, ids in (("2026-01-01", [1, 2]), ("2026-01-02", [3])):
+        (history / f"dt={day}").mkdir(parents=True)
+        pq.write_table(pa.table({"trip_id": ids, "ts": [1] * len(ids)}), history / f"dt={day}" / "part.parquet")
+    jobs_spark = subprocess.run([str(jobs_only), "-c", "import os, pyspark; print(os.path.dirname(pyspark.__file__))"],
+                                check=True, capture_output=True, text=True).stdout.strip()
+    host, port = zookeeper.url.rsplit(":", 1)
+    with YarnCluster(home / "cluster", memory_mb=4096) as yarn:
+        # the nodes run the jobs' interpreter, with its Spark's jars (3.5.2: the jobs' venv is at its lowest)
+        spark_conf = {**yarn.spark_conf(str(jobs_only)), "spark.yarn.jars": f"local:{jobs_spark}/jars/*"}
+        (dags / "tables.yaml").write_text(yaml.safe_dump({"tables": {"trips": {
+            "base_path": str(table), "table_type": "COPY_ON_WRITE", "record_key": "trip_id", "partition_field": "dt",
+            "ordering_field": "ts", "spark_conn_id": "spark_yarn", "spark_conf": spark_conf,
+            "backfill": {"source_path": str(history)}}}}))
+        env = {**_clean_env(root), **yarn.env(), "AIRFLOW__CORE__DAGS_FOLDER": str(dags),
+               "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home}/run.db",
+               "HUDI_OPS_JARS_DIR": str(REPO / ".cache" / "jars"),  # the jars `make` fetched
+               # the worker's spark-submit: the jobs' Spark (Airflow's environment has the provider's Spark 4 client)
+               "PATH": f"{Path(jobs_only).parent}{os.pathsep}{os.environ['PATH']}",
+               "AIRFLOW_CONN_SPARK_YARN": json.dumps({"conn_type": "spark", "host": "yarn",
+                                                      "extra": {"deploy-mode": "cluster"}}),
+               "AIRFLOW_CONN_HUDI_ZOOKEEPER_DEFAULT": json.dumps({"conn_type": "hudi_zookeeper", "host": host,
+                                                                  "port": int(port), "extra": {"base_path": "/yarn"}})}
+        for name in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "SPARK_HOME"):
+            env.pop(name, None)
+        done = subprocess.run([str(python), "-c", RUN_BACKFILL, str(dags)], capture_output=True, text=True, env=env,
+                              cwd=root)
+        log = done.stdout + done.stderr
+        assert done.returncode == 0, log[-6000:]
+        seen = json.loads(done.stdout.strip().splitlines()[-1])
+        assert seen["errors"] == {} and seen["state"] == "success", log[-6000:] + yarn.log_tail()
+        assert seen["provider"].startswith("6."), seen
+        (app,) = yarn.applications()  # one application for the run's one task, which it followed to its end
+        assert (app["name"], app["finalStatus"]) == ("hudi-ops-backfill-trips", "SUCCEEDED"), app
+        assert f"following {app['id']} through" in log, log[-6000:]
+    rows = pa.Table.from_batches(hudi.HudiTable(str(table)).read()).select(["trip_id", "ts", "dt"]).to_pylist()
+    assert sorted((r["trip_id"], r["ts"], r["dt"]) for r in rows) == [
+        (1, 1, "2026-01-01"), (2, 1, "2026-01-01"), (3, 1, "2026-01-02")]
