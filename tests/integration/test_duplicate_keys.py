@@ -9,7 +9,7 @@ import json
 from collections import Counter, defaultdict
 
 from hudi_ops.cli import main as cli
-from hudi_ops.errors import EXIT_DUPLICATES
+from hudi_ops.errors import EXIT_BAD_INPUT, EXIT_DUPLICATES
 from hudi_ops.format.meta_client import MetaClient
 from hudi_ops.job_specs import DedupeSpec
 from tests.integration.lock_options import occ_options
@@ -129,17 +129,44 @@ def test_under_a_global_index_dedupe_keeps_each_keys_latest_version_wherever_it_
     assert "keeps each key's latest version across partitions (give it --hoodie-conf hoodie.index.type=GLOBAL_SIMPLE)" \
         in capsys.readouterr().out
 
-    code, out = run_captured(DedupeSpec(base_path=str(table), hoodie_conf=options).to_argv(), spark)
-    repaired = job_result(out)
-    assert code == 0 and repaired["outcome"] == "completed", repaired
     by_partition = defaultdict(list)
     for row in removed:
         by_partition[row["dt"]].append(row["trip_id"])
-    assert repaired["details"] == {"removed": {dt: len(keys) for dt, keys in by_partition.items()},
-                                   "keys": {dt: len(set(keys)) for dt, keys in by_partition.items()}}, repaired
-    assert set(by_partition) == {DAY1, day3}  # DAY1's version of its key 3 is older than the one in DAY2
+    assert set(by_partition) == {DAY1, day3}  # the model's: DAY1's version of its key 3 is older than DAY2's
+
+    def details(*days):
+        return {"removed": {dt: len(by_partition[dt]) for dt in days},
+                "keys": {dt: len(set(by_partition[dt])) for dt in days}}
+
+    # --partitions limits what is rewritten, not what is compared: key 3's latest is outside DAY1
+    code, out = run_captured(DedupeSpec(base_path=str(table), partitions=DAY1, dry_run=True,
+                                        hoodie_conf=options).to_argv(), spark)
+    planned = job_result(out)
+    assert code == 0 and planned["outcome"] == "planned" and planned["details"] == details(DAY1), planned
+
+    code, out = run_captured(DedupeSpec(base_path=str(table), hoodie_conf=options).to_argv(), spark)
+    repaired = job_result(out)
+    assert code == 0 and repaired["outcome"] == "completed", repaired
+    assert repaired["details"] == details(DAY1, day3), repaired
     assert read_hudi_rs(table) == read_spark(spark, table) == expected
     assert day3 not in {row[COLUMNS.index("dt")] for row in expected}
 
     code, after = check(capsys, table, *GLOBAL)
     assert code == 0 and after["within_partitions"] == after["across_partitions"] == [], after
+
+
+def test_a_global_repair_that_would_empty_a_partition_refuses_partition_paths_with_a_comma(spark, tmp_path,
+                                                                                          zookeeper):
+    """Hudi takes the partitions an overwrite empties in a comma-separated list: a path with a comma cannot be in
+    it, and the repair says so before it writes."""
+    table = tmp_path / "trips"
+    written_with_duplicates(spark, table, [[
+        {**trips(DAY1, [1], ts=2)[0], "dt": "c"}, {**trips(DAY1, [1], ts=1)[0], "dt": "a,b"},  # a,b rewritten
+        {**trips(DAY1, [2], ts=1)[0], "dt": "a,b"}, {**trips(DAY1, [2], ts=0)[0], "dt": "d"}]])  # d left empty
+    before = tree(table)
+    options = {**occ_options(zookeeper.url), "hoodie.index.type": "GLOBAL_SIMPLE"}
+    code, out = run_captured(DedupeSpec(base_path=str(table), hoodie_conf=options).to_argv(), spark)
+    refused = job_result(out)
+    assert code == EXIT_BAD_INPUT, refused
+    assert "partition(s) d empty" in refused["message"] and "a,b hold a comma" in refused["message"]
+    assert tree(table) == before
