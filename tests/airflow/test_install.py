@@ -53,7 +53,8 @@ print(json.dumps({
 '''
 
 
-#: a table's ingest and backfill DAGs, run with dag.test() where the DAG files are; one JSON line of what happened
+#: the DAGs named after the DAG folder, run with dag.test() where the DAG files are (a backfill over two days); one
+#: JSON line of what happened
 RUN_DAGS = r'''
 import json, sys
 from importlib.metadata import PackageNotFoundError, version
@@ -62,33 +63,18 @@ from airflow.utils import db
 
 db.initdb()
 bag = DagBag(dag_folder=sys.argv[1])
-ingest = bag.get_dag("hudi_ingest__trips").test()
-backfill = bag.get_dag("hudi_backfill__trips").test(run_conf={"start": "2026-01-01", "end": "2026-01-02"})
+states = [bag.get_dag(dag_id).test(run_conf={"start": "2026-01-01", "end": "2026-01-02"}
+                                   if dag_id.startswith("hudi_backfill__") else None).state for dag_id in sys.argv[2:]]
 def installed(name):
     try:
         return version(name)
     except PackageNotFoundError:
         return None
 durable = {getattr(t, "durable", None) for d in bag.dags.values() for t in d.tasks if hasattr(t, "job_spec")}
-print(json.dumps({"states": [ingest.state, backfill.state], "durable": sorted(map(str, durable)),
+print(json.dumps({"states": states, "durable": sorted(map(str, durable)),
                   "errors": {k: v for k, v in bag.import_errors.items()},
                   "versions": {d: installed(d) for d in ("apache-airflow", "apache-airflow-providers-apache-spark",
                                                          "pyspark", "pyspark-client")}}))
-'''
-
-
-#: a table's backfill DAG, run with dag.test() where the DAG files are; one JSON line of what happened
-RUN_BACKFILL = r'''
-import json, sys
-from importlib.metadata import version
-from airflow.dag_processing.dagbag import DagBag
-from airflow.utils import db
-
-db.initdb()
-bag = DagBag(dag_folder=sys.argv[1])
-backfill = bag.get_dag("hudi_backfill__trips").test(run_conf={"start": "2026-01-01", "end": "2026-01-02"})
-print(json.dumps({"state": backfill.state, "errors": {k: v for k, v in bag.import_errors.items()},
-                  "provider": version("apache-airflow-providers-apache-spark")}))
 '''
 
 
@@ -164,6 +150,23 @@ def _clean_env(root: Path) -> dict[str, str]:
     return env
 
 
+def _run_env(root: Path, dags: Path, database: Path, zookeeper, lock_base_path: str, **conns: dict) -> dict[str, str]:
+    """Where a DAG run in the venv of `root` finds its DAGs, database, jars, connections (`conns`: Spark's, by id) and
+    the table's ZooKeeper lock; no jobs' Python but the one a connection names."""
+    host, port = zookeeper.url.rsplit(":", 1)
+    env = {**_clean_env(root), "AIRFLOW__CORE__DAGS_FOLDER": str(dags),
+           "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{database}",
+           "HUDI_OPS_JARS_DIR": str(REPO / ".cache" / "jars"),  # the jars `make` fetched
+           "AIRFLOW_CONN_HUDI_ZOOKEEPER_DEFAULT": json.dumps({"conn_type": "hudi_zookeeper", "host": host,
+                                                              "port": int(port),
+                                                              "extra": {"base_path": lock_base_path}}),
+           **{f"AIRFLOW_CONN_{conn_id.upper()}": json.dumps({"conn_type": "spark", **conn})
+              for conn_id, conn in conns.items()}}
+    for name in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "SPARK_HOME"):
+        env.pop(name, None)
+    return env
+
+
 def test_with_the_oldest_airflow_it_supports_the_dags_parse_the_plugin_loads_and_the_form_is_declared(oldest):
     root, python = oldest
     dags = root / "airflow" / "dags"
@@ -235,17 +238,10 @@ def test_an_ingest_and_a_backfill_dag_run_end_to_end_with_the_jobs_in_an_interpr
         "base_path": str(table), "table_type": "COPY_ON_WRITE", "record_key": "trip_id",
         "partition_field": "dt", "ordering_field": "ts",
         "ingest": {"source_path": str(landing)}, "backfill": {"source_path": str(history)}}}}))
-    host, port = zookeeper.url.rsplit(":", 1)
-    env = {**_clean_env(root), "AIRFLOW__CORE__DAGS_FOLDER": str(dags),
-           "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{root}/airflow/run.db",
-           "HUDI_OPS_JARS_DIR": str(REPO / ".cache" / "jars"),  # the jars `make` fetched
-           "AIRFLOW_CONN_SPARK_DEFAULT": json.dumps({"conn_type": "spark", "host": "local[1]", "extra": {
-               "pyspark-python": str(jobs_only)}}),
-           "AIRFLOW_CONN_HUDI_ZOOKEEPER_DEFAULT": json.dumps({"conn_type": "hudi_zookeeper", "host": host,
-                                                              "port": int(port), "extra": {"base_path": f"/{end}"}})}
-    for name in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "SPARK_HOME"):  # the connection names the jobs' Python
-        env.pop(name, None)
-    done = subprocess.run([str(python), "-c", RUN_DAGS, str(dags)], capture_output=True, text=True, env=env, cwd=root)
+    env = _run_env(root, dags, root / "airflow" / "run.db", zookeeper, f"/{end}",
+                   spark_default={"host": "local[1]", "extra": {"pyspark-python": str(jobs_only)}})
+    done = subprocess.run([str(python), "-c", RUN_DAGS, str(dags), "hudi_ingest__trips", "hudi_backfill__trips"],
+                          capture_output=True, text=True, env=env, cwd=root)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     seen = json.loads(done.stdout.strip().splitlines()[-1])
     assert seen["errors"] == {} and seen["states"] == ["success", "success"], done.stdout[-6000:]
@@ -285,7 +281,6 @@ def test_beside_the_providers_6x_line_a_backfill_runs_in_yarn_cluster_mode_follo
         pq.write_table(pa.table({"trip_id": ids, "ts": [1] * len(ids)}), history / f"dt={day}" / "part.parquet")
     jobs_spark = subprocess.run([str(jobs_only), "-c", "import os, pyspark; print(os.path.dirname(pyspark.__file__))"],
                                 check=True, capture_output=True, text=True).stdout.strip()
-    host, port = zookeeper.url.rsplit(":", 1)
     with YarnCluster(home / "cluster", memory_mb=4096) as yarn:
         # the nodes run the jobs' interpreter, with its Spark's jars (3.5.2: the jobs' venv is at its lowest)
         spark_conf = {**yarn.spark_conf(str(jobs_only)), "spark.yarn.jars": f"local:{jobs_spark}/jars/*"}
@@ -293,24 +288,17 @@ def test_beside_the_providers_6x_line_a_backfill_runs_in_yarn_cluster_mode_follo
             "base_path": str(table), "table_type": "COPY_ON_WRITE", "record_key": "trip_id", "partition_field": "dt",
             "ordering_field": "ts", "spark_conn_id": "spark_yarn", "spark_conf": spark_conf,
             "backfill": {"source_path": str(history)}}}}))
-        env = {**_clean_env(root), **yarn.env(), "AIRFLOW__CORE__DAGS_FOLDER": str(dags),
-               "AIRFLOW__DATABASE__SQL_ALCHEMY_CONN": f"sqlite:///{home}/run.db",
-               "HUDI_OPS_JARS_DIR": str(REPO / ".cache" / "jars"),  # the jars `make` fetched
+        env = {**_run_env(root, dags, home / "run.db", zookeeper, "/yarn",
+                          spark_yarn={"host": "yarn", "extra": {"deploy-mode": "cluster"}}), **yarn.env(),
                # the worker's spark-submit: the jobs' Spark (Airflow's environment has the provider's Spark 4 client)
-               "PATH": f"{Path(jobs_only).parent}{os.pathsep}{os.environ['PATH']}",
-               "AIRFLOW_CONN_SPARK_YARN": json.dumps({"conn_type": "spark", "host": "yarn",
-                                                      "extra": {"deploy-mode": "cluster"}}),
-               "AIRFLOW_CONN_HUDI_ZOOKEEPER_DEFAULT": json.dumps({"conn_type": "hudi_zookeeper", "host": host,
-                                                                  "port": int(port), "extra": {"base_path": "/yarn"}})}
-        for name in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "SPARK_HOME"):
-            env.pop(name, None)
-        done = subprocess.run([str(python), "-c", RUN_BACKFILL, str(dags)], capture_output=True, text=True, env=env,
-                              cwd=root)
+               "PATH": f"{Path(jobs_only).parent}{os.pathsep}{os.environ['PATH']}"}
+        done = subprocess.run([str(python), "-c", RUN_DAGS, str(dags), "hudi_backfill__trips"], capture_output=True,
+                              text=True, env=env, cwd=root)
         log = done.stdout + done.stderr
         assert done.returncode == 0, log[-6000:]
         seen = json.loads(done.stdout.strip().splitlines()[-1])
-        assert seen["errors"] == {} and seen["state"] == "success", log[-6000:] + yarn.log_tail()
-        assert seen["provider"].startswith("6."), seen
+        assert seen["errors"] == {} and seen["states"] == ["success"], log[-6000:] + yarn.log_tail()
+        assert seen["versions"]["apache-airflow-providers-apache-spark"].startswith("6."), seen
         (app,) = yarn.applications()  # one application for the run's one task, which it followed to its end
         assert (app["name"], app["finalStatus"]) == ("hudi-ops-backfill-trips", "SUCCEEDED"), app
         assert f"following {app['id']} through" in log, log[-6000:]

@@ -113,9 +113,9 @@ def run(spec: DedupeSpec, options: dict[str, str], spark: Callable[[], Any]) -> 
 def _emptied(rows: Any, removed: dict[str, int]) -> list[str]:
     """The partitions (of `rows`, the rewritten ones') whose every record is an older version. The overwrite must
     name them, as no record it writes does, and then every partition it rewrites, in a list Hudi splits on commas."""
-    held = {r[PARTITION_PATH]: r["count"] for r in rows.groupBy(PARTITION_PATH).count().collect()}
-    emptied = sorted(p for p, n in removed.items() if held.get(p) == n)
-    if emptied and (commas := sorted(p for p in held if "," in p)):
+    records = {r[PARTITION_PATH]: r["count"] for r in rows.groupBy(PARTITION_PATH).count().collect()}
+    emptied = sorted(p for p, n in removed.items() if records.get(p) == n)
+    if emptied and (commas := sorted(p for p in records if "," in p)):
         raise InvalidInputError(f"dedupe would leave partition(s) {', '.join(emptied)} empty, so it must name every "
                                 f"partition it rewrites to Hudi in a comma-separated list, and {'; '.join(commas)} "
                                 "hold a comma: repair the others first (--partitions)")
